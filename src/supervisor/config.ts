@@ -1,0 +1,117 @@
+// The daemon's configuration: flags, each with a HIVE_BASH_* environment equivalent, checked with zod.
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+export interface Config {
+  host: string;
+  port: number;
+  stateDir: string;
+  agentSocket: string | null;
+  maxRunning: number;
+  maxPending: number;
+  defaultTimeoutSeconds: number | null;
+  killGraceMs: number;
+  maxOutputBytes: number;
+  retentionDays: number;
+  retentionCount: number;
+  authTokenFile: string | null;
+  sessionIdleSeconds: number;
+  logLevel: string;
+}
+
+/** Thrown for anything wrong on the command line or in the environment; main exits with code 2. */
+export class ConfigError extends Error {
+  readonly code = 'ERR_CONFIG';
+}
+
+const integer = (min: number, max: number) =>
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
+const positiveNumber = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().positive().max(31_536_000));
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const text = z.string().min(1).refine((value) => !value.includes('\0'));
+
+interface OptionSpec {
+  flag: string;
+  key: keyof Config;
+  /** Environment variable; by default HIVE_BASH_ and the flag in upper snake case. */
+  env?: string;
+  schema: z.ZodType;
+  accepts: string;
+  default: Config[keyof Config];
+  help: string;
+}
+
+const OPTIONS: OptionSpec[] = [
+  { flag: 'host', key: 'host', schema: text, accepts: 'a host name or IP address', default: '127.0.0.1', help: 'address to listen on; anything but loopback needs --auth-token-file' },
+  { flag: 'port', key: 'port', schema: integer(0, 65535), accepts: 'an integer from 0 to 65535', default: 7433, help: 'TCP port; 0 picks a free one' },
+  { flag: 'state-dir', key: 'stateDir', schema: text, accepts: 'a directory path', default: './.hive-bash', help: 'where the task registry and output files live' },
+  { flag: 'agent-socket', key: 'agentSocket', env: 'HIVE_AGENT_SOCKET', schema: text, accepts: 'a unix socket path', default: null, help: "the harness's todo socket" },
+  { flag: 'max-running', key: 'maxRunning', schema: integer(1, 100_000), accepts: 'an integer from 1 to 100000', default: 64, help: 'tasks running at once; more wait as pending' },
+  { flag: 'max-pending', key: 'maxPending', schema: integer(0, 10_000_000), accepts: 'an integer from 0 to 10000000', default: 10_000, help: 'pending tasks beyond which run is refused' },
+  { flag: 'default-timeout', key: 'defaultTimeoutSeconds', schema: positiveNumber, accepts: 'a positive number of seconds', default: null, help: 'time limit for tasks that set none' },
+  { flag: 'kill-grace-ms', key: 'killGraceMs', schema: integer(0, 3_600_000), accepts: 'an integer from 0 to 3600000', default: 5000, help: 'from the first signal of a kill or timeout to SIGKILL' },
+  { flag: 'max-output-bytes', key: 'maxOutputBytes', schema: integer(0, Number.MAX_SAFE_INTEGER), accepts: 'a non-negative integer (0: no cap)', default: 64 * 1024 * 1024, help: 'bytes kept per stream of a task; 0: no cap' },
+  { flag: 'retention-days', key: 'retentionDays', schema: positiveNumber, accepts: 'a positive number of days', default: 7, help: 'finished tasks older than this are pruned' },
+  { flag: 'retention-count', key: 'retentionCount', schema: integer(1, 10_000_000), accepts: 'an integer from 1 to 10000000', default: 1000, help: 'finished tasks kept at most' },
+  { flag: 'auth-token-file', key: 'authTokenFile', schema: text, accepts: 'a path to a file holding the token', default: null, help: 'require Authorization: Bearer TOKEN' },
+  { flag: 'session-idle-seconds', key: 'sessionIdleSeconds', schema: integer(1, 86_400), accepts: 'an integer from 1 to 86400', default: 1800, help: 'MCP sessions idle this long are closed' },
+  { flag: 'log-level', key: 'logLevel', schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(', ')}`, default: 'info', help: 'the least severe log lines written to stderr' },
+];
+
+const envName = (option: OptionSpec) => option.env ?? `HIVE_BASH_${option.flag.toUpperCase().replaceAll('-', '_')}`;
+
+/** Reads flags from `argv` over variables from `env`; throws ConfigError naming the input at fault. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' | 'version' {
+  const parsed = parseFlags(argv);
+  if (parsed.help) return 'help';
+  if (parsed.version) return 'version';
+  const config: Record<string, unknown> = {};
+  for (const option of OPTIONS) {
+    const fromFlag = parsed[option.flag];
+    const source = typeof fromFlag === 'string' ? `--${option.flag}` : envName(option);
+    const raw = typeof fromFlag === 'string' ? fromFlag : env[envName(option)];
+    if (raw === undefined || (raw === '' && source !== `--${option.flag}`)) {
+      config[option.key] = option.default;
+      continue;
+    }
+    const result = option.schema.safeParse(raw);
+    if (!result.success) {
+      throw new ConfigError(`${source} must be ${option.accepts}; got ${JSON.stringify(raw)}`);
+    }
+    config[option.key] = result.data;
+  }
+  config.stateDir = resolve(config.stateDir as string);
+  return config as unknown as Config;
+}
+
+function parseFlags(argv: string[]): Record<string, string | boolean | undefined> {
+  const options = Object.fromEntries(OPTIONS.map((option) => [option.flag, { type: 'string' as const }]));
+  try {
+    return parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}; see --help`);
+  }
+}
+
+/** The text of --help, listing every flag with its variable and default. */
+export function helpText(): string {
+  const lines = OPTIONS.map((option) => {
+    const value = option.default === null ? 'none' : String(option.default);
+    return `  --${option.flag.padEnd(22)} ${option.help} (${envName(option)}; default ${value})`;
+  });
+  return [
+    'Usage: hive-bash-daemon [options]',
+    '',
+    'Runs shell commands as background tasks for an AI agent, served over MCP (streamable HTTP) at /mcp.',
+    '',
+    ...lines,
+    '  -h, --help                 this text',
+    '  --version                  the version',
+  ].join('\n');
+}

@@ -1,0 +1,86 @@
+// Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { createRequestGuard } from './http/guard.js';
+import { createHttpServer } from './http/server.js';
+import { createToolRegistry } from './mcp/server.js';
+import { SessionManager } from './mcp/sessions.js';
+import { TOOLS } from './mcp/tools/index.js';
+import { TaskStore } from './registry/task-store.js';
+import { lockStateDir } from './state-lock.js';
+import { OutputFiles } from './tasks/output-files.js';
+import { interruptLeftovers } from './tasks/reconcile.js';
+import { Retention } from './tasks/retention.js';
+import { TaskService } from './tasks/task-service.js';
+import { WorkerPool } from './tasks/worker-pool.js';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+
+const CONTAINMENT = {
+  mode: 'process-group',
+  detail: 'each task leads its own session and process group (child_process.spawn, detached); descendants that leave the group are not contained',
+};
+
+export interface RunningDaemon {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  const unlock = lockStateDir(config.stateDir);
+  const store = new TaskStore(config.stateDir);
+  const interrupted = interruptLeftovers(store);
+  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
+  const files = new OutputFiles(config.stateDir);
+  const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
+  const pool = new WorkerPool();
+  const tasks = new TaskService(store, pool, files, config, taskEnvironment(), log);
+  tasks.onTaskEnded((record) => {
+    log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
+    retention.noteFinished();
+  });
+  const sessions = new SessionManager(createToolRegistry(TOOLS, { tasks }, VERSION, log), config.sessionIdleSeconds * 1000, log);
+  const health = () => ({
+    ok: true,
+    version: VERSION,
+    containment: CONTAINMENT,
+    tasks: tasks.countByState(),
+    sessions: sessions.size,
+    worker_threads: pool.threads,
+  });
+  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, log });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}/mcp`;
+  log.info({ url, containment: CONTAINMENT, state_dir: config.stateDir, version: VERSION }, 'serving');
+
+  return {
+    url,
+    async stop() {
+      server.close();
+      server.closeAllConnections();
+      await sessions.closeAll();
+      await tasks.interruptAll();
+      retention.stop();
+      await pool.close();
+      store.close();
+      unlock();
+    },
+  };
+}
+
+/** What every task starts from: the daemon's environment less its own settings. */
+function taskEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('HIVE_BASH_')) env[name] = value;
+  }
+  return env;
+}

@@ -1,0 +1,70 @@
+// The HTTP surface: /mcp (MCP streamable HTTP) and /healthz, behind the request guard.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { SessionManager } from '../mcp/sessions.js';
+import { sendJsonRpcError } from '../mcp/sessions.js';
+import type { RequestGuard } from './guard.js';
+
+/** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface HttpRoutes {
+  guard: RequestGuard;
+  sessions: SessionManager;
+  health(): object;
+  log: Logger;
+}
+
+export function createHttpServer(routes: HttpRoutes): Server {
+  const server = createServer((req, res) => {
+    handle(routes, req, res).catch((error: Error) => {
+      routes.log.error({ err: error, url: req.url }, 'request failed');
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, `internal error: ${error.message}`);
+      else res.end();
+    });
+  });
+  // Long status waits hold a request open for up to 30 s; the defaults would cut idle keep-alives early.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
+}
+
+async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const refusal = routes.guard.check(req);
+  if (refusal) return sendText(res, refusal.status, refusal.message);
+  const path = (req.url ?? '/').split('?')[0];
+  if (path === '/healthz' && req.method === 'GET') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(routes.health()));
+    return;
+  }
+  if (path !== '/mcp') return sendText(res, 404, `Not found: ${path}; the MCP endpoint is /mcp and the health check /healthz`);
+  let body: unknown;
+  if (req.method === 'POST') {
+    const text = await readBody(req);
+    if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      return sendJsonRpcError(res, 400, -32700, `Parse error: the body is not JSON (${(error as Error).message})`);
+    }
+  }
+  await routes.sessions.handle(req, res, body);
+}
+
+/** The request body as text; null when it is over MAX_BODY_BYTES. */
+async function readBody(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendText(res: ServerResponse, status: number, message: string): void {
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
+  res.writeHead(status, headers).end(`${message}\n`);
+}

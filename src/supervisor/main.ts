@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// hive-bash-daemon: parse the configuration, start the daemon, stop it cleanly on SIGTERM or SIGINT.
+import { readFileSync } from 'node:fs';
+import { ConfigError, helpText, loadConfig, type Config } from './config.js';
+import { startDaemon, VERSION } from './daemon.js';
+import { isLoopbackHost } from './http/guard.js';
+import { createLogger } from './log.js';
+import { StateDirBusyError } from './state-lock.js';
+
+const EXIT_USAGE = 2;
+
+async function main(): Promise<void> {
+  let config: Config;
+  let token: string | null;
+  try {
+    const loaded = loadConfig(process.argv.slice(2), process.env);
+    if (loaded === 'help') return void process.stdout.write(`${helpText()}\n`);
+    if (loaded === 'version') return void process.stdout.write(`${VERSION}\n`);
+    config = loaded;
+    token = readToken(config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`hive-bash-daemon: ${error.message}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  const log = createLogger(config.logLevel);
+  let daemon;
+  try {
+    daemon = await startDaemon(config, token, log);
+  } catch (error) {
+    log.fatal({ err: error }, 'could not start');
+    process.stderr.write(`hive-bash-daemon: ${(error as Error).message}\n`);
+    process.exit(error instanceof StateDirBusyError ? EXIT_USAGE : 1);
+  }
+  process.stdout.write(`listening on ${daemon.url}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    daemon.stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        log.fatal({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** The bearer token, required for anything but a loopback address. */
+function readToken(config: Config): string | null {
+  if (config.authTokenFile === null) {
+    if (!isLoopbackHost(config.host)) {
+      throw new ConfigError(`--host ${config.host} is reachable from other machines: set --auth-token-file too, or bind a loopback address such as 127.0.0.1`);
+    }
+    return null;
+  }
+  let token: string;
+  try {
+    token = readFileSync(config.authTokenFile, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} cannot be read: ${(error as Error).message}`);
+  }
+  if (token.length === 0) throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} is empty; put the token in it`);
+  return token;
+}
+
+await main();

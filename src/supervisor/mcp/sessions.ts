@@ -1,0 +1,116 @@
+// Stateful MCP sessions over streamable HTTP: one server and transport per session, swept when idle
+// so that sessions clients open and abandon cost nothing for long.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { ToolRegistry } from './server.js';
+
+const SWEEP_INTERVAL_MS = 1000;
+/** Beyond this many sessions the least recently used idle one is closed for each new one. */
+export const MAX_SESSIONS = 1000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  lastSeen: number;
+  /** POST requests in flight (a status call may wait 30 s); a busy session is never swept. */
+  active: number;
+}
+
+export class SessionManager {
+  /** In order of last use, oldest first: a touched session is moved to the end. */
+  private readonly sessions = new Map<string, Session>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly idleMs: number,
+    private readonly log: Logger,
+  ) {
+    this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Serves one request to /mcp; `body` is the parsed JSON of a POST. */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = this.sessions.get(sessionId);
+      if (!session) return sendJsonRpcError(res, 404, -32001, `Session not found: ${sessionId} is unknown or was closed after being idle; initialize a new session`);
+      return this.serve(sessionId, session, req, res, body);
+    }
+    if (req.method === 'POST' && isInitializeRequest(body)) return this.open(req, res, body);
+    sendJsonRpcError(res, 400, -32000, 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns');
+  }
+
+  private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    this.evictOverflow();
+    const session: Session = { transport: undefined as unknown as StreamableHTTPServerTransport, lastSeen: Date.now(), active: 0 };
+    session.transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, session);
+      },
+    });
+    session.transport.onclose = () => {
+      const id = session.transport.sessionId;
+      if (id && this.sessions.get(id) === session) this.sessions.delete(id);
+    };
+    await this.registry.createServer().connect(session.transport);
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  private async serve(id: string, session: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    this.sessions.delete(id);
+    this.sessions.set(id, session);
+    session.lastSeen = Date.now();
+    const counted = req.method === 'POST';
+    if (counted) session.active++;
+    try {
+      await session.transport.handleRequest(req, res, body);
+    } finally {
+      if (counted) {
+        session.active--;
+        session.lastSeen = Date.now();
+      }
+    }
+  }
+
+  private sweep(): void {
+    const idleBefore = Date.now() - this.idleMs;
+    for (const [id, session] of this.sessions) {
+      if (session.lastSeen > idleBefore) break;
+      if (session.active === 0) this.close(id, session, 'idle');
+    }
+  }
+
+  private evictOverflow(): void {
+    for (const [id, session] of this.sessions) {
+      if (this.sessions.size < MAX_SESSIONS) return;
+      if (session.active === 0) this.close(id, session, 'too many sessions');
+    }
+  }
+
+  private close(id: string, session: Session, why: string): void {
+    this.sessions.delete(id);
+    this.log.debug({ session: id, why }, 'closing MCP session');
+    session.transport.close().catch((error: Error) => this.log.warn({ err: error }, 'closing an MCP session failed'));
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.timer);
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(sessions.map((session) => session.transport.close()));
+  }
+}
+
+/** Answers with a JSON-RPC error object, as the SDK's transport does for its own refusals. */
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

@@ -1,0 +1,84 @@
+// The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
+import { z } from 'zod';
+import { echoValue, ToolInputError } from '../errors.js';
+import type { TaskService } from '../tasks/task-service.js';
+
+export interface ToolContext {
+  tasks: TaskService;
+}
+
+export interface ToolResult<Output> {
+  structured: Output;
+  /** A short text for clients and readers that do not use structured content. */
+  text: string;
+}
+
+export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Input;
+  outputSchema: Output;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  handler(input: z.output<Input>, context: ToolContext): Promise<ToolResult<z.output<Output>>>;
+}
+
+/** Declares a tool; a function only so that TypeScript ties the handler's types to the schemas. */
+export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(
+  definition: ToolDefinition<Input, Output>,
+): ToolDefinition<Input, Output> {
+  return definition;
+}
+
+const ACCEPTS = new WeakMap<z.ZodType, string>();
+
+/**
+ * An input field: its schema, what it accepts in words (for error messages, after "must be"),
+ * and its description (what an agent reads to decide how to call the tool).
+ */
+export function field<Schema extends z.ZodType>(schema: Schema, accepts: string, description: string): Schema {
+  const described = schema.describe(description) as Schema;
+  ACCEPTS.set(described, accepts);
+  return described;
+}
+
+/** Checks `args` against the tool's input schema; throws a ToolInputError that names each bad field. */
+export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<Input>, args: unknown): z.output<Input> {
+  const input = args ?? {};
+  const result = tool.inputSchema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const shape = tool.inputSchema.shape as Record<string, z.ZodType>;
+  const problems = new Map<string, string>();
+  for (const issue of result.error.issues) {
+    const key = issue.path[0];
+    if (issue.code === 'unrecognized_keys') {
+      for (const unknown of issue.keys) {
+        problems.set(unknown, `unknown field "${unknown}"; ${tool.name} accepts: ${Object.keys(shape).join(', ')}`);
+      }
+    } else if (typeof key === 'string' && shape[key]) {
+      if (problems.has(key)) continue;
+      const value = (input as Record<string, unknown>)[key];
+      const accepts = ACCEPTS.get(shape[key]) ?? issue.message;
+      problems.set(key, value === undefined ? `"${key}" is required: ${accepts}` : `"${key}" must be ${accepts}; got ${echoValue(value)}`);
+    } else {
+      problems.set('', `the arguments must be an object of named fields; got ${echoValue(input)}`);
+    }
+  }
+  throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
+}
+
+/** The tool as tools/list shows it, with JSON Schemas made once from the zod ones. */
+export function listedTool(tool: ToolDefinition) {
+  const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+    const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
+    return rest as { type: 'object'; [key: string]: unknown };
+  };
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: jsonSchema(tool.inputSchema, 'input'),
+    outputSchema: jsonSchema(tool.outputSchema, 'output'),
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
+  };
+}

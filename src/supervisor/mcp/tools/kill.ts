@@ -1,0 +1,39 @@
+// kill: ends a task and everything it started, without waiting.
+import { z } from 'zod';
+import { KILL_SIGNALS } from '../../../workers/protocol.js';
+import { FINISHED_STATES, TASK_STATES } from '../../registry/task-store.js';
+import { defineTool, field } from '../tool.js';
+import { taskIdField } from '../fields.js';
+
+export const killTool = defineTool({
+  name: 'kill',
+  title: 'Stop a task and everything it started',
+  description:
+    "Stop a task: the signal (SIGINT unless you choose another) goes to every process the task started, and whatever is still alive after the daemon's grace period gets SIGKILL. Returns at once; you are notified when the task has ended. A pending task is cancelled before it starts. A finished task whose background processes linger can be killed too.",
+  inputSchema: z.strictObject({
+    id: taskIdField(),
+    force: field(z.boolean().default(false), 'true or false', 'Send SIGKILL at once instead of asking the task to stop first.'),
+    signal: field(
+      z.enum(KILL_SIGNALS).optional(),
+      `one of ${KILL_SIGNALS.join(', ')}`,
+      'The first signal to send instead of SIGINT, e.g. SIGTERM for servers that shut down cleanly on it.',
+    ),
+  }),
+  outputSchema: z.object({
+    id: z.string().describe('The task id'),
+    state: z.enum(TASK_STATES).describe('The state at the time of the call; the end follows as a notification'),
+    signal: z.enum(KILL_SIGNALS).nullable().describe('The signal sent, or null when there was nothing to signal'),
+    message: z.string().describe('What happened, in words'),
+  }),
+  annotations: { destructiveHint: true, idempotentHint: true },
+  async handler(input, { tasks }) {
+    const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
+    const { record, signal: sent, leftovers } = tasks.kill(input.id, signal);
+    let message: string;
+    if (record.state === 'killed' && sent === null && record.startedAt === null) message = `task ${record.id} was cancelled before it started`;
+    else if (!FINISHED_STATES.includes(record.state)) message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
+    else if (leftovers > 0) message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${leftovers} process(es) it left running`;
+    else message = `task ${record.id} had already finished (${record.state}) and nothing of it is left running`;
+    return { structured: { id: record.id, state: record.state, signal: sent, message }, text: message };
+  },
+});

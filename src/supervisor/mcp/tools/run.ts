@@ -1,0 +1,89 @@
+// run: starts `bash -c COMMAND` as a background task and waits a little for its result.
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { echoValue, ToolInputError } from '../../errors.js';
+import { defineTool, field } from '../tool.js';
+import { TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
+import { describeTask, DEFAULT_TAIL_BYTES, taskViewSchema, viewTask } from '../task-view.js';
+
+export const MAX_COMMAND_BYTES = 256 * 1024;
+const DEFAULT_WAIT_SECONDS = 3;
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const noNul = (text: string) => !text.includes('\0');
+
+const inputSchema = z.strictObject({
+  command: field(
+    z.string().min(1).refine(noNul).refine((text) => Buffer.byteLength(text) <= MAX_COMMAND_BYTES),
+    `a non-empty string of at most ${MAX_COMMAND_BYTES} bytes with no NUL character`,
+    'The shell command, run as `bash -c COMMAND` in a process group of its own. Pipes, &&, redirections and `&` jobs all work; everything it starts is ended by kill.',
+  ),
+  name: field(
+    z.string().regex(TASK_ID_PATTERN).optional(),
+    TASK_ID_ACCEPTS,
+    'A name to use as the task id instead of a generated one, e.g. "build" or "dev-server". Refused while a task of that name is pending or running; reusable once it has finished (its old output is replaced).',
+  ),
+  wait_seconds: waitSecondsField(
+    DEFAULT_WAIT_SECONDS,
+    `How long to wait for the task to finish before returning (0 to 30, default ${DEFAULT_WAIT_SECONDS}). A task that finishes in time comes back with its full result; otherwise you are told when it ends, so there is no need to poll.`,
+  ),
+  timeout_seconds: field(
+    z.number().positive().max(31_536_000).optional(),
+    'a positive number of seconds (at most one year)',
+    "End the task after this many seconds: it gets SIGTERM, then SIGKILL after the daemon's grace period, and its state becomes timed_out. Default: the daemon's --default-timeout (none unless set).",
+  ),
+  cwd: field(
+    z.string().min(1).refine(noNul).optional(),
+    'the path of an existing directory',
+    "The working directory; a relative path is taken from the daemon's own. Default: the daemon's working directory.",
+  ),
+  env: field(
+    z.record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul)).optional(),
+    'an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL',
+    "Environment variables added to the daemon's task environment, e.g. {\"NODE_ENV\": \"test\"}.",
+  ),
+  stdin: field(
+    z.string().optional(),
+    'a string',
+    'Text written to the task\'s standard input, which is then closed. Without it stdin is /dev/null, so a command that asks a question gets end-of-file instead of hanging.',
+  ),
+});
+
+export const runTool = defineTool({
+  name: 'run',
+  title: 'Run a shell command in the background',
+  description: [
+    'Start `bash -c COMMAND` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; longer ones keep running, and you are notified when they end, so do not poll with status.',
+    'Output streams to two files as it is written (stdout_path, stderr_path: use tail or grep on them for long output). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
+  ].join(' '),
+  inputSchema,
+  outputSchema: taskViewSchema,
+  annotations: { destructiveHint: true, openWorldHint: true },
+  async handler(input, { tasks }) {
+    const cwd = resolve(input.cwd ?? process.cwd());
+    checkDirectory(cwd, input.cwd);
+    const record = tasks.run({
+      command: input.command,
+      name: input.name ?? null,
+      timeoutSeconds: input.timeout_seconds ?? null,
+      cwd,
+      env: input.env ?? {},
+      stdin: input.stdin ?? null,
+    });
+    const current = await tasks.waitForEnd(record.id, input.wait_seconds);
+    const view = viewTask(current, DEFAULT_TAIL_BYTES, tasks);
+    return { structured: view, text: describeTask(view) };
+  },
+});
+
+function checkDirectory(path: string, given: string | undefined): void {
+  let problem: string | null = null;
+  try {
+    if (!statSync(path).isDirectory()) problem = 'not a directory';
+  } catch (error) {
+    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message;
+  }
+  if (problem !== null) {
+    throw new ToolInputError(`Invalid run input: "cwd" must be the path of an existing directory; got ${echoValue(given)}: ${problem}`);
+  }
+}

@@ -1,0 +1,215 @@
+// The task registry: one SQLite row per task (by id), written on every change of its state.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+
+export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export const FINISHED_STATES: readonly TaskState[] = ['done', 'timed_out', 'killed', 'interrupted'];
+
+export interface TaskRecord {
+  id: string;
+  /** The caller's name, or null for a generated id. */
+  name: string | null;
+  command: string;
+  cwd: string;
+  state: TaskState;
+  runKey: string;
+  timeoutMs: number | null;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tasks (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  name TEXT,
+  command TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  state TEXT NOT NULL,
+  run_key TEXT NOT NULL,
+  timeout_ms INTEGER,
+  exit_code INTEGER,
+  signal TEXT,
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  ended_at INTEGER,
+  pid INTEGER,
+  pgid INTEGER,
+  stdout_truncated INTEGER NOT NULL DEFAULT 0,
+  stderr_truncated INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
+CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+`;
+
+interface TaskRow {
+  id: string;
+  name: string | null;
+  command: string;
+  cwd: string;
+  state: TaskState;
+  run_key: string;
+  timeout_ms: number | null;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdout_truncated: number;
+  stderr_truncated: number;
+}
+
+const fromRow = (row: TaskRow): TaskRecord => ({
+  id: row.id,
+  name: row.name,
+  command: row.command,
+  cwd: row.cwd,
+  state: row.state,
+  runKey: row.run_key,
+  timeoutMs: row.timeout_ms,
+  exitCode: row.exit_code,
+  signal: row.signal,
+  error: row.error,
+  createdAt: row.created_at,
+  startedAt: row.started_at,
+  endedAt: row.ended_at,
+  pid: row.pid,
+  pgid: row.pgid,
+  stdoutTruncated: row.stdout_truncated === 1,
+  stderrTruncated: row.stderr_truncated === 1,
+});
+
+const FINISHED_SQL = `('done', 'timed_out', 'killed', 'interrupted')`;
+
+/** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
+export class TaskStore {
+  private readonly db: Database.Database;
+  private readonly statements;
+
+  constructor(stateDir: string) {
+    this.db = new Database(join(stateDir, 'tasks.sqlite'));
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    this.statements = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      get: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?'),
+      stateOf: db.prepare<[string], { state: TaskState }>('SELECT state FROM tasks WHERE id = ?'),
+      remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
+      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, state, run_key, timeout_ms, created_at)
+        VALUES (@id, @name, @command, @cwd, @state, @runKey, @timeoutMs, @createdAt)`),
+      started: db.prepare(`UPDATE tasks SET state = 'running', pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
+      ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
+        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated WHERE id = @id`),
+      list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
+      listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
+      counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
+      unfinished: db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE state IN ('pending', 'running') ORDER BY seq`),
+      countFinished: db.prepare<[], { count: number }>(`SELECT count(*) AS count FROM tasks WHERE state IN ${FINISHED_SQL}`),
+      expired: db.prepare<[number, number], { id: string }>(`SELECT id FROM tasks WHERE state IN ${FINISHED_SQL}
+        AND (ended_at < ? OR seq <= (SELECT seq FROM tasks WHERE state IN ${FINISHED_SQL} ORDER BY seq DESC LIMIT 1 OFFSET ?))`),
+      counter: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE key = ?'),
+      setCounter: db.prepare<[string, number]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    };
+  }
+
+  get(id: string): TaskRecord | null {
+    const row = this.statements.get.get(id);
+    return row ? fromRow(row) : null;
+  }
+
+  /**
+   * Adds a task, replacing a finished one of the same id. Returns the state of the task that holds
+   * the id instead when it is still pending or running. Atomic: of two concurrent runs, one wins.
+   */
+  insert(record: TaskRecord): { busyState: TaskState } | { replaced: boolean } {
+    return this.db.transaction(() => {
+      const existing = this.statements.stateOf.get(record.id);
+      if (existing && !FINISHED_STATES.includes(existing.state)) return { busyState: existing.state };
+      if (existing) this.statements.remove.run(record.id);
+      this.statements.insert.run(record);
+      return { replaced: existing !== undefined };
+    })();
+  }
+
+  markStarted(id: string, pid: number, pgid: number, startedAt: number): void {
+    this.statements.started.run({ id, pid, pgid, startedAt });
+  }
+
+  markEnded(record: TaskRecord): void {
+    this.statements.ended.run({
+      id: record.id,
+      state: record.state,
+      exitCode: record.exitCode,
+      signal: record.signal,
+      error: record.error,
+      endedAt: record.endedAt,
+      stdoutTruncated: record.stdoutTruncated ? 1 : 0,
+      stderrTruncated: record.stderrTruncated ? 1 : 0,
+    });
+  }
+
+  list(state: TaskState | null, limit: number): TaskRecord[] {
+    const rows = state === null ? this.statements.list.all(limit) : this.statements.listByState.all(state, limit);
+    return rows.map(fromRow);
+  }
+
+  countByState(): Record<TaskState, number> {
+    const counts = Object.fromEntries(TASK_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
+    for (const { state, count } of this.statements.counts.all()) counts[state] = count;
+    return counts;
+  }
+
+  countFinished(): number {
+    return this.statements.countFinished.get()?.count ?? 0;
+  }
+
+  /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
+  listUnfinished(): TaskRecord[] {
+    return this.statements.unfinished.all().map(fromRow);
+  }
+
+  /** Deletes finished tasks that ended before `endedBefore` or fall beyond the newest `keepCount`; returns their ids. */
+  prune(endedBefore: number, keepCount: number): string[] {
+    return this.db.transaction(() => {
+      const ids = this.statements.expired.all(endedBefore, keepCount).map((row) => row.id);
+      for (const id of ids) this.statements.remove.run(id);
+      return ids;
+    })();
+  }
+
+  /** A fresh generated id (`task-N`) that no task in the registry holds. */
+  generateId(): string {
+    return this.db.transaction(() => {
+      let next = this.statements.counter.get('id_counter')?.value ?? 0;
+      let id: string;
+      do id = `task-${++next}`;
+      while (this.statements.stateOf.get(id));
+      this.statements.setCounter.run('id_counter', next);
+      return id;
+    })();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,42 @@
+// Reads the end of an output file for status: the last bytes, cut at UTF-8 character boundaries.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
+export interface StreamTail {
+  text: string;
+  /** Bytes in the file. */
+  bytes: number;
+}
+
+/** The last `maxBytes` of the file at `path` (empty when it does not exist yet). */
+export function readTail(path: string, maxBytes: number): StreamTail {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return { text: '', bytes: 0 };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.allocUnsafe(length);
+    const read = length === 0 ? 0 : readSync(fd, buffer, 0, length, size - length);
+    return { text: decodeWholeCharacters(buffer.subarray(0, read)), bytes: size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Drops a partial character at either end (continuation bytes first, an unfinished sequence last). */
+export function decodeWholeCharacters(bytes: Buffer): string {
+  let start = 0;
+  while (start < bytes.length && start < 3 && (bytes[start]! & 0xc0) === 0x80) start++;
+  let end = bytes.length;
+  for (let back = 1; back <= Math.min(3, end - start); back++) {
+    const byte = bytes[end - back]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    if (needed > back) end -= back;
+    break;
+  }
+  return bytes.toString('utf8', start, end);
+}

@@ -1,0 +1,24 @@
+// Start-up: what the registry shows as pending or running was left by a daemon that stopped or died.
+import { listMarkedGroupMembers } from '../../workers/process-table.js';
+import { signalGroup } from '../../workers/terminate.js';
+import type { TaskRecord, TaskStore } from '../registry/task-store.js';
+import { runMarker } from './leftovers.js';
+
+/** Kills what is left of each unfinished task, marks it interrupted, and returns those records. */
+export function interruptLeftovers(store: TaskStore): TaskRecord[] {
+  const interrupted: TaskRecord[] = [];
+  for (const record of store.listUnfinished()) {
+    if (record.pgid !== null && listMarkedGroupMembers(record.pgid, runMarker(record)).length > 0) {
+      signalGroup(record.pgid, 'SIGKILL');
+    }
+    const ended: TaskRecord = {
+      ...record,
+      state: 'interrupted',
+      endedAt: Date.now(),
+      error: record.state === 'pending' ? 'the daemon stopped before the task started' : 'the daemon stopped while the task was running',
+    };
+    store.markEnded(ended);
+    interrupted.push(ended);
+  }
+  return interrupted;
+}

@@ -1,0 +1,38 @@
+// Prunes finished tasks, records and files, beyond the retention age and count.
+import type { TaskStore } from '../registry/task-store.js';
+import type { OutputFiles } from './output-files.js';
+
+const DAY_MS = 86_400_000;
+const PRUNE_INTERVAL_MS = 60_000;
+
+export class Retention {
+  private finished: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly files: OutputFiles,
+    private readonly days: number,
+    private readonly count: number,
+  ) {
+    this.finished = store.countFinished();
+    this.prune();
+    this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
+  }
+
+  /** Counts a newly finished task; prunes as soon as the count is over the limit. */
+  noteFinished(): void {
+    if (++this.finished > this.count) this.prune();
+  }
+
+  prune(): string[] {
+    const ids = this.store.prune(Date.now() - this.days * DAY_MS, this.count);
+    for (const id of ids) this.files.remove(id);
+    this.finished = this.store.countFinished();
+    return ids;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,259 @@
+// The task orchestrator: admits tasks into the registry, schedules them onto workers, applies each
+// report to the registry, and answers the tools' questions about them.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { NameBusyError, QueueFullError, UnknownTaskError } from '../errors.js';
+import { FINISHED_STATES, type TaskRecord, type TaskState, type TaskStore } from '../registry/task-store.js';
+import type { EndReason, KillSignal, ReportMessage } from '../../workers/protocol.js';
+import type { DispatchedTask, WorkerPool } from './worker-pool.js';
+import type { OutputFiles } from './output-files.js';
+import { countLeftovers, killLeftovers } from './leftovers.js';
+
+export interface TaskLimits {
+  maxRunning: number;
+  maxPending: number;
+  defaultTimeoutSeconds: number | null;
+  killGraceMs: number;
+  maxOutputBytes: number;
+}
+
+export interface RunRequest {
+  command: string;
+  name: string | null;
+  timeoutSeconds: number | null;
+  cwd: string;
+  env: Record<string, string>;
+  stdin: string | null;
+}
+
+export interface KillOutcome {
+  record: TaskRecord;
+  /** The signal sent, or null when nothing was left to signal. */
+  signal: KillSignal | null;
+  /** Processes of a finished task that were still alive and are now being ended. */
+  leftovers: number;
+}
+
+interface LiveTask {
+  record: TaskRecord;
+  request: RunRequest;
+  worker: DispatchedTask | null;
+  /** Resolves when the task reaches a finished state. */
+  ended: Promise<void>;
+  markEnded: () => void;
+}
+
+const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
+
+export class TaskService {
+  private readonly live = new Map<string, LiveTask>();
+  /** Pending tasks in arrival order (a Map keeps insertion order and deletes in O(1)). */
+  private readonly pending = new Map<string, LiveTask>();
+  private running = 0;
+  /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
+  private stopping = false;
+  private readonly endListeners: Array<(record: TaskRecord) => void> = [];
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly pool: WorkerPool,
+    private readonly files: OutputFiles,
+    private readonly limits: TaskLimits,
+    private readonly baseEnv: Record<string, string>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Called with each task's record when it reaches a finished state. */
+  onTaskEnded(listener: (record: TaskRecord) => void): void {
+    this.endListeners.push(listener);
+  }
+
+  /** Admits a task: pending at once, running as soon as a slot is free. */
+  run(request: RunRequest): TaskRecord {
+    if (this.pending.size >= this.limits.maxPending && this.running >= this.limits.maxRunning) {
+      throw new QueueFullError(this.limits.maxPending);
+    }
+    const id = request.name ?? this.store.generateId();
+    const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
+    const record: TaskRecord = {
+      id,
+      name: request.name,
+      command: request.command,
+      cwd: request.cwd,
+      state: 'pending',
+      runKey: randomUUID(),
+      timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
+      exitCode: null,
+      signal: null,
+      error: null,
+      createdAt: Date.now(),
+      startedAt: null,
+      endedAt: null,
+      pid: null,
+      pgid: null,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+    };
+    const admitted = this.store.insert(record);
+    if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
+    if (admitted.replaced) this.files.remove(id);
+    let markEnded = () => {};
+    const ended = new Promise<void>((resolve) => (markEnded = resolve));
+    const task: LiveTask = { record, request, worker: null, ended, markEnded };
+    this.live.set(id, task);
+    this.pending.set(id, task);
+    this.startPending();
+    return record;
+  }
+
+  /** The task's current record: live from memory, finished from the registry. */
+  get(id: string): TaskRecord {
+    const record = this.live.get(id)?.record ?? this.store.get(id);
+    if (!record) throw new UnknownTaskError(id);
+    return record;
+  }
+
+  /** Waits up to `seconds` for the task to finish; returns its record either way. */
+  async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
+    const task = this.live.get(id);
+    if (task && seconds > 0) {
+      const timer = new AbortController();
+      await Promise.race([task.ended, sleep(seconds * 1000, undefined, { signal: timer.signal }).catch(() => {})]);
+      timer.abort();
+    }
+    return this.get(id);
+  }
+
+  /** Processes of a finished task still alive after its leader exited. */
+  countLeftovers(record: TaskRecord): number {
+    return countLeftovers(record);
+  }
+
+  /** Ends a task: cancels it if pending, signals its group if running, ends what a finished one left. */
+  kill(id: string, signal: KillSignal): KillOutcome {
+    const task = this.live.get(id);
+    if (task?.record.state === 'pending') {
+      this.pending.delete(id);
+      this.finish(task, { state: 'killed', exitCode: null, signal: null, error: null, endedAt: Date.now() });
+      return { record: task.record, signal: null, leftovers: 0 };
+    }
+    if (task && task.worker && task.record.state === 'running') {
+      task.worker.send({ type: 'kill', signal });
+      return { record: task.record, signal, leftovers: 0 };
+    }
+    const record = this.get(id);
+    const leftovers = killLeftovers(record, signal, this.limits.killGraceMs);
+    return { record, signal: leftovers > 0 ? signal : null, leftovers };
+  }
+
+  list(state: TaskState | null, limit: number): TaskRecord[] {
+    return this.store.list(state, limit);
+  }
+
+  countByState(): Record<TaskState, number> {
+    return this.store.countByState();
+  }
+
+  outputPaths(id: string): { stdout: string; stderr: string } {
+    return this.files.pathsOf(id);
+  }
+
+  private startPending(): void {
+    while (this.running < this.limits.maxRunning && this.pending.size > 0) {
+      const [id, task] = this.pending.entries().next().value as [string, LiveTask];
+      this.pending.delete(id);
+      this.dispatch(task);
+    }
+  }
+
+  private dispatch(task: LiveTask): void {
+    const { record, request } = task;
+    const paths = this.files.pathsOf(record.id);
+    this.running++;
+    task.record = { ...record, state: 'running' };
+    task.worker = this.pool.dispatch(
+      {
+        taskId: record.id,
+        runKey: record.runKey,
+        command: record.command,
+        cwd: record.cwd,
+        env: { ...this.baseEnv, ...request.env, HIVE_BASH_TASK_ID: record.id, HIVE_BASH_RUN: record.runKey },
+        stdin: request.stdin,
+        stdoutPath: paths.stdout,
+        stderrPath: paths.stderr,
+        maxOutputBytes: this.limits.maxOutputBytes,
+        timeoutMs: record.timeoutMs,
+        killGraceMs: this.limits.killGraceMs,
+      },
+      (message) => this.applyReport(task, message),
+    );
+    void task.worker.outcome.then((outcome) => {
+      if (outcome.ok) return;
+      this.log.error({ task: record.id, error: outcome.error }, 'task worker failed');
+      if (!FINISHED_STATES.includes(task.record.state)) {
+        this.finish(task, { state: 'done', exitCode: null, signal: null, error: `internal error: ${outcome.error}`, endedAt: Date.now() });
+      }
+      this.release(task);
+    });
+  }
+
+  private applyReport(task: LiveTask, message: ReportMessage): void {
+    switch (message.type) {
+      case 'started':
+        task.record = { ...task.record, pid: message.pid, pgid: message.pgid, startedAt: message.startedAt };
+        this.store.markStarted(task.record.id, message.pid, message.pgid, message.startedAt);
+        return;
+      case 'truncated':
+        task.record = { ...task.record, [`${message.stream}Truncated`]: true };
+        if (FINISHED_STATES.includes(task.record.state)) this.store.markEnded(task.record);
+        return;
+      case 'ended':
+        this.finish(task, {
+          state: this.stopping ? 'interrupted' : END_STATE[message.reason],
+          exitCode: message.exitCode,
+          signal: message.signal,
+          error: message.error,
+          endedAt: message.endedAt,
+        });
+        return;
+      case 'released':
+        this.release(task);
+        return;
+    }
+  }
+
+  private finish(task: LiveTask, end: Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt'>): void {
+    const wasRunning = task.record.state === 'running';
+    task.record = { ...task.record, ...end };
+    this.store.markEnded(task.record);
+    task.markEnded();
+    if (!task.worker) this.live.delete(task.record.id);
+    if (wasRunning) {
+      this.running--;
+      this.startPending();
+    }
+    for (const listener of this.endListeners) listener(task.record);
+  }
+
+  private release(task: LiveTask): void {
+    if (this.live.get(task.record.id) === task) this.live.delete(task.record.id);
+  }
+
+  /** Stops every task for a daemon shutdown: pending ones are dropped, running ones ended. */
+  async interruptAll(): Promise<void> {
+    this.stopping = true;
+    for (const task of this.pending.values()) {
+      this.finish(task, { state: 'interrupted', exitCode: null, signal: null, error: 'the daemon stopped before the task started', endedAt: Date.now() });
+    }
+    this.pending.clear();
+    const running = [...this.live.values()].filter((task) => task.record.state === 'running');
+    for (const task of running) task.worker?.send({ type: 'kill', signal: 'SIGTERM' });
+    // The workers escalate to SIGKILL after the grace period; the margin covers the reaping.
+    await Promise.race([Promise.all(running.map((task) => task.ended)), sleep(this.limits.killGraceMs + 2000)]);
+    for (const task of running) {
+      if (task.record.state !== 'running') continue;
+      this.finish(task, { state: 'interrupted', exitCode: null, signal: null, error: 'the daemon stopped while the task was running', endedAt: Date.now() });
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// The messages that cross the thread boundary between the supervisor and a task
+// worker. Both sides import this file and nothing else of each other.
+import type { MessagePort } from 'node:worker_threads';
+
+export type StreamName = 'stdout' | 'stderr';
+
+/** Why a task ended, when the daemon ended it; `exit` when the leader ended by itself. */
+export type EndReason = 'exit' | 'killed' | 'timed_out';
+
+/** What the supervisor hands to a worker for one task (piscina's task payload). */
+export interface TaskSpec {
+  taskId: string;
+  /** Unique per run of a task, even when a name is reused: the marker in the task's environment. */
+  runKey: string;
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  /** Text written to stdin, which is then closed; null: stdin is /dev/null. */
+  stdin: string | null;
+  stdoutPath: string;
+  stderrPath: string;
+  /** Bytes kept per stream; 0: no cap. */
+  maxOutputBytes: number;
+  /** null: no time limit. */
+  timeoutMs: number | null;
+  killGraceMs: number;
+  /** The worker's end of the task's channel: it reports on it and takes kill requests from it. */
+  port: MessagePort;
+}
+
+/** Supervisor → worker. */
+export type ControlMessage = { type: 'kill'; signal: KillSignal };
+
+export const KILL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGKILL'] as const;
+export type KillSignal = (typeof KILL_SIGNALS)[number];
+
+/** Worker → supervisor, in the order they happen for a task. */
+export type ReportMessage =
+  | { type: 'started'; pid: number; pgid: number; startedAt: number }
+  | { type: 'truncated'; stream: StreamName }
+  | {
+      type: 'ended';
+      reason: EndReason;
+      exitCode: number | null;
+      signal: string | null;
+      /** Spawn failure text; the task never ran. */
+      error: string | null;
+      endedAt: number;
+    }
+  /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
+  | { type: 'released'; stdoutBytes: number; stderrBytes: number };
+
+/** What the piscina task resolves to. Errors travel inside it, never as a throw. */
+export interface TaskOutcome {
+  ok: boolean;
+  error?: string;
+}
