@@ -95,7 +95,10 @@ function parseFlags(argv: string[]): Record<string, string | boolean | undefined
       allowPositionals: false,
     }).values;
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message}; see --help`);
+    const { code, message } = error as NodeJS.ErrnoException;
+    const flag = /'(-[^']*)'/.exec(message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) throw new ConfigError(`unknown flag ${flag}; see --help for the flags it accepts`);
+    throw new ConfigError(`${message.split('\n')[0]} (see --help)`);
   }
 }
 

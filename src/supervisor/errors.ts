@@ -30,9 +30,14 @@ export class QueueFullError extends ToolInputError {
   }
 }
 
+const ECHO_CHARS = 60;
+
 /** Shows a client's value in a message: JSON, cut to a readable length, with its type. */
 export function echoValue(value: unknown): string {
   if (value === undefined) return 'nothing';
+  if (typeof value === 'string' && value.length > ECHO_CHARS) {
+    return `${JSON.stringify(value.slice(0, ECHO_CHARS))}... (string of ${value.length} characters)`;
+  }
   const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
   let shown: string;
   try {
@@ -40,6 +45,6 @@ export function echoValue(value: unknown): string {
   } catch {
     shown = String(value);
   }
-  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
+  if (shown.length > ECHO_CHARS + 20) shown = `${shown.slice(0, ECHO_CHARS + 20)}...`;
   return `${shown} (${type})`;
 }

@@ -41,7 +41,11 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   let body: unknown;
   if (req.method === 'POST') {
     const text = await readBody(req);
-    if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
+    if (text === null) {
+      // The rest of the body is not read: the connection cannot carry another request.
+      res.setHeader('connection', 'close');
+      return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
+    }
     try {
       body = JSON.parse(text);
     } catch (error) {

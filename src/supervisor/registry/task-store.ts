@@ -117,7 +117,8 @@ export class TaskStore {
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
       insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, state, run_key, timeout_ms, created_at)
         VALUES (@id, @name, @command, @cwd, @state, @runKey, @timeoutMs, @createdAt)`),
-      started: db.prepare(`UPDATE tasks SET state = 'running', pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
+      dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
+      started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
       ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
         ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated WHERE id = @id`),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
@@ -149,6 +150,11 @@ export class TaskStore {
       this.statements.insert.run(record);
       return { replaced: existing !== undefined };
     })();
+  }
+
+  /** The task has a slot and is being spawned. */
+  markRunning(id: string): void {
+    this.statements.dispatched.run(id);
   }
 
   markStarted(id: string, pid: number, pgid: number, startedAt: number): void {

@@ -172,6 +172,7 @@ export class TaskService {
     const paths = this.files.pathsOf(record.id);
     this.running++;
     task.record = { ...record, state: 'running' };
+    this.store.markRunning(record.id);
     task.worker = this.pool.dispatch(
       {
         taskId: record.id,

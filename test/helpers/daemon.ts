@@ -1,0 +1,108 @@
+// Starts the real daemon as a child process on a free port with a state directory of its own,
+// and guarantees that nothing it or its tasks started survives the test.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
+import { killMarkedProcesses } from './processes.js';
+
+export const MAIN_JS = new URL('../../src/supervisor/main.js', import.meta.url).pathname;
+
+export interface DaemonOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  /** Reuse a state directory (a restart); by default a fresh one is made and removed. */
+  stateDir?: string;
+}
+
+export interface TestDaemon {
+  url: string;
+  origin: string;
+  stateDir: string;
+  /** Every process the daemon or a task started carries HIVE_TEST_MARK=<marker>. */
+  marker: string;
+  child: ChildProcess;
+  stderr: () => string;
+  /** SIGTERM and wait for the exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL the daemon alone (its tasks stay), as a crash would. */
+  crash(): Promise<void>;
+}
+
+/** Starts a daemon and registers its teardown (which kills every process it left) with `t`. */
+export async function startTestDaemon(t: TestContext, options: DaemonOptions = {}): Promise<TestDaemon> {
+  const ownsStateDir = options.stateDir === undefined;
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
+  const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
+  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...(options.args ?? [])], {
+    env: { ...cleanEnv(), ...options.env, HIVE_TEST_MARK: marker },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit').catch(() => {});
+    }
+    killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+    if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
+  });
+  const url = await readListeningUrl(child, () => stderr);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    url,
+    origin: new URL(url).origin,
+    stateDir,
+    marker,
+    child,
+    stderr: () => stderr,
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async crash() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** The daemon's environment without anything of a daemon the test runner itself may have. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('HIVE_')) env[name] = value;
+  }
+  return env;
+}
+
+async function readListeningUrl(child: ChildProcess, stderr: () => string): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  const exit = once(child, 'exit').then(([code]) => {
+    throw new Error(`the daemon exited with code ${code} before listening:\n${stderr()}`);
+  });
+  const listening = (async () => {
+    for await (const line of lines) {
+      const match = /^listening on (http:\/\/\S+)$/.exec(line);
+      if (match) return match[1]!;
+    }
+    throw new Error(`the daemon closed stdout before listening:\n${stderr()}`);
+  })();
+  return Promise.race([listening, exit]);
+}
+
+/** Runs the daemon binary to completion (for flags it refuses) and returns its exit and output. */
+export async function runDaemonBinary(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const [code] = await once(child, 'exit');
+  return { code: code as number | null, stdout, stderr };
+}

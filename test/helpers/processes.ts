@@ -1,0 +1,43 @@
+// Finds processes by a marker in their environment, which every descendant inherits, so a test
+// can see (and at teardown kill) what a task left whatever its name, group or session.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Living (not zombie) processes whose environment holds `NAME=VALUE`. */
+export function findMarkedProcesses(marker: string): number[] {
+  const needle = Buffer.from(`\0${marker}\0`);
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]);
+      if (!environ.includes(needle)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state !== 'Z' && state !== 'X') pids.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+export function killMarkedProcesses(marker: string): void {
+  for (const pid of findMarkedProcesses(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** Polls until `check` holds or `timeoutMs` passes; returns its last value. */
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+test('/healthz reports the version, containment and counts by state', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  await tools.ok('run', { command: 'true' });
+  const res = await request(`${daemon.origin}/healthz`);
+  assert.equal(res.statusCode, 200);
+  const health = (await res.body.json()) as any;
+  assert.equal(health.ok, true);
+  assert.match(health.version, /^\d+\.\d+\.\d+/);
+  assert.equal(health.containment.mode, 'process-group');
+  assert.equal(health.tasks.done, 1);
+  assert.equal(health.tasks.running, 0);
+  assert.equal(health.sessions, 1);
+});
+
+test('requests whose Host or Origin does not name the daemon are refused', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const port = new URL(daemon.url).port;
+  const evil = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: `evil.example:${port}` }, body: JSON.stringify(INITIALIZE) });
+  assert.equal(evil.statusCode, 403);
+  assert.match(await evil.body.text(), /the Host header "evil.example:\d+" does not name this daemon/);
+  const cross = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: JSON.stringify(INITIALIZE) });
+  assert.equal(cross.statusCode, 403);
+  await cross.body.text();
+  const local = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: JSON.stringify(INITIALIZE) });
+  assert.equal(local.statusCode, 200);
+  assert.ok(local.headers['mcp-session-id']);
+  await local.body.text();
+});
+
+test('with --auth-token-file every request needs the bearer token', async (t) => {
+  const daemon0 = await startTestDaemon(t);
+  const tokenFile = `${daemon0.stateDir}/token`;
+  writeFileSync(tokenFile, 's3cret-token\n');
+  const daemon = await startTestDaemon(t, { args: ['--auth-token-file', tokenFile] });
+  for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+    const res = await request(`${daemon.origin}/healthz`, { headers });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers['www-authenticate'], 'Bearer');
+    await res.body.text();
+  }
+  const health = await request(`${daemon.origin}/healthz`, { headers: { authorization: 'Bearer s3cret-token' } });
+  assert.equal(health.statusCode, 200);
+  await health.body.text();
+  const tools = await connectClient(t, daemon.url, { authorization: 'Bearer s3cret-token' });
+  assert.equal((await tools.ok('run', { command: 'echo authorized' })).stdout_tail, 'authorized\n');
+});
+
+test('abandoned MCP sessions are swept and do not pile up', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
+  for (let i = 0; i < 300; i++) {
+    const res = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
+    assert.equal(res.statusCode, 200);
+    await res.body.text();
+  }
+  const health = async () => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).sessions;
+  assert.ok((await health()) >= 250, 'the sessions were open');
+  assert.ok(await waitFor(async () => (await health()) === 0, 5000), 'every idle session was closed');
+  const stale = await request(daemon.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': 'no-such-session' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+  assert.equal(stale.statusCode, 404);
+  assert.match(((await stale.body.json()) as any).error.message, /^Session not found/);
+});
+
+test('a session in use is kept while it waits on a long call', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', { command: 'sleep 2.5', wait_seconds: 0 });
+  const done = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+  assert.equal(done.state, 'done');
+  const list = await tools.ok('list', {});
+  assert.equal(list.tasks.length, 1);
+});
+
+test('malformed requests get JSON-RPC errors and the daemon keeps serving', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const garbage = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: '{not json' });
+  assert.equal(garbage.statusCode, 400);
+  assert.match(((await garbage.body.json()) as any).error.message, /^Parse error/);
+  const sessionless = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+  assert.equal(sessionless.statusCode, 400);
+  await sessionless.body.text();
+  const huge = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: 'x'.repeat(5 * 1024 * 1024) }).catch((error: Error) => error);
+  if (!(huge instanceof Error)) {
+    assert.equal(huge.statusCode, 413);
+    await huge.body.text();
+  }
+  const other = await request(`${daemon.origin}/elsewhere`);
+  assert.equal(other.statusCode, 404);
+  await other.body.text();
+  const tools = await connectClient(t, daemon.url);
+  assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n');
+});

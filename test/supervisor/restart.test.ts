@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+
+test('after a crash the next start kills what the tasks left and marks them interrupted', async (t) => {
+  const first = await startTestDaemon(t, { args: ['--max-running', '1'] });
+  const tools = await connectClient(t, first.url);
+  const marker = `ORPHAN=${first.marker}`;
+  const running = await tools.ok('run', { command: 'sleep 120 & sleep 120', name: 'long', env: { ORPHAN: first.marker }, wait_seconds: 0.3 });
+  const pending = await tools.ok('run', { command: 'echo never', name: 'queued', wait_seconds: 0 });
+  assert.equal(running.state, 'running');
+  assert.equal(pending.state, 'pending');
+  await first.crash();
+  assert.equal(findMarkedProcesses(marker).length, 3, 'bash and its two sleeps outlive a daemon killed with SIGKILL');
+
+  const second = await startTestDaemon(t, { stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the leftovers were killed at start');
+  const again = await connectClient(t, second.url);
+  const long = await again.ok('status', { id: 'long' });
+  assert.equal(long.state, 'interrupted');
+  assert.equal(long.error, 'the daemon stopped while the task was running');
+  assert.ok(long.ended_at !== null);
+  const queued = await again.ok('status', { id: 'queued' });
+  assert.equal(queued.state, 'interrupted');
+  assert.equal(queued.error, 'the daemon stopped before the task started');
+  const fresh = await again.ok('run', { command: 'echo fresh', name: 'long' });
+  assert.equal(fresh.stdout_tail, 'fresh\n', 'an interrupted name is free again');
+});
+
+test('SIGTERM stops the daemon cleanly: running tasks are ended and marked interrupted', async (t) => {
+  const first = await startTestDaemon(t, { args: ['--kill-grace-ms', '500'] });
+  const tools = await connectClient(t, first.url);
+  const marker = `STOPPED=${first.marker}`;
+  await tools.ok('run', { command: "trap '' INT TERM; sleep 120 & while :; do sleep 0.1; done", name: 'stubborn', env: { STOPPED: first.marker }, wait_seconds: 0.3 });
+  await tools.ok('run', { command: 'true', name: 'quick' });
+  const code = await first.stop();
+  assert.equal(code, 0);
+  assert.equal(findMarkedProcesses(marker).length, 0, 'nothing of the task outlives a clean stop');
+  const second = await startTestDaemon(t, { stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+  const again = await connectClient(t, second.url);
+  assert.equal((await again.ok('status', { id: 'stubborn' })).state, 'interrupted');
+  assert.equal((await again.ok('status', { id: 'quick' })).state, 'done');
+  assert.doesNotMatch(second.stderr(), /marked tasks left by the last daemon/);
+});
+
+test('a second daemon on the same state directory is refused', async (t) => {
+  const first = await startTestDaemon(t);
+  const { runDaemonBinary } = await import('../helpers/daemon.js');
+  const second = await runDaemonBinary(['--port', '0', '--state-dir', first.stateDir]);
+  assert.equal(second.code, 2);
+  assert.match(second.stderr, new RegExp(`another hive-bash-daemon \\(pid ${first.child.pid}\\) uses the state directory`));
+});

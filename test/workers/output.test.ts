@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { test } from 'node:test';
+import { decodeWholeCharacters } from '../../src/supervisor/tasks/output-tail.js';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+
+test('output reaches its file while the task runs', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', { command: 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.1; done; sleep 30', wait_seconds: 0 });
+  const sizes = new Set<number>();
+  await waitFor(() => {
+    sizes.add(statSync(task.stdout_path).size);
+    return sizes.size >= 3;
+  }, 5000, 20);
+  assert.ok(sizes.size >= 3, `the file grew in steps while the task ran: ${[...sizes]}`);
+  const live = await tools.ok('status', { id: task.id });
+  assert.equal(live.state, 'running');
+  assert.match(live.stdout_tail, /^line 1\n/);
+  await waitFor(() => readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
+  assert.equal((await tools.ok('status', { id: task.id })).stdout_tail, Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''));
+  await tools.ok('kill', { id: task.id, force: true });
+});
+
+test('a task ends when its leader exits even if a grandchild holds stdout open', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const marker = `HOLDER=${daemon.marker}`;
+  const task = await tools.ok('run', {
+    command: 'sleep 60 & echo leader done',
+    env: { HOLDER: daemon.marker },
+    wait_seconds: 10,
+  });
+  assert.equal(task.state, 'done');
+  assert.equal(task.exit_code, 0);
+  assert.equal(task.stdout_tail, 'leader done\n');
+  assert.ok(task.runtime_ms < 5000);
+  assert.equal(findMarkedProcesses(marker).length, 1, 'the sleep still runs');
+  assert.equal(task.lingering, 1);
+  const killed = await tools.ok('kill', { id: task.id });
+  assert.equal(killed.state, 'done');
+  assert.equal(killed.signal, 'SIGINT');
+  assert.match(killed.message, /had already finished \(done\); sent SIGINT to the 1 process\(es\) it left running/);
+  // `&` jobs of a non-interactive bash ignore SIGINT: only the escalation ends the sleep.
+  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 15_000), 'the sleep was ended');
+  assert.equal((await tools.ok('status', { id: task.id })).lingering, 0);
+  const again = await tools.ok('kill', { id: task.id });
+  assert.equal(again.signal, null);
+  assert.equal(again.message, `task ${task.id} had already finished (done) and nothing of it is left running`);
+});
+
+test('each stream keeps at most the cap, the task goes on and status says truncated', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--max-output-bytes', '100000'] });
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', {
+    command: 'head -c 300000 /dev/zero | tr "\\0" a; echo -n small >&2; echo after-cap >&2',
+    wait_seconds: 20,
+  });
+  assert.equal(task.state, 'done');
+  assert.equal(task.exit_code, 0, 'the task was not stopped by the cap');
+  assert.equal(task.stdout_bytes, 100000);
+  assert.equal(statSync(task.stdout_path).size, 100000);
+  assert.equal(task.stdout_truncated, true);
+  assert.equal(task.stderr_truncated, false);
+  assert.equal(task.stderr_tail, 'smallafter-cap\n');
+  const tail = await tools.ok('status', { id: task.id, tail_bytes: 10 });
+  assert.equal(tail.stdout_tail, 'a'.repeat(10));
+});
+
+test('a cap of 0 keeps all of the output', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--max-output-bytes', '0'] });
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', { command: 'head -c 5000000 /dev/zero', wait_seconds: 20 });
+  assert.equal(task.stdout_bytes, 5_000_000);
+  assert.equal(task.stdout_truncated, false);
+});
+
+test('tails are cut at character boundaries', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', { command: 'printf "ééééé"' }); // 10 bytes
+  for (const [tail, expected] of [[10, 'ééééé'], [9, 'éééé'], [3, 'é'], [1, '']] as const) {
+    assert.equal((await tools.ok('status', { id: task.id, tail_bytes: tail })).stdout_tail, expected, `tail_bytes ${tail}`);
+  }
+});
+
+test('decodeWholeCharacters drops partial characters at both ends', () => {
+  const bytes = Buffer.from('a€b😀', 'utf8'); // 1 + 3 + 1 + 4 bytes
+  assert.equal(decodeWholeCharacters(bytes), 'a€b😀');
+  assert.equal(decodeWholeCharacters(bytes.subarray(2)), 'b😀');
+  assert.equal(decodeWholeCharacters(bytes.subarray(0, 8)), 'a€b');
+  assert.equal(decodeWholeCharacters(bytes.subarray(1, 4)), '€');
+  assert.equal(decodeWholeCharacters(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x41])), '\ufffdA');
+});
