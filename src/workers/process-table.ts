@@ -20,9 +20,20 @@ export function readProcessEntry(pid: number): ProcessEntry | null {
   return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
 }
 
+/** False when no process, not even a zombie, is in group `pgid`: one syscall instead of a /proc scan. */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** Pids of the living (not zombie) processes in process group `pgid`. */
 export function listGroupMembers(pgid: number): number[] {
   const members: number[] = [];
+  if (!groupExists(pgid)) return members;
   let names: string[];
   try {
     names = readdirSync('/proc');

@@ -2,10 +2,13 @@
 // every state change over the task's MessagePort. Many tasks share one worker thread.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openOutputFile, pumpToFile } from './output-file.js';
 import { terminateGroup, type TerminationHandle } from './terminate.js';
 import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
+/** How long the end's report waits for output still in the pipes when the leader has exited. */
+const OUTPUT_DRAIN_MS = 100;
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
@@ -20,12 +23,21 @@ export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
   }
 }
 
+interface LeaderExit {
+  exitCode: number | null;
+  signal: string | null;
+  /** Spawn failure text; the task never ran. */
+  error: string | null;
+  endedAt: number;
+}
+
 class TaskRun {
   private child: ChildProcess | null = null;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private pendingKill: KillSignal | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private exited = false;
 
   constructor(private readonly spec: TaskSpec) {}
 
@@ -40,11 +52,14 @@ class TaskRun {
       return;
     }
     const child = this.spawnLeader();
-    const [stdoutBytes, stderrBytes] = await Promise.all([
-      this.pump(child, 'stdout', fds[0]),
-      this.pump(child, 'stderr', fds[1]),
-      this.waitForLeader(child),
-    ]);
+    const pumps = Promise.all([this.pump(child, 'stdout', fds[0]), this.pump(child, 'stderr', fds[1])]);
+    const exit = await this.waitForLeader(child);
+    // What the leader wrote before it exited may still sit in the pipes: let it reach the files
+    // first, so the end's report and tails are complete. A descendant holding a pipe open costs
+    // at most OUTPUT_DRAIN_MS of delay, never the end itself.
+    await Promise.race([pumps, sleep(OUTPUT_DRAIN_MS)]);
+    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit });
+    const [stdoutBytes, stderrBytes] = await pumps;
     // The pipes can close before the group is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     this.report({ type: 'released', stdoutBytes, stderrBytes });
@@ -79,20 +94,20 @@ class TaskRun {
     }).closed;
   }
 
-  /** Resolves when the leader has exited: the task's end, whatever its pipes do. */
-  private waitForLeader(child: ChildProcess): Promise<void> {
+  /** Resolves with the leader's end when it has exited: the task's end, whatever its pipes do. */
+  private waitForLeader(child: ChildProcess): Promise<LeaderExit> {
     return new Promise((resolve) => {
+      const exited = (exit: Omit<LeaderExit, 'endedAt'>) => {
+        this.exited = true;
+        if (this.timer) clearTimeout(this.timer);
+        resolve({ ...exit, endedAt: Date.now() });
+      };
       child.once('spawn', () => this.onSpawn(child));
       child.once('error', (error) => {
         // Only a failed spawn reaches here before 'exit'; later errors are on the pipes.
-        if (child.pid !== undefined) return;
-        this.finish({ exitCode: null, signal: null, error: `spawn failed: ${error.message}` });
-        resolve();
+        if (child.pid === undefined) exited({ exitCode: null, signal: null, error: `spawn failed: ${error.message}` });
       });
-      child.once('exit', (code, signal) => {
-        this.finish({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null });
-        resolve();
-      });
+      child.once('exit', (code, signal) => exited({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null }));
     });
   }
 
@@ -115,18 +130,14 @@ class TaskRun {
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {
-    this.reason ??= reason;
+    // After the leader's own exit, a kill ends what it left but does not change why it ended.
+    if (!this.exited) this.reason ??= reason;
     if (this.timer) clearTimeout(this.timer);
     if (this.termination) {
       if (signal === 'SIGKILL') this.termination.forceNow();
       return;
     }
     this.termination = terminateGroup(this.child?.pid as number, signal, this.spec.killGraceMs);
-  }
-
-  private finish(result: { exitCode: number | null; signal: string | null; error: string | null }): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...result, endedAt: Date.now() });
   }
 
   private report(message: ReportMessage): void {

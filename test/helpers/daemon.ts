@@ -38,21 +38,10 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
-  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...(options.args ?? [])], {
-    env: { ...cleanEnv(), ...options.env, HIVE_TEST_MARK: marker },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit').catch(() => {});
-    }
+  const { child, url, stderr } = await launchDaemon(['--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...(options.args ?? [])], { ...options.env, HIVE_TEST_MARK: marker }, async () => {
     killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
     if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
-  });
-  const url = await readListeningUrl(child, () => stderr);
+  }, t);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
@@ -60,7 +49,7 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     stateDir,
     marker,
     child,
-    stderr: () => stderr,
+    stderr,
     async stop() {
       child.kill('SIGTERM');
       return exited;
@@ -70,6 +59,32 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
       await exited;
     },
   };
+}
+
+/**
+ * Spawns the daemon binary and resolves once it prints its URL. `cleanup` runs after the daemon is
+ * gone: at the end of test `t` when one is given (even if the test failed), else when the caller kills it.
+ */
+export async function launchDaemon(
+  args: string[],
+  env: Record<string, string>,
+  cleanup: () => Promise<void> | void,
+  t?: TestContext,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const teardown = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit').catch(() => {});
+    }
+    await cleanup();
+  };
+  if (t) t.after(teardown);
+  else child.once('exit', () => void cleanup());
+  const url = await readListeningUrl(child, () => stderr);
+  return { child, url, stderr: () => stderr };
 }
 
 /** The daemon's environment without anything of a daemon the test runner itself may have. */
