@@ -66,3 +66,15 @@ export function hasEnvironmentMarker(pid: number, marker: string): boolean {
 export function listMarkedGroupMembers(pgid: number, marker: string): number[] {
   return listGroupMembers(pgid).filter((pid) => hasEnvironmentMarker(pid, marker));
 }
+
+/** Every living process that carries `marker`, wherever it is in the process tree. */
+export function listMarkedProcesses(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0 || !hasEnvironmentMarker(pid, marker)) continue;
+    const entry = readProcessEntry(pid);
+    if (entry && entry.state !== 'Z' && entry.state !== 'X') pids.push(pid);
+  }
+  return pids;
+}

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { test } from 'node:test';
 import { decodeWholeCharacters } from '../../src/supervisor/tasks/output-tail.js';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -12,14 +12,14 @@ test('output reaches its file while the task runs', async (t) => {
   const task = await tools.ok('run', { command: 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.1; done; sleep 30', wait_seconds: 0 });
   const sizes = new Set<number>();
   await waitFor(() => {
-    sizes.add(statSync(task.stdout_path).size);
+    if (existsSync(task.stdout_path)) sizes.add(statSync(task.stdout_path).size);
     return sizes.size >= 3;
   }, 5000, 20);
   assert.ok(sizes.size >= 3, `the file grew in steps while the task ran: ${[...sizes]}`);
   const live = await tools.ok('status', { id: task.id });
   assert.equal(live.state, 'running');
   assert.match(live.stdout_tail, /^line 1\n/);
-  await waitFor(() => readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
+  await waitFor(() => existsSync(task.stdout_path) && readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
   assert.equal((await tools.ok('status', { id: task.id })).stdout_tail, Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''));
   await tools.ok('kill', { id: task.id, force: true });
 });

@@ -31,6 +31,9 @@ export const taskViewSchema = z.object({
   stdout_path: z.string().describe('The file holding stdout'),
   stderr_path: z.string().describe('The file holding stderr'),
   lingering: z.number().int().describe('Processes of the task still alive after its leader exited (kill ends them)'),
+  cpu_ms: z.number().int().nullable().describe('CPU time used by all of the task\'s processes, where the task has a cgroup; else null'),
+  memory_bytes: z.number().int().nullable().describe('Memory the task uses now, where its cgroup has the memory controller; else null'),
+  processes: z.number().int().nullable().describe('Processes of the task alive now, where the task has a cgroup; else null'),
 });
 
 export type TaskView = z.output<typeof taskViewSchema>;
@@ -43,6 +46,7 @@ export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskServi
   const stdout = readTail(paths.stdout, tailBytes);
   const stderr = readTail(paths.stderr, tailBytes);
   const finished = FINISHED_STATES.includes(record.state);
+  const resources = tasks.resourcesOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
   return {
     id: record.id,
@@ -66,6 +70,9 @@ export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskServi
     stdout_path: paths.stdout,
     stderr_path: paths.stderr,
     lingering: finished ? tasks.countLeftovers(record) : 0,
+    cpu_ms: resources.cpuMs,
+    memory_bytes: resources.memoryBytes,
+    processes: resources.processes,
   };
 }
 

@@ -25,6 +25,8 @@ export interface TaskRecord {
   pgid: number | null;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
+  /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
+  cpuMs: number | null;
 }
 
 const SCHEMA = `
@@ -46,7 +48,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   pid INTEGER,
   pgid INTEGER,
   stdout_truncated INTEGER NOT NULL DEFAULT 0,
-  stderr_truncated INTEGER NOT NULL DEFAULT 0
+  stderr_truncated INTEGER NOT NULL DEFAULT 0,
+  cpu_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
 CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
@@ -71,6 +74,7 @@ interface TaskRow {
   pgid: number | null;
   stdout_truncated: number;
   stderr_truncated: number;
+  cpu_ms: number | null;
 }
 
 const fromRow = (row: TaskRow): TaskRecord => ({
@@ -91,6 +95,7 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   pgid: row.pgid,
   stdoutTruncated: row.stdout_truncated === 1,
   stderrTruncated: row.stderr_truncated === 1,
+  cpuMs: row.cpu_ms,
 });
 
 const FINISHED_SQL = `('done', 'timed_out', 'killed', 'interrupted')`;
@@ -106,7 +111,14 @@ export class TaskStore {
     // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    this.migrate();
     this.statements = this.prepare();
+  }
+
+  /** Brings a registry written by an older version up to this schema. */
+  private migrate(): void {
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name);
+    if (!columns.includes('cpu_ms')) this.db.exec('ALTER TABLE tasks ADD COLUMN cpu_ms INTEGER');
   }
 
   private prepare() {
@@ -120,7 +132,7 @@ export class TaskStore {
       dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
       started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
       ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
-        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated WHERE id = @id`),
+        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs WHERE id = @id`),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
@@ -171,6 +183,7 @@ export class TaskStore {
       endedAt: record.endedAt,
       stdoutTruncated: record.stdoutTruncated ? 1 : 0,
       stderrTruncated: record.stderrTruncated ? 1 : 0,
+      cpuMs: record.cpuMs,
     });
   }
 
