@@ -2,7 +2,13 @@
   "targets": [
     {
       "target_name": "hive_native",
-      "sources": ["src/addon.c", "src/spawn.c"],
+      "sources": ["src/addon.c", "src/spawn.c", "src/fdpass.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
+    },
+    {
+      "target_name": "hive-task-spawner",
+      "type": "executable",
+      "sources": ["src/spawner.c", "src/spawn.c", "src/fdpass.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
     },
     {

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "spawn.h"
 #include "sys.h"
 
@@ -116,6 +118,96 @@ done:
   return result;
 }
 
+/* Packs "cwd\0path\0argc\0argv...\0env...\0" for the spawner; NULL when out of memory. */
+static char *pack_request(const char *cwd, const char *path, char **argv, char **envp, size_t *length) {
+  char argc_text[24];
+  size_t argc = 0;
+  while (argv[argc] != NULL) argc++;
+  snprintf(argc_text, sizeof argc_text, "%zu", argc);
+  size_t total = strlen(cwd) + strlen(path) + strlen(argc_text) + 3;
+  for (char **cursor = argv; *cursor; cursor++) total += strlen(*cursor) + 1;
+  for (char **cursor = envp; *cursor; cursor++) total += strlen(*cursor) + 1;
+  char *data = malloc(total), *out = data;
+  if (data == NULL) return NULL;
+  const char *head[] = {cwd, path, argc_text};
+  for (size_t i = 0; i < 3; i++) out = stpcpy(out, head[i]) + 1;
+  for (char **cursor = argv; *cursor; cursor++) out = stpcpy(out, *cursor) + 1;
+  for (char **cursor = envp; *cursor; cursor++) out = stpcpy(out, *cursor) + 1;
+  *length = total;
+  return data;
+}
+
+/* Sends one spawn request to the spawner on `socket` and waits for its answer: the pid or -errno. */
+static long request_spawn(int socket, const char *cwd, const char *path, char **argv, char **envp, const int *fds, int nfds) {
+  size_t length;
+  char *request = pack_request(cwd, path, argv, envp, &length);
+  if (request == NULL) return -ENOMEM;
+  int err = send_frame(socket, request, length, fds, nfds);
+  free(request);
+  if (err < 0) return err;
+  char *answer = NULL;
+  int unexpected[FDPASS_MAX_FDS], nunexpected = 0;
+  long got = receive_frame(socket, &answer, unexpected, &nunexpected);
+  for (int i = 0; i < nunexpected; i++) close(unexpected[i]);
+  if (got <= 0) return got == 0 ? -EPIPE : got;
+  int code = 0, pid = 0;
+  int parsed = sscanf(answer, "%d %d", &code, &pid);
+  free(answer);
+  if (parsed != 2) return -EPROTO;
+  return code < 0 ? code : pid;
+}
+
+/* spawnVia(socket, { path, argv, env, cwd, fds }) -> pid: spawned by the spawner process */
+static napi_value js_spawn_via(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  int socket;
+  if (argc < 2 || get_int(env, args[0], &socket) != 0) return throw_errno(env, EINVAL, "spawnVia");
+  napi_value options = args[1];
+  char *path = copy_string(env, named(env, options, "path"));
+  char *cwd = copy_string(env, named(env, options, "cwd"));
+  char **argv = copy_string_array(env, named(env, options, "argv"));
+  char **envp = copy_string_array(env, named(env, options, "env"));
+  napi_value fd_array = named(env, options, "fds");
+  uint32_t nfds = 0;
+  int fds[FDPASS_MAX_FDS];
+  napi_value result = NULL;
+  if (!path || !cwd || !argv || !envp || napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > FDPASS_MAX_FDS) {
+    napi_throw_type_error(env, "EINVAL", "spawnVia expects { path, argv, env, cwd, fds } with strings and at most 8 fds");
+    goto done;
+  }
+  for (uint32_t i = 0; i < nfds; i++) {
+    napi_value element;
+    napi_get_element(env, fd_array, i, &element);
+    if (get_int(env, element, &fds[i]) != 0) {
+      napi_throw_type_error(env, "EINVAL", "spawnVia: fds must be integers");
+      goto done;
+    }
+  }
+  long pid = request_spawn(socket, cwd, path, argv, envp, fds, (int)nfds);
+  if (pid < 0) throw_errno(env, (int)-pid, "spawn through hive-task-spawner");
+  else result = make_int(env, (int)pid);
+done:
+  free(path);
+  free(cwd);
+  free_strings(argv);
+  free_strings(envp);
+  return result;
+}
+
+/* socketPair() -> [a, b]: a connected unix stream pair, both close-on-exec */
+static napi_value js_socket_pair(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return throw_errno(env, errno, "socketpair");
+  napi_value result;
+  napi_create_array_with_length(env, 2, &result);
+  napi_set_element(env, result, 0, make_int(env, fds[0]));
+  napi_set_element(env, result, 1, make_int(env, fds[1]));
+  return result;
+}
+
 static int get_int_args(napi_env env, napi_callback_info info, int *values, size_t wanted) {
   napi_value args[2];
   size_t argc = 2;
@@ -191,6 +283,8 @@ static napi_value js_send_signal(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"spawn", NULL, js_spawn, NULL, NULL, NULL, napi_default, NULL},
+      {"spawnVia", NULL, js_spawn_via, NULL, NULL, NULL, napi_default, NULL},
+      {"socketPair", NULL, js_socket_pair, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},

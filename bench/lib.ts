@@ -1,0 +1,66 @@
+// What the benchmarks share: a daemon on a temp state dir, MCP clients, a timer and the RSS reader.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { launchDaemon } from '../test/helpers/daemon.js';
+
+export interface BenchDaemon {
+  url: string;
+  origin: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts the real daemon with `args` on a fresh state directory. */
+export async function startBenchDaemon(args: string[], env: Record<string, string> = {}): Promise<BenchDaemon> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-bench-'));
+  const daemon = await launchDaemon(['--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...args], env, () => rmSync(stateDir, { recursive: true, force: true }));
+  return {
+    url: daemon.url,
+    origin: new URL(daemon.url).origin,
+    pid: daemon.child.pid!,
+    async stop() {
+      const exited = new Promise((resolve) => daemon.child.once('exit', resolve));
+      daemon.child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export async function connectClients(url: string, count: number): Promise<Client[]> {
+  return Promise.all(Array.from({ length: count }, async () => {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    return client;
+  }));
+}
+
+/** Seconds since `start` (from process.hrtime.bigint()). */
+export const secondsSince = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;
+
+export function rssMegabytes(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+}
+
+/** Runs `total` tasks of `command` through `run` (waiting for each) from all clients; returns tasks/s and failures. */
+export async function runTasks(clients: Client[], total: number, command: string, expectStdout: string): Promise<{ rate: number; failures: number }> {
+  let next = 0;
+  let failures = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(clients.map(async (client) => {
+    while (next < total) {
+      next++;
+      const result = await client.callTool({ name: 'run', arguments: { command, wait_seconds: 30 } });
+      const task = result.structuredContent as { state: string; stdout_tail: string } | undefined;
+      if (result.isError || task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
+    }
+  }));
+  return { rate: total / secondsSince(start), failures };
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};

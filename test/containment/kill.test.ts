@@ -1,0 +1,127 @@
+// Kills reach every descendant of a task, in each containment the daemon can run in. What a mode
+// cannot promise is stated where it is skipped: Node's spawn (no addon) has only the process
+// group, so a descendant that calls setsid is out of its reach.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+
+const GRACE_MS = 1000;
+/** Time the daemon gets beyond the grace period to have nothing left. */
+const SETTLE_MS = 3000;
+
+/** Each command, and how many of its processes run once it has started (the shim aside). */
+const ESCAPES: Array<{ name: string; command: string; processes: number; leavesGroup: boolean }> = [
+  { name: 'a plain child', command: 'sleep 300; true', processes: 2, leavesGroup: false },
+  { name: 'a child started with setsid', command: 'setsid sleep 300 & sleep 300', processes: 3, leavesGroup: true },
+  { name: 'a double fork', command: '(sleep 300 &); sleep 300', processes: 2, leavesGroup: false },
+  { name: 'nohup setsid bash -c with its own jobs', command: "nohup setsid bash -c 'sleep 300 & sleep 300' > /dev/null 2>&1 & sleep 300", processes: 5, leavesGroup: true },
+  { name: 'a double fork that calls setsid', command: '(setsid sleep 300 &); sleep 300', processes: 2, leavesGroup: true },
+];
+
+for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment[]) {
+  describe(`containment ${containment}`, () => {
+    for (const escape of ESCAPES) {
+      const unreachable = containment === 'node' && escape.leavesGroup;
+      test(`kill ends ${escape.name}`, { skip: unreachable && 'Node spawn has only the process group: setsid leaves it' }, async (t) => {
+        const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
+        const tools = await connectClient(t, daemon.url);
+        const marker = `VICTIM=${daemon.marker}`;
+        const task = await tools.ok('run', { command: escape.command, env: { VICTIM: daemon.marker }, wait_seconds: 0 });
+        assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= escape.processes, 5000), `started: ${findMarkedProcesses(marker).length}`);
+        const sent = Date.now();
+        await tools.ok('kill', { id: task.id });
+        assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), `left: ${findMarkedProcesses(marker, true)}`);
+        assert.ok(Date.now() - sent < GRACE_MS + SETTLE_MS);
+        const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+        assert.equal(ended.state, 'killed');
+        assert.equal(ended.lingering, 0);
+      });
+    }
+
+    test('kill of a storm of 300 background jobs that ignore SIGINT leaves nothing', async (t) => {
+      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
+      const tools = await connectClient(t, daemon.url);
+      const marker = `STORM=${daemon.marker}`;
+      const task = await tools.ok('run', { command: 'for i in $(seq 300); do sleep 300 & done; wait', env: { STORM: daemon.marker }, wait_seconds: 0 });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 301, 20_000), 'all jobs started');
+      await tools.ok('kill', { id: task.id });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS + 5000), `left: ${findMarkedProcesses(marker, true).length}`);
+      assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
+    });
+
+    test('a finished task whose setsid grandchild lives is done, lingering, and kill ends the grandchild', { skip: containment === 'node' && 'Node spawn cannot see past the process group' }, async (t) => {
+      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
+      const tools = await connectClient(t, daemon.url);
+      const marker = `LINGER=${daemon.marker}`;
+      const task = await tools.ok('run', { command: 'setsid sleep 300 > /dev/null 2>&1 & echo started', env: { LINGER: daemon.marker }, wait_seconds: 10 });
+      assert.equal(task.state, 'done');
+      assert.equal(task.exit_code, 0);
+      assert.ok(task.lingering >= 1, `lingering ${task.lingering}`);
+      assert.equal(findMarkedProcesses(marker).length, 1);
+      const killed = await tools.ok('kill', { id: task.id });
+      assert.equal(killed.signal, 'SIGINT');
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), 'the grandchild (and the shim) are gone');
+      const after = await tools.ok('status', { id: task.id });
+      assert.equal(after.state, 'done', 'killing leftovers does not change how the task ended');
+      assert.equal(after.lingering, 0);
+    });
+
+    test('after the daemon is SIGKILLed, the next start ends what its tasks left and marks them interrupted', async (t) => {
+      const first = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, first.url);
+      const marker = `CRASH=${first.marker}`;
+      const command = containment === 'node' ? 'sleep 300 & sleep 300' : 'setsid sleep 300 & sleep 300 & sleep 300';
+      await tools.ok('run', { command, name: 'running', env: { CRASH: first.marker }, wait_seconds: 0.3 });
+      await tools.ok('run', { command: containment === 'node' ? 'sleep 300 & echo left' : 'setsid sleep 300 & echo left', name: 'lingering', env: { CRASH: first.marker }, wait_seconds: 10 });
+      assert.ok(findMarkedProcesses(marker).length >= 3);
+      await first.crash();
+      const second = await startTestDaemon(t, { containment, stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+      const again = await connectClient(t, second.url);
+      assert.equal((await again.ok('status', { id: 'running' })).state, 'interrupted');
+      assert.equal((await again.ok('status', { id: 'lingering' })).state, 'done', 'a task that had ended keeps its end');
+    });
+
+    test('a kill for a task with nothing left signals nothing', async (t) => {
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      const task = await tools.ok('run', { command: 'true' });
+      // A bystander that would report any signal it gets.
+      const bystander = await tools.ok('run', { command: "trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done", wait_seconds: 0.5 });
+      assert.equal(bystander.stdout_tail, 'ready\n');
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGKILL']) {
+        const killed = await tools.ok('kill', { id: task.id, signal });
+        assert.equal(killed.signal, null);
+        assert.equal(killed.message, `task ${task.id} had already finished (done) and nothing of it is left running`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const still = await tools.ok('status', { id: bystander.id });
+      assert.equal(still.state, 'running');
+      assert.equal(still.stdout_tail, 'ready\n', 'the bystander got no signal');
+      await tools.ok('kill', { id: bystander.id, force: true });
+    });
+  });
+}
+
+test('in cgroup mode a task reports its CPU time and processes, and its cgroup is removed once it ends', { skip: false }, async (t) => {
+  const daemon = await startTestDaemon(t, { containment: 'cgroup' });
+  if (daemon.cgroupRoot === null) return t.skip('no writable cgroup v2 here');
+  const tools = await connectClient(t, daemon.url);
+  const { listTaskCgroups } = await import('../helpers/cgroups.js');
+  const task = await tools.ok('run', { command: 'sleep 300 & sleep 300 & i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; wait', wait_seconds: 0.5 });
+  assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
+  const running = await tools.ok('status', { id: task.id });
+  assert.equal(running.processes, 3);
+  assert.ok(running.cpu_ms >= 0);
+  const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });
+  assert.ok(busy.cpu_ms > 0, `cpu_ms ${busy.cpu_ms}`);
+  await tools.ok('kill', { id: task.id, force: true });
+  const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+  assert.equal(ended.state, 'killed');
+  assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 5000), 'the cgroup was removed');
+  const final = await tools.ok('status', { id: task.id });
+  assert.ok(final.cpu_ms > 0);
+  assert.equal(final.processes, 0);
+});
