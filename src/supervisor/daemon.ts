@@ -32,9 +32,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
   const store = new TaskStore(config.stateDir);
-  const interrupted = interruptLeftovers(store);
-  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const files = new OutputFiles(config.stateDir);
+  const interrupted = interruptLeftovers(store, files);
+  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   const pool = new WorkerPool();
   const tasks = new TaskService(store, pool, files, config, taskEnvironment(), log);

@@ -2,10 +2,14 @@
 import { listMarkedGroupMembers } from '../../workers/process-table.js';
 import { signalGroup } from '../../workers/terminate.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
+import { composeUpsert } from '../todos/todo-message.js';
 import { runMarker } from './leftovers.js';
+import type { OutputFiles } from './output-files.js';
+import { todoViewSource } from './task-todos.js';
 
-/** Kills what is left of each unfinished task, marks it interrupted, and returns those records. */
-export function interruptLeftovers(store: TaskStore): TaskRecord[] {
+/** Kills what is left of each unfinished task, marks it interrupted with its todo, and returns those records. */
+export function interruptLeftovers(store: TaskStore, files: OutputFiles): TaskRecord[] {
+  const source = todoViewSource(files);
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
     if (record.pgid !== null && listMarkedGroupMembers(record.pgid, runMarker(record)).length > 0) {
@@ -16,8 +20,10 @@ export function interruptLeftovers(store: TaskStore): TaskRecord[] {
       state: 'interrupted',
       endedAt: Date.now(),
       error: record.state === 'pending' ? 'the daemon stopped before the task started' : 'the daemon stopped while the task was running',
+      // Every one gets a todo: the agent may never have been told this task's id, let alone its end.
+      todoShown: true,
     };
-    store.markEnded(ended);
+    store.markEnded(ended, composeUpsert(ended, source));
     interrupted.push(ended);
   }
   return interrupted;
