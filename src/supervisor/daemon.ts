@@ -15,8 +15,12 @@ import { interruptLeftovers } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import { TodoDelivery } from './todos/todo-delivery.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+
+/** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
+const STOP_DRAIN_MS = 1000;
 
 const CONTAINMENT = {
   mode: 'process-group',
@@ -36,6 +40,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const interrupted = interruptLeftovers(store, files);
   if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
+  const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
+  delivery?.start();
   const pool = new WorkerPool();
   const tasks = new TaskService(store, pool, files, config, taskEnvironment(), log);
   tasks.onTaskEnded((record) => {
@@ -50,6 +56,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
+    todos: { socket: config.agentSocket, harness_connected: delivery?.connected ?? false, outbox_depth: store.outbox.depth() },
   });
   const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, log });
   await new Promise<void>((resolve, reject) => {
@@ -68,6 +75,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       server.closeAllConnections();
       await sessions.closeAll();
       await tasks.interruptAll();
+      await delivery?.drain(STOP_DRAIN_MS);
+      delivery?.stop();
       retention.stop();
       await pool.close();
       store.close();
