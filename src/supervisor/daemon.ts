@@ -20,7 +20,7 @@ import { TodoDelivery } from './todos/todo-delivery.js';
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
 
 /** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
-const STOP_DRAIN_MS = 1000;
+const STOP_DRAIN_MS = 2000;
 
 const CONTAINMENT = {
   mode: 'process-group',
