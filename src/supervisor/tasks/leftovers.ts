@@ -9,8 +9,18 @@ export const runMarker = (record: TaskRecord): string => `HIVE_BASH_RUN=${record
 
 /** Living processes of the task's group that carry its run marker (a reused group id is not the task's). */
 export function countLeftovers(record: TaskRecord): number {
-  if (record.pgid === null) return 0;
+  if (record.pgid === null || !groupExists(record.pgid)) return 0;
   return listMarkedGroupMembers(record.pgid, runMarker(record)).length;
+}
+
+/** One syscall that rules out the scan of /proc in the usual case: nothing left in the group at all. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** Starts ending what is left of a task and returns how many processes that was. */

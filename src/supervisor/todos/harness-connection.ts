@@ -99,7 +99,7 @@ export class HarnessConnection {
     this.open = false;
     this.socket = null;
     if (wasOpen) {
-      this.log.warn({ socket: this.path }, 'the harness closed the connection');
+      if (!this.stopped) this.log.warn({ socket: this.path }, 'the harness connection closed; reconnecting');
       this.events.onClose();
     }
     if (this.stopped) return;

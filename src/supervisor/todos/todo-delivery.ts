@@ -68,7 +68,8 @@ export class TodoDelivery {
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
     // Deferred: an enqueue reports from inside its transaction, and many enqueues make one pump.
-    setImmediate(() => {
+    // A microtask runs as soon as the transaction has committed, before any other I/O is served.
+    queueMicrotask(() => {
       this.pumpScheduled = false;
       this.pump();
     });
