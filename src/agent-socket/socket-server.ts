@@ -1,6 +1,7 @@
 // Serves the todo protocol on a unix socket: one answer line per request line, in order.
 import { chmodSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { readLines } from './json-lines.js';
 import { parseRequest, type HarnessAnswer } from './protocol.js';
 import type { BoardChange, TodoBoard } from './todo-board.js';
 
@@ -31,18 +32,8 @@ export async function serveTodoSocket(path: string, board: TodoBoard, options: S
 }
 
 function handleConnection(socket: Socket, board: TodoBoard, options: ServeOptions): void {
-  let buffer = '';
-  socket.setEncoding('utf8');
   socket.on('error', () => {}); // a client that goes away mid-write is its own business
-  socket.on('data', (text: string) => {
-    buffer += text;
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      socket.write(`${JSON.stringify(answer(line, board, options))}\n`);
-    }
-  });
+  readLines(socket, (line) => socket.write(`${JSON.stringify(answer(line, board, options))}\n`));
 }
 
 function answer(line: string, board: TodoBoard, options: ServeOptions): HarnessAnswer {

@@ -6,6 +6,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { readLines } from '../../src/agent-socket/json-lines.js';
+import { startTestDaemon, type TestDaemon } from './daemon.js';
+import { connectClient, type ToolClient } from './mcp-client.js';
 import { waitFor } from './processes.js';
 
 export interface PeerRequest {
@@ -102,25 +105,17 @@ class Peer implements HarnessPeer {
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => {});
-    socket.setEncoding('utf8');
-    let buffer = '';
     // Answers go out in request order even when the answerer takes its time.
     let chain = Promise.resolve();
-    socket.on('data', (text: string) => {
-      buffer += text;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        const request = JSON.parse(line) as PeerRequest;
-        this.received.push({ line, request, receivedAt: Date.now() });
-        chain = chain.then(async () => {
-          const answer = await this.answer(request, line);
-          if (socket.destroyed) return;
-          socket.write(`${answer}\n`);
-          if (answer === OK) this.apply(request);
-        });
-      }
+    readLines(socket, (line) => {
+      const request = JSON.parse(line) as PeerRequest;
+      this.received.push({ line, request, receivedAt: Date.now() });
+      chain = chain.then(async () => {
+        const answer = await this.answer(request, line);
+        if (socket.destroyed) return;
+        socket.write(`${answer}\n`);
+        if (answer === OK) this.apply(request);
+      });
     });
   }
 
@@ -128,6 +123,16 @@ class Peer implements HarnessPeer {
     if (request.cmd === 'todo_upsert') this.todos.set(request.key, request);
     if (request.cmd === 'todo_clear') this.todos.delete(request.key);
   }
+}
+
+/** A peer, a daemon connected to it (with `args` too) and an MCP client: how most todo tests begin. */
+export async function startDaemonWithPeer(
+  t: TestContext,
+  options: { answer?: Answerer; args?: string[]; peerDown?: boolean } = {},
+): Promise<{ peer: HarnessPeer; daemon: TestDaemon; tools: ToolClient }> {
+  const peer = await startHarnessPeer(t, options.answer, !options.peerDown);
+  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path, ...(options.args ?? [])] });
+  return { peer, daemon, tools: await connectClient(t, daemon.url) };
 }
 
 /** A promise with its resolve, for holding answers until the test lets them go. */

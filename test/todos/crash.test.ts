@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { answerOk, gate, OK, startHarnessPeer } from '../helpers/harness-peer.js';
+import { answerOk, gate, OK, startDaemonWithPeer, startHarnessPeer } from '../helpers/harness-peer.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -30,9 +30,7 @@ test('a daemon SIGKILLed after a task ended and before the harness answered deli
 });
 
 test('a task running when the daemon dies gets an interrupted todo after restart, even one whose run was still waiting', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const first = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, first.url);
+  const { peer, daemon: first, tools } = await startDaemonWithPeer(t);
   await tools.ok('run', { command: 'sleep 60', name: 'long', wait_seconds: 0 });
   await peer.waitForTodo('long', (request) => request.state === 'running');
   const waiting = tools.call('run', { command: 'sleep 60', name: 'waiting', wait_seconds: 30 }).catch((error: Error) => error);
@@ -50,9 +48,7 @@ test('a task running when the daemon dies gets an interrupted todo after restart
 });
 
 test('a daemon stopped with SIGTERM hands the interrupted ends to the harness before it exits', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path, '--kill-grace-ms', '200'] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { args: ['--kill-grace-ms', '200'] });
   await tools.ok('run', { command: 'sleep 60', name: 'stopped', wait_seconds: 0 });
   await peer.waitForTodo('stopped', (request) => request.state === 'running');
   assert.equal(await daemon.stop(), 0);

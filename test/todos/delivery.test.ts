@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
-import { answerOk, gate, OK, startHarnessPeer } from '../helpers/harness-peer.js';
+import { gate, OK, startDaemonWithPeer } from '../helpers/harness-peer.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -24,9 +24,7 @@ function logsSaying(daemon: TestDaemon, msg: string): Array<Record<string, unkno
 const FINISHED = new Set(['done', 'timed_out', 'killed', 'interrupted']);
 
 test('200 tasks that end while the harness is down are each delivered once, in their final state, when it is back', async (t) => {
-  const peer = await startHarnessPeer(t, answerOk, false);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path, '--max-running', '16', '--kill-grace-ms', '200'] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { peerDown: true, args: ['--max-running', '16', '--kill-grace-ms', '200'] });
   const kind = (i: number) => (i % 10 === 0 ? 'killed' : i % 10 === 1 ? 'timed_out' : 'done');
   const started = await Promise.all(
     Array.from({ length: 200 }, (_, i) => {
@@ -61,9 +59,7 @@ test('200 tasks that end while the harness is down are each delivered once, in t
 
 test('a todo the harness refuses with ok:false is sent again later, and the refusal is logged', async (t) => {
   let refusals = 0;
-  const peer = await startHarnessPeer(t, () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK));
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer: () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK) });
   await tools.ok('run', { command: 'exit 4', name: 'refused', wait_seconds: 0 });
   const todo = await peer.waitForTodo('refused', (request) => request.state === 'done');
   assert.match(todo.summary!, /exit 4/);
@@ -77,14 +73,13 @@ test('a todo the harness refuses with ok:false is sent again later, and the refu
 test('a harness that answers slowly does not slow run or status', async (t) => {
   const held = gate();
   let answered = 0;
-  const peer = await startHarnessPeer(t, async () => {
+  const answer = async () => {
     await held.opened;
     await new Promise((resolve) => setTimeout(resolve, 20));
     answered++;
     return OK;
-  });
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  };
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer });
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await tools.ok('run', { command: 'true', name: `slow-${i}`, wait_seconds: 0 })).id);
   assert.ok(await waitFor(() => peer.received.length >= 5), 'the harness has requests it does not answer');
@@ -100,9 +95,7 @@ test('a harness that answers slowly does not slow run or status', async (t) => {
 test('malformed answer lines from the harness are logged and survived', async (t) => {
   const bad = ['this is not json', '{"ok":"yes"}', '', '[1,2]'];
   let count = 0;
-  const peer = await startHarnessPeer(t, () => bad[count++] ?? OK);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer: () => bad[count++] ?? OK });
   await tools.ok('run', { command: 'echo survived', name: 'garbled', wait_seconds: 0 });
   const todo = await peer.waitForTodo('garbled', (request) => request.state === 'done');
   assert.match(todo.body!, /^survived$/m);

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startTestDaemon } from '../helpers/daemon.js';
-import { startHarnessPeer, type HarnessPeer } from '../helpers/harness-peer.js';
-import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
+import { startDaemonWithPeer, type HarnessPeer } from '../helpers/harness-peer.js';
+import type { ToolClient } from '../helpers/mcp-client.js';
 
 /** Runs a task that outlives run's wait and waits for its end todo: every operation queued before it has been delivered by then. */
 async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: string): Promise<void> {
@@ -13,9 +12,7 @@ async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: strin
 }
 
 test('a task that outlives run is upserted as running, then with its end; status clears it once', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t);
   const go = join(daemon.stateDir, 'go');
   const command = `echo started; while [ ! -e ${go} ]; do sleep 0.02; done; echo finished; echo oops >&2; exit 3`;
   const run = await tools.ok('run', { command, name: 'build-1', wait_seconds: 0.2 });
@@ -57,9 +54,7 @@ test('a task that outlives run is upserted as running, then with its end; status
 });
 
 test('a result run returns inline makes no todo, and one that ends after run returned always does', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, tools } = await startDaemonWithPeer(t);
   const quick = await tools.ok('run', { command: 'echo quick', name: 'quick' });
   assert.equal(quick.state, 'done');
   // Tasks that end right around run's wait: each is either returned inline or ends after run returned.
@@ -78,9 +73,7 @@ test('a result run returns inline makes no todo, and one that ends after run ret
 });
 
 test('reusing the name of a finished task clears the todo the old task left', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, tools } = await startDaemonWithPeer(t);
   await tools.ok('run', { command: 'exit 1', name: 'job', wait_seconds: 0 });
   await peer.waitForTodo('job', (todo) => todo.state === 'done');
   const again = await tools.ok('run', { command: 'echo again', name: 'job' });
@@ -91,9 +84,7 @@ test('reusing the name of a finished task clears the todo the old task left', as
 });
 
 test('a pending task is shown as pending, then running, and a cancelled one as killed', async (t) => {
-  const peer = await startHarnessPeer(t);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path, '--max-running', '1'] });
-  const tools = await connectClient(t, daemon.url);
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { args: ['--max-running', '1'] });
   const go = join(daemon.stateDir, 'go');
   await tools.ok('run', { command: `while [ ! -e ${go} ]; do sleep 0.02; done`, name: 'first', wait_seconds: 0 });
   assert.equal((await tools.ok('run', { command: 'sleep 30', name: 'second', wait_seconds: 0 })).state, 'pending');

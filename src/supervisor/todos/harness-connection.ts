@@ -2,6 +2,7 @@
 // reconnects with capped exponential backoff and hands each answer line to its owner.
 import { createConnection, type Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { readLines } from '../../agent-socket/json-lines.js';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
@@ -64,8 +65,6 @@ export class HarnessConnection {
     const socket = createConnection(this.path);
     this.socket = socket;
     let healthy = false;
-    let buffer = '';
-    socket.setEncoding('utf8');
     socket.on('connect', () => {
       this.open = true;
       setTimeout(() => (healthy = true), HEALTHY_CONNECTION_MS).unref();
@@ -73,17 +72,15 @@ export class HarnessConnection {
       this.log.info({ socket: this.path }, 'connected to the harness');
       this.events.onOpen();
     });
-    socket.on('data', (text: string) => {
-      buffer += text;
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
+    readLines(
+      socket,
+      (line) => {
         healthy = true;
         this.events.onLine(line);
-      }
-      if (buffer.length > MAX_ANSWER_BYTES) this.drop(`an answer line longer than ${MAX_ANSWER_BYTES} bytes`);
-    });
+      },
+      MAX_ANSWER_BYTES,
+      () => this.drop(`an answer line longer than ${MAX_ANSWER_BYTES} bytes`),
+    );
     socket.on('error', (error: NodeJS.ErrnoException) => {
       if (this.open) return void this.log.warn({ socket: this.path, code: error.code, err: error.message }, 'the harness connection failed');
       if (this.outageLogged) return;
