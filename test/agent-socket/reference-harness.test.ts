@@ -20,17 +20,17 @@ interface ReferenceHarness {
   stderr: () => string;
 }
 
-/** Runs hive-agent-socket on a fresh path; it and its folder are gone after the test. */
-async function startReferenceHarness(t: TestContext): Promise<ReferenceHarness> {
-  const dir = mkdtempSync(join(tmpdir(), 'hive-agent-socket-'));
-  const path = join(dir, 'agent.sock');
+/** Runs hive-agent-socket on `path` (by default one in a fresh folder, removed after the test); it is gone after the test. */
+async function startReferenceHarness(t: TestContext, path?: string): Promise<ReferenceHarness> {
+  const dir = path === undefined ? mkdtempSync(join(tmpdir(), 'hive-agent-socket-')) : null;
+  path ??= join(dir!, 'agent.sock');
   const child = spawn(process.execPath, [AGENT_SOCKET_JS, '--socket', path], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       await once(child, 'exit');
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
@@ -89,4 +89,20 @@ test('hive-agent-socket answers a request it cannot read with ok:false and says 
   await once(harness.child, 'exit');
   assert.equal(existsSync(harness.path), false);
   assert.deepEqual(harness.lines.at(-1), { event: 'stopped', open_todos: 0 });
+});
+
+test('hive-agent-socket replaces a stale socket file but refuses a path another process serves', async (t) => {
+  const first = await startReferenceHarness(t);
+  const busy = spawn(process.execPath, [AGENT_SOCKET_JS, first.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  busy.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const [code] = await once(busy, 'exit');
+  assert.equal(code, 2);
+  assert.equal(stderr, `hive-agent-socket: another process serves ${first.path}; stop it or choose another path\n`);
+  first.child.kill('SIGKILL');
+  await once(first.child, 'exit');
+  assert.equal(existsSync(first.path), true, 'a killed server leaves its socket file');
+  const second = await startReferenceHarness(t, first.path);
+  assert.deepEqual((await ask(second.path, ['{"cmd":"todo_clear","source":"bash","key":"gone"}'])).map((line) => JSON.parse(line)), [{ ok: true }]);
+  assert.deepEqual(second.lines.at(-1), { event: 'todo_clear', received_at: second.lines.at(-1)!.received_at, open_todos: 0, source: 'bash', key: 'gone', existed: false });
 });
