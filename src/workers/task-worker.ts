@@ -6,6 +6,13 @@ import { openOutputFile, pumpToFile } from './output-file.js';
 import { terminateGroup, type TerminationHandle } from './terminate.js';
 import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
+/**
+ * After the leader exits, how long its end waits for the output pipes to close. What the leader
+ * wrote is already in the pipes; this lets it reach the files before run, status or the todo read
+ * their tails. A grandchild holding a pipe open costs the end this delay and no more.
+ */
+const OUTPUT_SETTLE_MS = 100;
+
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
@@ -26,6 +33,8 @@ class TaskRun {
   private termination: TerminationHandle | null = null;
   private pendingKill: KillSignal | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Set when the leader exits: a kill arriving while its end waits for the output is no longer why it ended. */
+  private exited = false;
 
   constructor(private readonly spec: TaskSpec) {}
 
@@ -40,11 +49,8 @@ class TaskRun {
       return;
     }
     const child = this.spawnLeader();
-    const [stdoutBytes, stderrBytes] = await Promise.all([
-      this.pump(child, 'stdout', fds[0]),
-      this.pump(child, 'stderr', fds[1]),
-      this.waitForLeader(child),
-    ]);
+    const output = Promise.all([this.pump(child, 'stdout', fds[0]), this.pump(child, 'stderr', fds[1])]);
+    const [[stdoutBytes, stderrBytes]] = await Promise.all([output, this.waitForLeader(child, output)]);
     // The pipes can close before the group is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     this.report({ type: 'released', stdoutBytes, stderrBytes });
@@ -79,8 +85,8 @@ class TaskRun {
     }).closed;
   }
 
-  /** Resolves when the leader has exited: the task's end, whatever its pipes do. */
-  private waitForLeader(child: ChildProcess): Promise<void> {
+  /** Resolves when the leader has exited and its end is reported: the task's end, whatever its pipes do. */
+  private waitForLeader(child: ChildProcess, output: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       child.once('spawn', () => this.onSpawn(child));
       child.once('error', (error) => {
@@ -90,8 +96,15 @@ class TaskRun {
         resolve();
       });
       child.once('exit', (code, signal) => {
-        this.finish({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null });
-        resolve();
+        const endedAt = Date.now();
+        this.exited = true;
+        if (this.timer) clearTimeout(this.timer);
+        let settle: NodeJS.Timeout | undefined;
+        void Promise.race([output, new Promise((done) => (settle = setTimeout(done, OUTPUT_SETTLE_MS)))]).then(() => {
+          clearTimeout(settle);
+          this.finish({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null }, endedAt);
+          resolve();
+        });
       });
     });
   }
@@ -115,7 +128,7 @@ class TaskRun {
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {
-    this.reason ??= reason;
+    if (!this.exited) this.reason ??= reason;
     if (this.timer) clearTimeout(this.timer);
     if (this.termination) {
       if (signal === 'SIGKILL') this.termination.forceNow();
@@ -124,9 +137,9 @@ class TaskRun {
     this.termination = terminateGroup(this.child?.pid as number, signal, this.spec.killGraceMs);
   }
 
-  private finish(result: { exitCode: number | null; signal: string | null; error: string | null }): void {
+  private finish(result: { exitCode: number | null; signal: string | null; error: string | null }, endedAt = Date.now()): void {
     if (this.timer) clearTimeout(this.timer);
-    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...result, endedAt: Date.now() });
+    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...result, endedAt });
   }
 
   private report(message: ReportMessage): void {
