@@ -57,6 +57,23 @@ test('200 tasks that end while the harness is down are each delivered once, in t
   assert.equal((await todoHealth(daemon)).harness_connected, true);
 });
 
+test('requests a harness took down with it unanswered are sent again when it is back', async (t) => {
+  const held = gate();
+  t.after(() => held.open());
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer: async () => (await held.opened, OK) });
+  await tools.ok('run', { command: 'exit 2', name: 'unanswered', wait_seconds: 0 });
+  assert.ok(await waitFor(() => peer.requestsFor('unanswered').some((request) => request.state === 'done')));
+  await peer.stop();
+  peer.answer = () => OK;
+  await peer.start();
+  const todo = await peer.waitForTodo('unanswered', (request) => request.state === 'done');
+  assert.match(todo.summary!, /^bash task unanswered done: exit 2 after/);
+  const ends = peer.requestsFor('unanswered').filter((request) => request.state === 'done');
+  assert.equal(ends.length, 2, 'sent once before the harness went down and once after');
+  assert.deepEqual(ends[1], ends[0], 'the same operation, not a new state');
+  assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0));
+});
+
 test('a todo the harness refuses with ok:false is sent again later, and the refusal is logged', async (t) => {
   let refusals = 0;
   const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer: () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK) });
