@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,6 +33,8 @@ const SCENARIOS: Scenario[] = [
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bench-todo-'));
+  // The figures depend on what else the machine is doing: say so next to them.
+  console.log(`${availableParallelism()} cores, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} before the run`);
   try {
     for (const scenario of SCENARIOS) printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString())));
   } finally {
