@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { ContainmentChoice } from './containment.js';
 
 export interface Config {
   host: string;
@@ -18,6 +19,8 @@ export interface Config {
   authTokenFile: string | null;
   sessionIdleSeconds: number;
   logLevel: string;
+  containment: ContainmentChoice;
+  cgroupRoot: string | null;
 }
 
 /** Thrown for anything wrong on the command line or in the environment; main exits with code 2. */
@@ -56,6 +59,8 @@ const OPTIONS: OptionSpec[] = [
   { flag: 'retention-count', key: 'retentionCount', schema: integer(1, 10_000_000), accepts: 'an integer from 1 to 10000000', default: 1000, help: 'finished tasks kept at most' },
   { flag: 'auth-token-file', key: 'authTokenFile', schema: text, accepts: 'a path to a file holding the token', default: null, help: 'require Authorization: Bearer TOKEN' },
   { flag: 'session-idle-seconds', key: 'sessionIdleSeconds', schema: integer(1, 86_400), accepts: 'an integer from 1 to 86400', default: 1800, help: 'MCP sessions idle this long are closed' },
+  { flag: 'containment', key: 'containment', schema: z.enum(['auto', 'cgroup', 'process-group', 'node']), accepts: 'one of auto, cgroup, process-group, node', default: 'auto', help: 'how tasks are contained: a cgroup each where possible (auto), or forced' },
+  { flag: 'cgroup-root', key: 'cgroupRoot', schema: text, accepts: 'a cgroup v2 folder the daemon may create cgroups in', default: null, help: 'where task cgroups go; default: the delegated cgroup, else a writable cgroup2 mount' },
   { flag: 'log-level', key: 'logLevel', schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(', ')}`, default: 'info', help: 'the least severe log lines written to stderr' },
 ];
 

@@ -10,6 +10,7 @@ import { SessionManager } from './mcp/sessions.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
+import { chooseContainment, type Containment } from './containment.js';
 import { OutputFiles } from './tasks/output-files.js';
 import { interruptLeftovers } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
@@ -22,11 +23,6 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package
 /** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
 const STOP_DRAIN_MS = 2000;
 
-const CONTAINMENT = {
-  mode: 'process-group',
-  detail: 'each task leads its own session and process group (child_process.spawn, detached); descendants that leave the group are not contained',
-};
-
 export interface RunningDaemon {
   url: string;
   stop(): Promise<void>;
@@ -35,15 +31,16 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
+  const containment = chooseContainment(config.containment, config.cgroupRoot);
   const store = new TaskStore(config.stateDir);
   const files = new OutputFiles(config.stateDir);
-  const interrupted = interruptLeftovers(store, files);
+  const interrupted = await interruptLeftovers(store, containment, files);
   if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
-  const tasks = new TaskService(store, pool, files, config, taskEnvironment(), log);
+  const tasks = new TaskService(store, pool, files, config, containment, taskEnvironment(), log);
   tasks.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
@@ -52,7 +49,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const health = () => ({
     ok: true,
     version: VERSION,
-    containment: CONTAINMENT,
+    containment: describeContainment(containment),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -66,7 +63,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  log.info({ url, containment: CONTAINMENT, state_dir: config.stateDir, version: VERSION }, 'serving');
+  log.info({ url, containment: describeContainment(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
 
   return {
     url,
@@ -83,6 +80,10 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       unlock();
     },
   };
+}
+
+function describeContainment(containment: Containment) {
+  return { mode: containment.mode, spawner: containment.spawner, cgroup_root: containment.cgroupRoot, reason: containment.reason };
 }
 
 /** What every task starts from: the daemon's environment less its own settings. */

@@ -20,9 +20,20 @@ export function readProcessEntry(pid: number): ProcessEntry | null {
   return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
 }
 
+/** False when no process, not even a zombie, is in group `pgid`: one syscall instead of a /proc scan. */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** Pids of the living (not zombie) processes in process group `pgid`. */
 export function listGroupMembers(pgid: number): number[] {
   const members: number[] = [];
+  if (!groupExists(pgid)) return members;
   let names: string[];
   try {
     names = readdirSync('/proc');
@@ -54,4 +65,16 @@ export function hasEnvironmentMarker(pid: number, marker: string): boolean {
 /** The living processes of group `pgid` that carry `marker`: what is left of one task, even if the group id was reused. */
 export function listMarkedGroupMembers(pgid: number, marker: string): number[] {
   return listGroupMembers(pgid).filter((pid) => hasEnvironmentMarker(pid, marker));
+}
+
+/** Every living process that carries `marker`, wherever it is in the process tree. */
+export function listMarkedProcesses(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0 || !hasEnvironmentMarker(pid, marker)) continue;
+    const entry = readProcessEntry(pid);
+    if (entry && entry.state !== 'Z' && entry.state !== 'X') pids.push(pid);
+  }
+  return pids;
 }

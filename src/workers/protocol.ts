@@ -24,6 +24,10 @@ export interface TaskSpec {
   /** null: no time limit. */
   timeoutMs: number | null;
   killGraceMs: number;
+  /** How the task is started and contained (chosen once by the supervisor at start-up). */
+  spawner: 'native' | 'node';
+  /** The task's own cgroup folder (created by the worker), or null: process group and shim only. */
+  cgroupDir: string | null;
   /** The worker's end of the task's channel: it reports on it and takes kill requests from it. */
   port: MessagePort;
 }
@@ -48,7 +52,7 @@ export type ReportMessage =
       endedAt: number;
     }
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
-  | { type: 'released'; stdoutBytes: number; stderrBytes: number };
+  | { type: 'released'; stdoutBytes: number; stderrBytes: number; cpuMs: number | null };
 
 /** What the piscina task resolves to. Errors travel inside it, never as a throw. */
 export interface TaskOutcome {

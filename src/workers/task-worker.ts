@@ -1,18 +1,16 @@
 // The piscina entry: runs one task from spawn to the release of its output, reporting
 // every state change over the task's MessagePort. Many tasks share one worker thread.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LaunchedTask } from './launched-task.js';
+import { launchNative } from './launch-native.js';
+import { launchNode } from './launch-node.js';
 import { openOutputFile, pumpToFile } from './output-file.js';
-import { terminateGroup, type TerminationHandle } from './terminate.js';
+import { terminate, type TerminationHandle } from './terminate.js';
 import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
-/**
- * After the leader exits, how long its end waits for the output pipes to close. What the leader
- * wrote is already in the pipes; this lets it reach the files before run, status or the todo read
- * their tails. A grandchild holding a pipe open costs the end this delay and no more.
- */
-const OUTPUT_SETTLE_MS = 100;
-
+/** How long the end's report waits for output still in the pipes when the leader has exited. */
+const OUTPUT_DRAIN_MS = 100;
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
@@ -28,12 +26,11 @@ export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
 }
 
 class TaskRun {
-  private child: ChildProcess | null = null;
+  private launched: LaunchedTask | null = null;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private pendingKill: KillSignal | null = null;
   private timer: NodeJS.Timeout | null = null;
-  /** Set when the leader exits: a kill arriving while its end waits for the output is no longer why it ended. */
   private exited = false;
 
   constructor(private readonly spec: TaskSpec) {}
@@ -45,39 +42,49 @@ class TaskRun {
       fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
     } catch (error) {
       this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now() });
-      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0 });
+      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, cpuMs: null });
       return;
     }
-    const child = this.spawnLeader();
-    const output = Promise.all([this.pump(child, 'stdout', fds[0]), this.pump(child, 'stderr', fds[1])]);
-    const [[stdoutBytes, stderrBytes]] = await Promise.all([output, this.waitForLeader(child, output)]);
-    // The pipes can close before the group is gone (a kill in progress): finish the escalation first.
+    const launched = this.launch();
+    this.launched = launched;
+    const pumps = Promise.all([this.pump(launched.stdout, 'stdout', fds[0]), this.pump(launched.stderr, 'stderr', fds[1])]);
+    void launched.started.then((started) => this.onStart(started));
+    const exit = await launched.exit;
+    this.exited = true;
+    if (this.timer) clearTimeout(this.timer);
+    // What the leader wrote before it exited may still sit in the pipes: let it reach the files
+    // first, so the end's report and tails are complete. A descendant holding a pipe open costs
+    // at most OUTPUT_DRAIN_MS of delay, never the end itself.
+    const drain = new AbortController();
+    await Promise.race([pumps, sleep(OUTPUT_DRAIN_MS, undefined, { signal: drain.signal }).catch(() => {})]);
+    drain.abort();
+    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit });
+    const [stdoutBytes, stderrBytes] = await pumps;
+    // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
-    this.report({ type: 'released', stdoutBytes, stderrBytes });
+    if (this.spec.spawner === 'native') await launched.gone();
+    this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
   }
 
-  private spawnLeader(): ChildProcess {
+  private launch(): LaunchedTask {
     const { command, stdin } = this.spec;
     const long = Buffer.byteLength(command) > MAX_ARGUMENT_BYTES ? splitLongCommand(command) : null;
-    const argv = long ? ['-c', long.script] : ['-c', command];
-    const env = long ? { ...this.spec.env, ...long.env } : this.spec.env;
-    const child = spawn('bash', argv, {
+    const request = {
+      argv: ['bash', '-c', long ? long.script : command],
+      env: long ? { ...this.spec.env, ...long.env } : this.spec.env,
       cwd: this.spec.cwd,
-      env,
-      detached: true, // setsid(): the task leads a session and process group of its own
-      stdio: [stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    if (stdin !== null && child.stdin) {
-      child.stdin.on('error', () => {}); // the task may exit without reading: EPIPE is no failure
-      child.stdin.end(stdin);
+      stdin,
+      cgroupDir: this.spec.cgroupDir,
+    };
+    const launched = this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
+    if (stdin !== null && launched.stdin) {
+      launched.stdin.on('error', () => {}); // the task may exit without reading: EPIPE is no failure
+      launched.stdin.end(stdin);
     }
-    return child;
+    return launched;
   }
 
-  private pump(child: ChildProcess, stream: StreamName, fd: number): Promise<number> {
-    const source = child[stream];
-    if (!source) throw new Error(`the task's ${stream} is not a pipe`);
+  private pump(source: Readable, stream: StreamName, fd: number): Promise<number> {
     return pumpToFile(source, fd, {
       path: stream === 'stdout' ? this.spec.stdoutPath : this.spec.stderrPath,
       maxBytes: this.spec.maxOutputBytes,
@@ -85,42 +92,17 @@ class TaskRun {
     }).closed;
   }
 
-  /** Resolves when the leader has exited and its end is reported: the task's end, whatever its pipes do. */
-  private waitForLeader(child: ChildProcess, output: Promise<unknown>): Promise<void> {
-    return new Promise((resolve) => {
-      child.once('spawn', () => this.onSpawn(child));
-      child.once('error', (error) => {
-        // Only a failed spawn reaches here before 'exit'; later errors are on the pipes.
-        if (child.pid !== undefined) return;
-        this.finish({ exitCode: null, signal: null, error: `spawn failed: ${error.message}` });
-        resolve();
-      });
-      child.once('exit', (code, signal) => {
-        const endedAt = Date.now();
-        this.exited = true;
-        if (this.timer) clearTimeout(this.timer);
-        let settle: NodeJS.Timeout | undefined;
-        void Promise.race([output, new Promise((done) => (settle = setTimeout(done, OUTPUT_SETTLE_MS)))]).then(() => {
-          clearTimeout(settle);
-          this.finish({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null }, endedAt);
-          resolve();
-        });
-      });
-    });
-  }
-
-  private onSpawn(child: ChildProcess): void {
-    const pid = child.pid as number;
-    this.report({ type: 'started', pid, pgid: pid, startedAt: Date.now() });
+  private onStart({ pid, pgid }: { pid: number; pgid: number }): void {
+    this.report({ type: 'started', pid, pgid, startedAt: Date.now() });
     if (this.pendingKill) return this.startTermination('killed', this.pendingKill);
-    if (this.spec.timeoutMs !== null) {
+    if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }
   }
 
   private onControl(message: ControlMessage): void {
     if (message.type !== 'kill') return;
-    if (!this.child?.pid) {
+    if (!this.launched) {
       this.pendingKill = message.signal;
       return;
     }
@@ -128,30 +110,19 @@ class TaskRun {
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {
+    // After the leader's own exit, a kill ends what it left but does not change why it ended.
     if (!this.exited) this.reason ??= reason;
     if (this.timer) clearTimeout(this.timer);
     if (this.termination) {
       if (signal === 'SIGKILL') this.termination.forceNow();
       return;
     }
-    this.termination = terminateGroup(this.child?.pid as number, signal, this.spec.killGraceMs);
-  }
-
-  private finish(result: { exitCode: number | null; signal: string | null; error: string | null }, endedAt = Date.now()): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...result, endedAt });
+    this.termination = terminate(this.launched!, signal, this.spec.killGraceMs);
   }
 
   private report(message: ReportMessage): void {
     this.spec.port.postMessage(message);
   }
-}
-
-/** A shell's view of a signalled exit: 128 + the signal's number. */
-function exitCodeOfSignal(signal: NodeJS.Signals | null): number | null {
-  if (signal === null) return null;
-  const number = osConstants.signals[signal];
-  return number === undefined ? null : 128 + number;
 }
 
 /** UTF-16 units per part: at most 3 bytes each in UTF-8, so a part stays under MAX_ARGUMENT_BYTES. */

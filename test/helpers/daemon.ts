@@ -8,12 +8,18 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
+import { createTestCgroupRoot, removeTestCgroupRoot } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
 
 export const MAIN_JS = new URL('../../src/supervisor/main.js', import.meta.url).pathname;
 
+/** Containment for test daemons: HIVE_TEST_CONTAINMENT, else cgroup where writable. */
+export type TestContainment = 'cgroup' | 'process-group' | 'node';
+
 export interface DaemonOptions {
   args?: string[];
+  /** Default: HIVE_TEST_CONTAINMENT, else cgroup where cgroups are writable, else process-group. */
+  containment?: TestContainment;
   env?: Record<string, string>;
   /** Reuse a state directory (a restart); by default a fresh one is made and removed. */
   stateDir?: string;
@@ -25,6 +31,9 @@ export interface TestDaemon {
   stateDir: string;
   /** Every process the daemon or a task started carries HIVE_TEST_MARK=<marker>. */
   marker: string;
+  containment: TestContainment;
+  /** The folder the daemon creates task cgroups in (cgroup mode), else null. */
+  cgroupRoot: string | null;
   child: ChildProcess;
   stderr: () => string;
   /** SIGTERM and wait for the exit; returns the exit code. */
@@ -38,29 +47,26 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
-  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...(options.args ?? [])], {
-    env: { ...cleanEnv(), ...options.env, HIVE_TEST_MARK: marker },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit').catch(() => {});
-    }
+  let containment = options.containment ?? (process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined) ?? 'cgroup';
+  const cgroupRoot = containment === 'cgroup' ? createTestCgroupRoot(marker) : null;
+  if (containment === 'cgroup' && cgroupRoot === null) containment = 'process-group';
+  const containmentArgs = cgroupRoot === null ? ['--containment', containment] : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
+  const args = ['--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...containmentArgs, ...(options.args ?? [])];
+  const { child, url, stderr } = await launchDaemon(args, { ...options.env, HIVE_TEST_MARK: marker }, async () => {
     killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+    if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
     if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
-  });
-  const url = await readListeningUrl(child, () => stderr);
+  }, t);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
     origin: new URL(url).origin,
     stateDir,
     marker,
+    containment,
+    cgroupRoot,
     child,
-    stderr: () => stderr,
+    stderr,
     async stop() {
       child.kill('SIGTERM');
       return exited;
@@ -70,6 +76,32 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
       await exited;
     },
   };
+}
+
+/**
+ * Spawns the daemon binary and resolves once it prints its URL. `cleanup` runs after the daemon is
+ * gone: at the end of test `t` when one is given (even if the test failed), else when the caller kills it.
+ */
+export async function launchDaemon(
+  args: string[],
+  env: Record<string, string>,
+  cleanup: () => Promise<void> | void,
+  t?: TestContext,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const teardown = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit').catch(() => {});
+    }
+    await cleanup();
+  };
+  if (t) t.after(teardown);
+  else child.once('exit', () => void cleanup());
+  const url = await readListeningUrl(child, () => stderr);
+  return { child, url, stderr: () => stderr };
 }
 
 /** The daemon's environment without anything of a daemon the test runner itself may have. */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { readLines } from '../../src/agent-socket/json-lines.js';
-import { startTestDaemon, type TestDaemon } from './daemon.js';
+import { startTestDaemon, type DaemonOptions, type TestDaemon } from './daemon.js';
 import { connectClient, type ToolClient } from './mcp-client.js';
 import { waitFor } from './processes.js';
 
@@ -125,13 +125,14 @@ class Peer implements HarnessPeer {
   }
 }
 
-/** A peer, a daemon connected to it (with `args` too) and an MCP client: how most todo tests begin. */
+/** A peer, a daemon connected to it (with the daemon `options` too) and an MCP client: how most todo tests begin. */
 export async function startDaemonWithPeer(
   t: TestContext,
-  options: { answer?: Answerer; args?: string[]; peerDown?: boolean } = {},
+  options: DaemonOptions & { answer?: Answerer; peerDown?: boolean } = {},
 ): Promise<{ peer: HarnessPeer; daemon: TestDaemon; tools: ToolClient }> {
-  const peer = await startHarnessPeer(t, options.answer, !options.peerDown);
-  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path, ...(options.args ?? [])] });
+  const { answer, peerDown, ...daemonOptions } = options;
+  const peer = await startHarnessPeer(t, answer, !peerDown);
+  const daemon = await startTestDaemon(t, { ...daemonOptions, args: ['--agent-socket', peer.path, ...(daemonOptions.args ?? [])] });
   return { peer, daemon, tools: await connectClient(t, daemon.url) };
 }
 

@@ -2,8 +2,11 @@
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Living (not zombie) processes whose environment holds `NAME=VALUE`. */
-export function findMarkedProcesses(marker: string): number[] {
+/**
+ * Living (not zombie) processes whose environment holds `NAME=VALUE`. A task's shim (the root of
+ * its tree, which exits once the tree is empty) is left out unless `withShims` is set.
+ */
+export function findMarkedProcesses(marker: string, withShims = false): number[] {
   const needle = Buffer.from(`\0${marker}\0`);
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
@@ -14,7 +17,8 @@ export function findMarkedProcesses(marker: string): number[] {
       if (!environ.includes(needle)) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
       const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') pids.push(pid);
+      const shim = stat.includes('(hive-task-shim)');
+      if (state !== 'Z' && state !== 'X' && (withShims || !shim)) pids.push(pid);
     } catch {
       // gone meanwhile
     }
@@ -23,7 +27,7 @@ export function findMarkedProcesses(marker: string): number[] {
 }
 
 export function killMarkedProcesses(marker: string): void {
-  for (const pid of findMarkedProcesses(marker)) {
+  for (const pid of findMarkedProcesses(marker, true)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

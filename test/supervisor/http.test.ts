@@ -23,7 +23,9 @@ test('/healthz reports the version, containment and counts by state', async (t) 
   const health = (await res.body.json()) as any;
   assert.equal(health.ok, true);
   assert.match(health.version, /^\d+\.\d+\.\d+/);
-  assert.equal(health.containment.mode, 'process-group');
+  assert.equal(health.containment.mode, daemon.containment === 'cgroup' ? 'cgroup' : 'process-group');
+  assert.equal(health.containment.spawner, daemon.containment === 'node' ? 'node' : 'native');
+  assert.equal(health.containment.cgroup_root, daemon.cgroupRoot);
   assert.equal(health.tasks.done, 1);
   assert.equal(health.tasks.running, 0);
   assert.equal(health.sessions, 1);

@@ -20,7 +20,7 @@ test('output reaches its file while the task runs', async (t) => {
   const live = await tools.ok('status', { id: task.id });
   assert.equal(live.state, 'running');
   assert.match(live.stdout_tail, /^line 1\n/);
-  await waitFor(() => readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
+  await waitFor(() => existsSync(task.stdout_path) && readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
   assert.equal((await tools.ok('status', { id: task.id })).stdout_tail, Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''));
   await tools.ok('kill', { id: task.id, force: true });
 });

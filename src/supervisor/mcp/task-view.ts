@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { FINISHED_STATES, TASK_STATES, type TaskRecord } from '../registry/task-store.js';
 import { readTail } from '../tasks/output-tail.js';
+import type { TaskResources } from '../tasks/task-resources.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
 export const MAX_TAIL_BYTES = 65_536;
@@ -30,16 +31,20 @@ export const taskViewSchema = z.object({
   stdout_path: z.string().describe('The file holding stdout'),
   stderr_path: z.string().describe('The file holding stderr'),
   lingering: z.number().int().describe('Processes of the task still alive after its leader exited (kill ends them)'),
+  cpu_ms: z.number().int().nullable().describe('CPU time used by all of the task\'s processes, where the task has a cgroup; else null'),
+  memory_bytes: z.number().int().nullable().describe('Memory the task uses now, where its cgroup has the memory controller; else null'),
+  processes: z.number().int().nullable().describe('Processes of the task alive now, where the task has a cgroup; else null'),
 });
 
 export type TaskView = z.output<typeof taskViewSchema>;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** Where a view finds a task's files and what is left of it (the TaskService is one). */
+/** Where a view finds a task's files, what is left of it and its figures (the TaskService is one). */
 export interface TaskViewSource {
   outputPaths(id: string): { stdout: string; stderr: string };
   countLeftovers(record: TaskRecord): number;
+  resourcesOf(record: TaskRecord): TaskResources;
 }
 
 /** Builds the view of `record`, reading the last `tailBytes` of each output file. */
@@ -48,6 +53,7 @@ export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskViewS
   const stdout = readTail(paths.stdout, tailBytes);
   const stderr = readTail(paths.stderr, tailBytes);
   const finished = FINISHED_STATES.includes(record.state);
+  const resources = tasks.resourcesOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
   return {
     id: record.id,
@@ -71,6 +77,9 @@ export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskViewS
     stdout_path: paths.stdout,
     stderr_path: paths.stderr,
     lingering: finished ? tasks.countLeftovers(record) : 0,
+    cpu_ms: resources.cpuMs,
+    memory_bytes: resources.memoryBytes,
+    processes: resources.processes,
   };
 }
 

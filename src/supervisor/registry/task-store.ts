@@ -28,6 +28,8 @@ export interface TaskRecord {
   pgid: number | null;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
+  /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
+  cpuMs: number | null;
   /** A todo for this task has been queued for the harness and not cleared since. */
   todoShown: boolean;
 }
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS tasks (
   pgid INTEGER,
   stdout_truncated INTEGER NOT NULL DEFAULT 0,
   stderr_truncated INTEGER NOT NULL DEFAULT 0,
+  cpu_ms INTEGER,
   todo_shown INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
@@ -77,6 +80,7 @@ interface TaskRow {
   pgid: number | null;
   stdout_truncated: number;
   stderr_truncated: number;
+  cpu_ms: number | null;
   todo_shown: number;
 }
 
@@ -98,6 +102,7 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   pgid: row.pgid,
   stdoutTruncated: row.stdout_truncated === 1,
   stderrTruncated: row.stderr_truncated === 1,
+  cpuMs: row.cpu_ms,
   todoShown: row.todo_shown === 1,
 });
 
@@ -115,9 +120,16 @@ export class TaskStore {
     // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
-    addMissingColumns(this.db);
+    this.migrate();
     this.outbox = new TodoOutbox(this.db);
     this.statements = this.prepare();
+  }
+
+  /** Brings a registry written by an older version up to this schema. */
+  private migrate(): void {
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name);
+    if (!columns.includes('cpu_ms')) this.db.exec('ALTER TABLE tasks ADD COLUMN cpu_ms INTEGER');
+    if (!columns.includes('todo_shown')) this.db.exec('ALTER TABLE tasks ADD COLUMN todo_shown INTEGER NOT NULL DEFAULT 0');
   }
 
   private prepare() {
@@ -131,8 +143,8 @@ export class TaskStore {
       dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
       started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
       ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
-        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, todo_shown = @todoShown
-        WHERE id = @id`),
+        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs,
+        todo_shown = @todoShown WHERE id = @id`),
       todoShown: db.prepare<[number, string]>('UPDATE tasks SET todo_shown = ? WHERE id = ?'),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
@@ -190,6 +202,7 @@ export class TaskStore {
         endedAt: record.endedAt,
         stdoutTruncated: record.stdoutTruncated ? 1 : 0,
         stderrTruncated: record.stderrTruncated ? 1 : 0,
+        cpuMs: record.cpuMs,
         todoShown: record.todoShown ? 1 : 0,
       }),
     );
@@ -252,10 +265,4 @@ export class TaskStore {
   close(): void {
     this.db.close();
   }
-}
-
-/** Brings a registry written by an older version up to the current schema. */
-function addMissingColumns(db: Database.Database): void {
-  const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name));
-  if (!columns.has('todo_shown')) db.exec('ALTER TABLE tasks ADD COLUMN todo_shown INTEGER NOT NULL DEFAULT 0');
 }

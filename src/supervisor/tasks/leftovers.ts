@@ -1,31 +1,24 @@
 // What a task leaves behind after its leader exits: processes of its group still alive.
-import { listMarkedGroupMembers } from '../../workers/process-table.js';
-import { terminateGroup } from '../../workers/terminate.js';
+import { groupTarget } from '../../workers/launch-node.js';
+import { listMarkedGroupMembers, listMarkedProcesses } from '../../workers/process-table.js';
+import { terminate } from '../../workers/terminate.js';
 import type { KillSignal } from '../../workers/protocol.js';
 import type { TaskRecord } from '../registry/task-store.js';
 
 /** The environment marker every process of one run of a task inherits. */
 export const runMarker = (record: TaskRecord): string => `HIVE_BASH_RUN=${record.runKey}`;
 
-/** Living processes of the task's group that carry its run marker (a reused group id is not the task's). */
-export function countLeftovers(record: TaskRecord): number {
-  if (record.pgid === null || !groupExists(record.pgid)) return 0;
-  return listMarkedGroupMembers(record.pgid, runMarker(record)).length;
+/**
+ * Living processes that carry the task's run marker (a reused group id is not the task's): in its
+ * process group, or anywhere (what left the group too) except its shim, which leads the group.
+ */
+export function countLeftovers(record: TaskRecord, where: 'group' | 'anywhere'): number {
+  if (record.pgid === null) return 0;
+  if (where === 'group') return listMarkedGroupMembers(record.pgid, runMarker(record)).length;
+  return listMarkedProcesses(runMarker(record)).filter((pid) => pid !== record.pgid).length;
 }
 
-/** One syscall that rules out the scan of /proc in the usual case: nothing left in the group at all. */
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-/** Starts ending what is left of a task and returns how many processes that was. */
-export function killLeftovers(record: TaskRecord, signal: KillSignal, graceMs: number): number {
-  const leftovers = countLeftovers(record);
-  if (leftovers > 0 && record.pgid !== null) terminateGroup(record.pgid, signal, graceMs);
-  return leftovers;
+/** Starts ending what is left in a finished task's process group (Node-spawned tasks only). */
+export function killLeftovers(record: TaskRecord, signal: KillSignal, graceMs: number): void {
+  if (record.pgid !== null) terminate(groupTarget(record.pgid), signal, graceMs);
 }

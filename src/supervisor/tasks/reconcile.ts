@@ -1,20 +1,25 @@
 // Start-up: what the registry shows as pending or running was left by a daemon that stopped or died.
-import { listMarkedGroupMembers } from '../../workers/process-table.js';
-import { signalGroup } from '../../workers/terminate.js';
+import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { listMarkedProcesses } from '../../workers/process-table.js';
+import { taskCgroupDir, type Containment } from '../containment.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
 import { composeUpsert } from '../todos/todo-message.js';
 import { runMarker } from './leftovers.js';
 import type { OutputFiles } from './output-files.js';
-import { todoViewSource } from './task-todos.js';
+import { leftoverViewSource } from './task-todos.js';
+
+const CGROUP_EMPTY_WAIT_MS = 2000;
 
 /** Kills what is left of each unfinished task, marks it interrupted with its todo, and returns those records. */
-export function interruptLeftovers(store: TaskStore, files: OutputFiles): TaskRecord[] {
-  const source = todoViewSource(files);
+export async function interruptLeftovers(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
+  const source = leftoverViewSource(files);
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
-    if (record.pgid !== null && listMarkedGroupMembers(record.pgid, runMarker(record)).length > 0) {
-      signalGroup(record.pgid, 'SIGKILL');
-    }
+    const cgroupDir = taskCgroupDir(containment, record.runKey);
+    if (cgroupDir !== null && existsSync(cgroupDir)) await killCgroup(cgroupDir);
+    // Also by marker: the task may have run under another containment, or something left its cgroup's reach.
+    for (const pid of listMarkedProcesses(runMarker(record))) killQuietly(pid);
     const ended: TaskRecord = {
       ...record,
       state: 'interrupted',
@@ -27,4 +32,30 @@ export function interruptLeftovers(store: TaskStore, files: OutputFiles): TaskRe
     interrupted.push(ended);
   }
   return interrupted;
+}
+
+/** cgroup.kill, then waits (briefly) for `populated 0` and removes the folder. */
+async function killCgroup(dir: string): Promise<void> {
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // an older kernel without cgroup.kill: the marker scan below still ends the processes
+  }
+  const deadline = Date.now() + CGROUP_EMPTY_WAIT_MS;
+  while (Date.now() < deadline && /^populated 1$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8'))) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // still populated (zombies waiting for a parent that never reaps): tried again at the next start
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
 }

@@ -11,6 +11,8 @@ import type { OutputFiles } from './output-files.js';
 import { countLeftovers, killLeftovers } from './leftovers.js';
 import { TaskTodos } from './task-todos.js';
 import { composeClear } from '../todos/todo-message.js';
+import { taskCgroupDir, type Containment } from '../containment.js';
+import { NO_RESOURCES, readTaskResources, type TaskResources } from './task-resources.js';
 
 export interface TaskLimits {
   maxRunning: number;
@@ -44,6 +46,9 @@ interface LiveTask {
   /** Resolves when the task reaches a finished state. */
   ended: Promise<void>;
   markEnded: () => void;
+  /** Resolves when its worker lets go of it: nothing of the task is left (with the native spawner). */
+  released: Promise<void>;
+  markReleased: () => void;
 }
 
 const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
@@ -63,10 +68,11 @@ export class TaskService {
     private readonly pool: WorkerPool,
     private readonly files: OutputFiles,
     private readonly limits: TaskLimits,
+    private readonly containment: Containment,
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
   ) {
-    this.todos = new TaskTodos(store, files);
+    this.todos = new TaskTodos(store, this);
   }
 
   /** Called with each task's record when it reaches a finished state. */
@@ -99,14 +105,17 @@ export class TaskService {
       pgid: null,
       stdoutTruncated: false,
       stderrTruncated: false,
+      cpuMs: null,
       todoShown: false,
     };
     const admitted = this.store.insert(record, composeClear(id));
     if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
     if (admitted.replaced) this.files.remove(id);
     let markEnded = () => {};
+    let markReleased = () => {};
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
-    const task: LiveTask = { record, request, worker: null, ended, markEnded };
+    const released = new Promise<void>((resolve) => (markReleased = resolve));
+    const task: LiveTask = { record, request, worker: null, ended, markEnded, released, markReleased };
     this.live.set(id, task);
     this.pending.set(id, task);
     this.startPending();
@@ -154,10 +163,24 @@ export class TaskService {
 
   /** Processes of a finished task still alive after its leader exited. */
   countLeftovers(record: TaskRecord): number {
-    return countLeftovers(record);
+    const unreleased = this.live.get(record.id)?.record.runKey === record.runKey;
+    if (this.containment.spawner === 'node') return countLeftovers(record, 'group');
+    // A released task's shim has exited, and it exits only once its whole subtree is gone.
+    if (!unreleased) return 0;
+    const cgroupDir = taskCgroupDir(this.containment, record.runKey);
+    if (cgroupDir !== null) return readTaskResources(cgroupDir).processes ?? 0;
+    return countLeftovers(record, 'anywhere');
   }
 
-  /** Ends a task: cancels it if pending, signals its group if running, ends what a finished one left. */
+  /** CPU, memory and process figures of a task, where its cgroup gives them. */
+  resourcesOf(record: TaskRecord): TaskResources {
+    const cgroupDir = taskCgroupDir(this.containment, record.runKey);
+    if (cgroupDir === null) return NO_RESOURCES;
+    if (this.live.get(record.id)?.record.runKey === record.runKey) return readTaskResources(cgroupDir);
+    return { ...NO_RESOURCES, cpuMs: record.cpuMs, processes: 0 };
+  }
+
+  /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */
   kill(id: string, signal: KillSignal): KillOutcome {
     const task = this.live.get(id);
     if (task?.record.state === 'pending') {
@@ -165,12 +188,17 @@ export class TaskService {
       this.finish(task, { state: 'killed', exitCode: null, signal: null, error: null, endedAt: Date.now() });
       return { record: task.record, signal: null, leftovers: 0 };
     }
-    if (task && task.worker && task.record.state === 'running') {
+    if (task?.worker && task.record.state === 'running') {
       task.worker.send({ type: 'kill', signal });
       return { record: task.record, signal, leftovers: 0 };
     }
     const record = this.get(id);
-    const leftovers = killLeftovers(record, signal, this.limits.killGraceMs);
+    const leftovers = this.countLeftovers(record);
+    if (leftovers > 0) {
+      // Finished but not released: the worker still holds the task and ends what it left.
+      if (task?.worker) task.worker.send({ type: 'kill', signal });
+      else killLeftovers(record, signal, this.limits.killGraceMs);
+    }
     return { record, signal: leftovers > 0 ? signal : null, leftovers };
   }
 
@@ -213,6 +241,8 @@ export class TaskService {
         maxOutputBytes: this.limits.maxOutputBytes,
         timeoutMs: record.timeoutMs,
         killGraceMs: this.limits.killGraceMs,
+        spawner: this.containment.spawner,
+        cgroupDir: taskCgroupDir(this.containment, record.runKey),
       },
       (message) => this.applyReport(task, message),
     );
@@ -246,6 +276,10 @@ export class TaskService {
         });
         return;
       case 'released':
+        if (message.cpuMs !== null) {
+          task.record = { ...task.record, cpuMs: message.cpuMs };
+          this.store.markEnded(task.record);
+        }
         this.release(task);
         return;
     }
@@ -266,6 +300,7 @@ export class TaskService {
   }
 
   private release(task: LiveTask): void {
+    task.markReleased();
     if (this.live.get(task.record.id) === task) this.live.delete(task.record.id);
   }
 
@@ -276,10 +311,13 @@ export class TaskService {
       this.finish(task, { state: 'interrupted', exitCode: null, signal: null, error: 'the daemon stopped before the task started', endedAt: Date.now() });
     }
     this.pending.clear();
-    const running = [...this.live.values()].filter((task) => task.record.state === 'running');
-    for (const task of running) task.worker?.send({ type: 'kill', signal: 'SIGTERM' });
-    // The workers escalate to SIGKILL after the grace period; the margin covers the reaping.
-    await Promise.race([Promise.all(running.map((task) => task.ended)), sleep(this.limits.killGraceMs + 2000)]);
+    // Running tasks, and finished ones whose leftovers the workers still hold.
+    const held = [...this.live.values()].filter((task) => task.worker !== null);
+    const running = held.filter((task) => task.record.state === 'running');
+    for (const task of held) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
+    // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups;
+    // the margin covers the reaping.
+    await Promise.race([Promise.all(held.map((task) => task.released)), sleep(this.limits.killGraceMs + 2000)]);
     for (const task of running) {
       if (task.record.state !== 'running') continue;
       this.finish(task, { state: 'interrupted', exitCode: null, signal: null, error: 'the daemon stopped while the task was running', endedAt: Date.now() });

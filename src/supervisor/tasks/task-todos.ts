@@ -4,17 +4,26 @@
 import { FINISHED_STATES, type TaskRecord, type TaskStore } from '../registry/task-store.js';
 import type { TaskViewSource } from '../mcp/task-view.js';
 import { composeClear, composeUpsert } from '../todos/todo-message.js';
-import { countLeftovers } from './leftovers.js';
 import type { OutputFiles } from './output-files.js';
+import { NO_RESOURCES } from './task-resources.js';
 import type { TodoUpsert } from '../../agent-socket/protocol.js';
 
-/** Where a todo's view finds files and leftovers; only a task that ended by itself can have leftovers worth reporting. */
-export function todoViewSource(files: OutputFiles): TaskViewSource {
+/**
+ * What a todo's view reads through `tasks` (the TaskService, which knows the containment): only a
+ * task that ended by itself can have leftovers worth reporting, and a todo shows no resource figures.
+ */
+export function todoViewSource(tasks: TaskViewSource): TaskViewSource {
   return {
-    outputPaths: (id) => files.pathsOf(id),
+    outputPaths: (id) => tasks.outputPaths(id),
     // A kill, timeout or interruption is still escalating when its end is reported: what it counts is about to die.
-    countLeftovers: (record) => (record.state === 'done' ? countLeftovers(record) : 0),
+    countLeftovers: (record) => (record.state === 'done' ? tasks.countLeftovers(record) : 0),
+    resourcesOf: () => NO_RESOURCES,
   };
+}
+
+/** The view source for the last daemon's tasks at start-up: their files remain, nothing of them runs. */
+export function leftoverViewSource(files: OutputFiles): TaskViewSource {
+  return { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES };
 }
 
 export class TaskTodos {
@@ -22,9 +31,9 @@ export class TaskTodos {
 
   constructor(
     private readonly store: TaskStore,
-    files: OutputFiles,
+    tasks: TaskViewSource,
   ) {
-    this.source = todoViewSource(files);
+    this.source = todoViewSource(tasks);
   }
 
   /** The task outlived run's wait: its todo appears, showing its current state. Returns the updated record. */

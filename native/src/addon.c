@@ -1,0 +1,204 @@
+/* The N-API surface: mechanical wrappers that return values or throw an Error whose `code` is the
+ * errno name. Policy (which signal, when to escalate) lives in TypeScript. */
+#define _GNU_SOURCE
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "sys.h"
+
+#define MAX_ARG_COUNT 4096
+
+static napi_value throw_errno(napi_env env, int err, const char *what) {
+  char message[256];
+  snprintf(message, sizeof message, "%s failed: %s", what, strerror(err));
+  const char *name = strerrorname_np(err);
+  napi_throw_error(env, name ? name : "EUNKNOWN", message);
+  return NULL;
+}
+
+static napi_value make_int(napi_env env, int value) {
+  napi_value result;
+  napi_create_int32(env, value, &result);
+  return result;
+}
+
+static int get_int(napi_env env, napi_value value, int *out) {
+  return napi_get_value_int32(env, value, out) == napi_ok ? 0 : -1;
+}
+
+/* Copies a JS string into a fresh malloc'd C string (NULL on failure or if not a string). */
+static char *copy_string(napi_env env, napi_value value) {
+  size_t length;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
+  char *text = malloc(length + 1);
+  if (text != NULL) napi_get_value_string_utf8(env, value, text, length + 1, &length);
+  return text;
+}
+
+static void free_strings(char **strings) {
+  if (strings == NULL) return;
+  for (char **cursor = strings; *cursor != NULL; cursor++) free(*cursor);
+  free(strings);
+}
+
+/* A JS array of strings as a NULL-terminated C array. */
+static char **copy_string_array(napi_env env, napi_value array) {
+  uint32_t count;
+  if (napi_get_array_length(env, array, &count) != napi_ok || count > MAX_ARG_COUNT * 16) return NULL;
+  char **strings = calloc(count + 1, sizeof *strings);
+  if (strings == NULL) return NULL;
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value element;
+    napi_get_element(env, array, i, &element);
+    strings[i] = copy_string(env, element);
+    if (strings[i] == NULL) {
+      free_strings(strings);
+      return NULL;
+    }
+  }
+  return strings;
+}
+
+static napi_value named(napi_env env, napi_value object, const char *name) {
+  napi_value value;
+  napi_get_named_property(env, object, name, &value);
+  return value;
+}
+
+/* spawn({ path, argv, env, cwd, fds }) -> { pid, pidfd } */
+static napi_value js_spawn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value options;
+  napi_get_cb_info(env, info, &argc, &options, NULL, NULL);
+  char *path = copy_string(env, named(env, options, "path"));
+  char *cwd = copy_string(env, named(env, options, "cwd"));
+  char **argv = copy_string_array(env, named(env, options, "argv"));
+  char **envp = copy_string_array(env, named(env, options, "env"));
+  napi_value fd_array = named(env, options, "fds");
+  uint32_t nfds = 0;
+  int fds[8];
+  napi_value result = NULL;
+  if (!path || !cwd || !argv || !envp || napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > 8) {
+    napi_throw_type_error(env, "EINVAL", "spawn expects { path, argv, env, cwd, fds } with strings and at most 8 fds");
+    goto done;
+  }
+  for (uint32_t i = 0; i < nfds; i++) {
+    napi_value element;
+    napi_get_element(env, fd_array, i, &element);
+    if (get_int(env, element, &fds[i]) != 0) {
+      napi_throw_type_error(env, "EINVAL", "spawn: fds must be integers");
+      goto done;
+    }
+  }
+  pid_t pid;
+  int pidfd;
+  int err = spawn_session_leader(path, argv, envp, cwd, fds, (int)nfds, &pid, &pidfd);
+  if (err < 0) {
+    throw_errno(env, -err, "posix_spawn");
+    goto done;
+  }
+  napi_create_object(env, &result);
+  napi_set_named_property(env, result, "pid", make_int(env, pid));
+  napi_set_named_property(env, result, "pidfd", make_int(env, pidfd));
+done:
+  free(path);
+  free(cwd);
+  free_strings(argv);
+  free_strings(envp);
+  return result;
+}
+
+static int get_int_args(napi_env env, napi_callback_info info, int *values, size_t wanted) {
+  napi_value args[2];
+  size_t argc = 2;
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < wanted) return -1;
+  for (size_t i = 0; i < wanted; i++) {
+    if (get_int(env, args[i], &values[i]) != 0) return -1;
+  }
+  return 0;
+}
+
+/* pipe() -> [readFd, writeFd], both close-on-exec */
+static napi_value js_pipe(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return throw_errno(env, errno, "pipe2");
+  napi_value result;
+  napi_create_array_with_length(env, 2, &result);
+  napi_set_element(env, result, 0, make_int(env, fds[0]));
+  napi_set_element(env, result, 1, make_int(env, fds[1]));
+  return result;
+}
+
+/* close(fd) */
+static napi_value js_close(napi_env env, napi_callback_info info) {
+  int fd;
+  if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "close");
+  if (close(fd) != 0 && errno != EINTR) return throw_errno(env, errno, "close");
+  return NULL;
+}
+
+/* reap(pidfd, block) -> null while it runs, else { code, signal } (code -1 when a signal ended it).
+ * Block only for a process known to be exiting: it holds the calling thread. */
+static napi_value js_reap(napi_env env, napi_callback_info info) {
+  int values[2], code, signal;
+  if (get_int_args(env, info, values, 2) != 0) return throw_errno(env, EINVAL, "reap");
+  int state = reap_pidfd(values[0], values[1], &code, &signal);
+  if (state < 0) return throw_errno(env, -state, "waitid(P_PIDFD)");
+  napi_value result;
+  if (state == 0) {
+    napi_get_null(env, &result);
+    return result;
+  }
+  napi_create_object(env, &result);
+  napi_set_named_property(env, result, "code", make_int(env, code));
+  napi_set_named_property(env, result, "signal", make_int(env, signal));
+  return result;
+}
+
+/* pidfdOpen(pid) -> fd */
+static napi_value js_pidfd_open(napi_env env, napi_callback_info info) {
+  int pid;
+  if (get_int_args(env, info, &pid, 1) != 0) return throw_errno(env, EINVAL, "pidfd_open");
+  int fd = sys_pidfd_open(pid);
+  if (fd < 0) return throw_errno(env, errno, "pidfd_open");
+  return make_int(env, fd);
+}
+
+/* sendSignal(pidfd, signal) -> true, or false when the process is gone */
+static napi_value js_send_signal(napi_env env, napi_callback_info info) {
+  int values[2];
+  if (get_int_args(env, info, values, 2) != 0) return throw_errno(env, EINVAL, "pidfd_send_signal");
+  napi_value result;
+  if (sys_pidfd_send_signal(values[0], values[1]) != 0) {
+    if (errno != ESRCH) return throw_errno(env, errno, "pidfd_send_signal");
+    napi_get_boolean(env, false, &result);
+    return result;
+  }
+  napi_get_boolean(env, true, &result);
+  return result;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"spawn", NULL, js_spawn, NULL, NULL, NULL, napi_default, NULL},
+      {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
+      {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
+      {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},
+      {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
+      {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,105 @@
+# hive-bash-daemon as a nix package: every dependency comes from the committed package-lock.json
+# (importNpmLock turns each locked tarball and its integrity hash into a fetchurl, so there is no
+# dependency hash to compute), the native addons are compiled from source against the headers of
+# the Node the daemon runs on, and every entry of package.json "bin" becomes a wrapper in $out/bin.
+#
+#   pkgs.callPackage ./nix/package.nix { npmRegistry = "<base URL of your npm registry>"; }
+#   pkgs.callPackage ./nix/package.nix { npmRegistry = "…"; nodejs_20 = pkgs.nodejs_22; }   # where nodejs_20 is gone
+{
+  lib,
+  buildNpmPackage,
+  importNpmLock,
+  nodejs_20,
+  # The base URL (no trailing slash) of the npm registry the locked tarballs come from; the lock file names none.
+  npmRegistry,
+  node-gyp,
+  python3,
+}:
+let
+  nodejs = nodejs_20;
+  packageJson = lib.importJSON ../package.json;
+  # npm here writes lock files without "resolved" for registry packages (omit-lockfile-registry-resolved),
+  # and importNpmLock fetches only entries that have one. The registry's tarball URL follows from the
+  # name and version; the lock's integrity hash, which fetchurl checks, pins the content either way.
+  withRegistryUrls =
+    lock:
+    lock
+    // {
+      packages = lib.mapAttrs (
+        path: module:
+        if path == "" || module ? resolved || module.link or false || !(module ? integrity) then
+          module
+        else
+          module // { resolved = registryTarball path module; }
+      ) lock.packages;
+    };
+  registryTarball =
+    path: module:
+    let
+      name = module.name or (lib.last (lib.splitString "node_modules/" path));
+      basename = lib.last (lib.splitString "/" name);
+    in
+    "${npmRegistry}/${name}/-/${basename}-${module.version}.tgz";
+
+  root = toString ../.;
+  keepSource =
+    path: _type:
+    let
+      relative = lib.removePrefix "${root}/" (toString path);
+      top = lib.head (lib.splitString "/" relative);
+    in
+    builtins.elem relative [ "package.json" "package-lock.json" "tsconfig.json" "README.md" ]
+    || top == "src"
+    || (top == "native" && relative != "native/build" && !lib.hasPrefix "native/build/" relative);
+in
+buildNpmPackage {
+  pname = packageJson.name;
+  inherit (packageJson) version;
+  inherit nodejs;
+
+  # Only what the build reads: a checkout's node_modules, dist and native/build stay out of the store.
+  src = lib.cleanSourceWith {
+    name = "${packageJson.name}-source";
+    src = ../.;
+    filter = keepSource;
+  };
+
+  npmDeps = importNpmLock {
+    npmRoot = ../.;
+    packageLock = withRegistryUrls (lib.importJSON ../package-lock.json);
+  };
+  npmConfigHook = importNpmLock.npmConfigHook;
+
+  # stdenv already brings the C/C++ compiler and make; node-gyp drives them, python3 runs gyp.
+  nativeBuildInputs = [
+    node-gyp
+    python3
+  ];
+
+  env = {
+    # better-sqlite3 (prebuild-install) and node-pty (scripts/prebuild.js) both honour this:
+    # no prebuilt binary is downloaded or used, node-gyp compiles the addon here.
+    npm_config_build_from_source = "true";
+  };
+
+  # importNpmLock's config hook is built with nixpkgs' default nodejs, and its `npm rebuild` would
+  # compile the addons against that Node's headers (a NODE_MODULE_VERSION mismatch at run time).
+  # So the hook only installs and links; the install scripts run in preBuild against our Node.
+  npmRebuildFlags = [ "--ignore-scripts" ];
+  preBuild = ''
+    export npm_config_nodedir=${nodejs}
+    export npm_config_node_gyp=${nodejs}/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js
+    # Runs every dependency's install scripts and this package's own (the native/ addon, once it has one).
+    npm rebuild --foreground-scripts
+  '';
+
+  # `npm run build` (tsc) ran in the build phase; `npm pack` in the install hook need not run it again.
+  npmPackFlags = [ "--ignore-scripts" ];
+
+  meta = {
+    inherit (packageJson) description;
+    license = lib.licenses.mit;
+    mainProgram = "hive-bash-daemon";
+    platforms = lib.platforms.linux;
+  };
+}

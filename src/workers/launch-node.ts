@@ -1,0 +1,69 @@
+// Starts a task with Node's child_process (fork + exec) in a session and process group of its own:
+// the fallback where the native addon cannot load. It cannot contain what leaves the group.
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LaunchedTask, LaunchRequest, LeaderExit } from './launched-task.js';
+import { groupExists, listGroupMembers } from './process-table.js';
+import type { KillSignal } from './protocol.js';
+import type { TerminationTarget } from './terminate.js';
+
+const GROUP_POLL_MS = 20;
+
+export function launchNode(request: LaunchRequest): LaunchedTask {
+  const [file, ...args] = request.argv;
+  const child = spawn(file!, args, {
+    cwd: request.cwd,
+    env: request.env,
+    detached: true, // setsid(): the task leads a session and process group of its own
+    stdio: [request.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  const started = new Promise<{ pid: number; pgid: number }>((resolve) => {
+    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid! }));
+  });
+  const exit = new Promise<LeaderExit>((resolve) => {
+    child.once('error', (error) => {
+      // Only a failed spawn reaches here before 'exit'; later errors are on the pipes.
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error: `spawn failed: ${error.message}`, endedAt: Date.now() });
+    });
+    child.once('exit', (code, signal) => resolve({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null, endedAt: Date.now() }));
+  });
+  const group = child.pid === undefined ? null : groupTarget(child.pid);
+  return {
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    stdin: child.stdin,
+    started,
+    exit,
+    gone: () => group?.gone() ?? Promise.resolve(),
+    signal: (signal) => group?.signal(signal),
+    release: async () => null,
+  };
+}
+
+/** A process group as a termination target: signalled as a whole, gone when no member lives. */
+export function groupTarget(pgid: number): TerminationTarget {
+  let gone: Promise<void> | null = null;
+  return {
+    signal(signal: KillSignal) {
+      try {
+        process.kill(-pgid, signal);
+      } catch {
+        // the group is gone
+      }
+    },
+    // Polled only once someone waits on it (a kill in progress): a /proc scan is not free.
+    gone: () => (gone ??= waitForEmptyGroup(pgid)),
+  };
+}
+
+async function waitForEmptyGroup(pgid: number): Promise<void> {
+  while (groupExists(pgid) && listGroupMembers(pgid).length > 0) await sleep(GROUP_POLL_MS);
+}
+
+/** A shell's view of a signalled exit: 128 + the signal's number. */
+function exitCodeOfSignal(signal: NodeJS.Signals | null): number | null {
+  if (signal === null) return null;
+  const number = osConstants.signals[signal];
+  return number === undefined ? null : 128 + number;
+}

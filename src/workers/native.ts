@@ -1,0 +1,51 @@
+// The typed facade of the native addon (native/): the only module that loads it. Where it cannot
+// load (another OS, a failed build), `loadNative` says why once and callers fall back.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const BUILD_DIR = fileURLToPath(new URL('../../../native/build/Release/', import.meta.url));
+/** The per-task shim executable (native/src/shim.c). */
+export const SHIM_PATH = `${BUILD_DIR}hive-task-shim`;
+
+export interface NativeAddon {
+  /** posix_spawn of `path` in a new session: no fork() of the daemon. */
+  spawn(options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): { pid: number; pidfd: number };
+  /** A close-on-exec pipe: [read end, write end]. */
+  pipe(): [number, number];
+  close(fd: number): void;
+  /**
+   * Reaps the process behind `pidfd`: null while it runs; `code` -1 when `signal` ended it. With
+   * `block` (1) it waits for the exit: only for a process known to be exiting.
+   */
+  reap(pidfd: number, block: 0 | 1): { code: number; signal: number } | null;
+  pidfdOpen(pid: number): number;
+  /** false when the process is already gone. */
+  sendSignal(pidfd: number, signal: number): boolean;
+}
+
+/** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...). */
+export interface NativeError extends Error {
+  code: string;
+}
+
+let loaded: { addon: NativeAddon } | { error: string } | null = null;
+
+/** The addon, or the reason it cannot be used here. Loaded once. */
+export function loadNative(): { addon: NativeAddon } | { error: string } {
+  if (loaded) return loaded;
+  if (process.platform !== 'linux') return (loaded = { error: `native process control needs Linux; this is ${process.platform}` });
+  try {
+    const addon = createRequire(import.meta.url)(`${BUILD_DIR}hive_native.node`) as NativeAddon;
+    loaded = { addon };
+  } catch (error) {
+    loaded = { error: `the native addon could not be loaded (${(error as Error).message}); run npm install to build it` };
+  }
+  return loaded;
+}
+
+/** The addon, for code that runs only where loadNative succeeded. */
+export function nativeAddon(): NativeAddon {
+  const result = loadNative();
+  if ('error' in result) throw new Error(result.error);
+  return result.addon;
+}

@@ -1,0 +1,55 @@
+// nix/package.nix hands importNpmLock a lock in which it can fetch every package, builds the native addons
+// from source against its own Node, and every "bin" of package.json lands in the package.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { evaluatePackage, hasNixInstantiate, REPO_ROOT } from '../helpers/nix-module.js';
+
+const WITHOUT_NIX = hasNixInstantiate() ? false : 'nix-instantiate is not installed (.ci/nix-check installs it)';
+const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'));
+
+interface LockedPackage {
+  name?: string;
+  version?: string;
+  resolved?: string;
+  integrity?: string;
+  link?: boolean;
+}
+const locked = Object.entries(lock.packages as Record<string, LockedPackage>).filter(([path, entry]) => path !== '' && !entry.link);
+
+test('every package in the lock has the integrity hash importNpmLock fetches it by', () => {
+  assert.ok(locked.length > 0);
+  const missing = locked.filter(([, entry]) => !entry.integrity).map(([path]) => path);
+  assert.deepEqual(missing, [], 'run npm install to give these an integrity hash');
+});
+
+test('every bin of package.json is a file npm pack ships, so the package wraps it', () => {
+  const files: string[] = packageJson.files;
+  for (const [name, target] of Object.entries(packageJson.bin as Record<string, string>)) {
+    assert.ok(files.some((entry) => target === entry || target.startsWith(`${entry}/`)), `bin ${name} (${target}) is outside package.json "files": ${files.join(', ')}`);
+  }
+});
+
+test('each locked package reaches importNpmLock with its registry URL and its integrity', { skip: WITHOUT_NIX }, () => {
+  const evaluated = evaluatePackage();
+  assert.equal(evaluated.npmRoot.replace(/\/$/, ''), REPO_ROOT.replace(/\/$/, ''));
+  for (const [path, entry] of locked) {
+    const name = entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    const expected = entry.resolved ?? `https://npm-registry.test/${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
+    assert.equal(evaluated.packageLock.packages[path]?.resolved, expected, path);
+    assert.equal(evaluated.packageLock.packages[path]?.integrity, entry.integrity, path);
+  }
+});
+
+test('the native addons are compiled from source against the Node the package runs on', { skip: WITHOUT_NIX }, () => {
+  const evaluated = evaluatePackage();
+  assert.equal(evaluated.pname, packageJson.name);
+  assert.equal(evaluated.version, packageJson.version);
+  assert.equal(evaluated.mainProgram, 'hive-bash-daemon');
+  assert.equal(evaluated.env.npm_config_build_from_source, 'true');
+  assert.ok(evaluated.npmRebuildFlags.includes('--ignore-scripts'), 'the config hook must not build the addons against its own Node');
+  assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
+  assert.match(evaluated.preBuild, /^npm rebuild\b/m);
+});
