@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startDaemonWithPeer, type HarnessPeer } from '../helpers/harness-peer.js';
 import type { ToolClient } from '../helpers/mcp-client.js';
+import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 /** Runs a task that outlives run's wait and waits for its end todo: every operation queued before it has been delivered by then. */
 async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: string): Promise<void> {
@@ -101,4 +102,17 @@ test('a pending task is shown as pending, then running, and a cancelled one as k
   const ended = await peer.waitForTodo('second', (todo) => todo.state === 'killed');
   assert.match(ended.summary!, /^bash task second killed: SIGKILL \(exit 137\) after \d+\.\d s$/);
   assert.match(ended.body!, /^exit: signal SIGKILL \(code 137\)$/m);
+});
+
+test('the end todo of a task that left a process running counts it, and kill still ends it', async (t) => {
+  const { peer, daemon, tools } = await startDaemonWithPeer(t);
+  await tools.ok('run', { command: 'sleep 30 >/dev/null 2>&1 & echo bye', name: 'leaver', wait_seconds: 0 });
+  const done = await peer.waitForTodo('leaver', (todo) => todo.state === 'done');
+  assert.match(done.summary!, /^bash task leaver done: exit 0 after \d+\.\d s; 1 process\(es\) still alive$/);
+  assert.match(done.body!, /^still alive: 1 process\(es\) of the task \(kill ends them\)$/m);
+  // The daemon carries the test marker too; a task's shim is not counted.
+  const left = () => findMarkedProcesses(`HIVE_TEST_MARK=${daemon.marker}`).filter((pid) => pid !== daemon.child.pid);
+  assert.equal(left().length, 1, 'the sleep is all that is left');
+  assert.equal((await tools.ok('kill', { id: 'leaver', force: true })).signal, 'SIGKILL');
+  assert.ok(await waitFor(() => left().length === 0), `the sleep was killed (${daemon.containment})`);
 });
