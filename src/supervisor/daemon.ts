@@ -16,8 +16,12 @@ import { interruptLeftovers } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import { TodoDelivery } from './todos/todo-delivery.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+
+/** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
+const STOP_DRAIN_MS = 2000;
 
 export interface RunningDaemon {
   url: string;
@@ -29,10 +33,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot);
   const store = new TaskStore(config.stateDir);
-  const interrupted = await interruptLeftovers(store, containment);
-  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const files = new OutputFiles(config.stateDir);
+  const interrupted = await interruptLeftovers(store, containment, files);
+  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
+  const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
+  delivery?.start();
   const pool = new WorkerPool();
   const tasks = new TaskService(store, pool, files, config, containment, taskEnvironment(), log);
   tasks.onTaskEnded((record) => {
@@ -47,6 +53,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
+    todos: { socket: config.agentSocket, harness_connected: delivery?.connected ?? false, outbox_depth: store.outbox.depth() },
   });
   const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, log });
   await new Promise<void>((resolve, reject) => {
@@ -65,6 +72,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       server.closeAllConnections();
       await sessions.closeAll();
       await tasks.interruptAll();
+      await delivery?.drain(STOP_DRAIN_MS);
+      delivery?.stop();
       retention.stop();
       await pool.close();
       store.close();

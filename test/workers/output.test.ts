@@ -12,6 +12,7 @@ test('output reaches its file while the task runs', async (t) => {
   const task = await tools.ok('run', { command: 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.1; done; sleep 30', wait_seconds: 0 });
   const sizes = new Set<number>();
   await waitFor(() => {
+    // run returns at once (wait_seconds 0), possibly before the worker thread has created the file.
     if (existsSync(task.stdout_path)) sizes.add(statSync(task.stdout_path).size);
     return sizes.size >= 3;
   }, 5000, 20);

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { FINISHED_STATES, TASK_STATES, type TaskRecord } from '../registry/task-store.js';
 import { readTail } from '../tasks/output-tail.js';
-import type { TaskService } from '../tasks/task-service.js';
+import type { TaskResources } from '../tasks/task-resources.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
 export const MAX_TAIL_BYTES = 65_536;
@@ -40,8 +40,15 @@ export type TaskView = z.output<typeof taskViewSchema>;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** Where a view finds a task's files, what is left of it and its figures (the TaskService is one). */
+export interface TaskViewSource {
+  outputPaths(id: string): { stdout: string; stderr: string };
+  countLeftovers(record: TaskRecord): number;
+  resourcesOf(record: TaskRecord): TaskResources;
+}
+
 /** Builds the view of `record`, reading the last `tailBytes` of each output file. */
-export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskService): TaskView {
+export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskViewSource): TaskView {
   const paths = tasks.outputPaths(record.id);
   const stdout = readTail(paths.stdout, tailBytes);
   const stderr = readTail(paths.stderr, tailBytes);
@@ -94,9 +101,15 @@ export function describeTask(view: TaskView): string {
   const parts = [summarizeTask(view)];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = view[`${stream}_tail`];
-    if (tail.length === 0) continue;
-    const cut = Buffer.byteLength(tail) < view[`${stream}_bytes`] ? `last ${Buffer.byteLength(tail)} of ${view[`${stream}_bytes`]} bytes` : `${view[`${stream}_bytes`]} bytes`;
-    parts.push(`--- ${stream} (${cut}${view[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${view[`${stream}_path`]}\n${tail}`);
+    if (tail.length > 0) parts.push(`${describeStream(view, stream)}\n${tail}`);
   }
   return parts.join('\n');
+}
+
+/** `--- stdout (last 10 of 20 bytes): PATH`: a stream's header line, for the tail below it. */
+export function describeStream(view: TaskView, stream: 'stdout' | 'stderr'): string {
+  const tailBytes = Buffer.byteLength(view[`${stream}_tail`]);
+  const bytes = view[`${stream}_bytes`];
+  const cut = tailBytes < bytes ? `last ${tailBytes} of ${bytes} bytes` : `${bytes} bytes`;
+  return `--- ${stream} (${cut}${view[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${view[`${stream}_path`]}`;
 }

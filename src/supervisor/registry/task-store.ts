@@ -1,6 +1,9 @@
-// The task registry: one SQLite row per task (by id), written on every change of its state.
+// The task registry: one SQLite row per task (by id), written on every change of its state,
+// together with the todo that change causes (the outbox shares the database and the transaction).
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import type { TodoRequest } from '../../agent-socket/protocol.js';
+import { TodoOutbox } from './todo-outbox.js';
 
 export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -27,6 +30,8 @@ export interface TaskRecord {
   stderrTruncated: boolean;
   /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
   cpuMs: number | null;
+  /** A todo for this task has been queued for the harness and not cleared since. */
+  todoShown: boolean;
 }
 
 const SCHEMA = `
@@ -49,7 +54,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   pgid INTEGER,
   stdout_truncated INTEGER NOT NULL DEFAULT 0,
   stderr_truncated INTEGER NOT NULL DEFAULT 0,
-  cpu_ms INTEGER
+  cpu_ms INTEGER,
+  todo_shown INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
 CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
@@ -75,6 +81,7 @@ interface TaskRow {
   stdout_truncated: number;
   stderr_truncated: number;
   cpu_ms: number | null;
+  todo_shown: number;
 }
 
 const fromRow = (row: TaskRow): TaskRecord => ({
@@ -96,6 +103,7 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   stdoutTruncated: row.stdout_truncated === 1,
   stderrTruncated: row.stderr_truncated === 1,
   cpuMs: row.cpu_ms,
+  todoShown: row.todo_shown === 1,
 });
 
 const FINISHED_SQL = `('done', 'timed_out', 'killed', 'interrupted')`;
@@ -104,6 +112,7 @@ const FINISHED_SQL = `('done', 'timed_out', 'killed', 'interrupted')`;
 export class TaskStore {
   private readonly db: Database.Database;
   private readonly statements;
+  readonly outbox: TodoOutbox;
 
   constructor(stateDir: string) {
     this.db = new Database(join(stateDir, 'tasks.sqlite'));
@@ -112,6 +121,7 @@ export class TaskStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
     this.migrate();
+    this.outbox = new TodoOutbox(this.db);
     this.statements = this.prepare();
   }
 
@@ -119,20 +129,23 @@ export class TaskStore {
   private migrate(): void {
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name);
     if (!columns.includes('cpu_ms')) this.db.exec('ALTER TABLE tasks ADD COLUMN cpu_ms INTEGER');
+    if (!columns.includes('todo_shown')) this.db.exec('ALTER TABLE tasks ADD COLUMN todo_shown INTEGER NOT NULL DEFAULT 0');
   }
 
   private prepare() {
     const db = this.db;
     return {
       get: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?'),
-      stateOf: db.prepare<[string], { state: TaskState }>('SELECT state FROM tasks WHERE id = ?'),
+      stateOf: db.prepare<[string], { state: TaskState; todo_shown: number }>('SELECT state, todo_shown FROM tasks WHERE id = ?'),
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
       insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, state, run_key, timeout_ms, created_at)
         VALUES (@id, @name, @command, @cwd, @state, @runKey, @timeoutMs, @createdAt)`),
       dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
       started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
       ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
-        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs WHERE id = @id`),
+        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs,
+        todo_shown = @todoShown WHERE id = @id`),
+      todoShown: db.prepare<[number, string]>('UPDATE tasks SET todo_shown = ? WHERE id = ?'),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
@@ -151,14 +164,16 @@ export class TaskStore {
   }
 
   /**
-   * Adds a task, replacing a finished one of the same id. Returns the state of the task that holds
-   * the id instead when it is still pending or running. Atomic: of two concurrent runs, one wins.
+   * Adds a task, replacing a finished one of the same id (and clearing that one's todo, if shown).
+   * Returns the state of the task that holds the id instead when it is still pending or running.
+   * Atomic: of two concurrent runs, one wins.
    */
-  insert(record: TaskRecord): { busyState: TaskState } | { replaced: boolean } {
+  insert(record: TaskRecord, clear: TodoRequest): { busyState: TaskState } | { replaced: boolean } {
     return this.db.transaction(() => {
       const existing = this.statements.stateOf.get(record.id);
       if (existing && !FINISHED_STATES.includes(existing.state)) return { busyState: existing.state };
       if (existing) this.statements.remove.run(record.id);
+      if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
       this.statements.insert.run(record);
       return { replaced: existing !== undefined };
     })();
@@ -169,22 +184,41 @@ export class TaskStore {
     this.statements.dispatched.run(id);
   }
 
-  markStarted(id: string, pid: number, pgid: number, startedAt: number): void {
-    this.statements.started.run({ id, pid, pgid, startedAt });
+  /** The leader is running; `todo` (if any) is queued in the same transaction. */
+  markStarted(record: TaskRecord, todo: TodoRequest | null): void {
+    const { id, pid, pgid, startedAt } = record;
+    this.withTodo(todo, () => this.statements.started.run({ id, pid, pgid, startedAt }));
   }
 
-  markEnded(record: TaskRecord): void {
-    this.statements.ended.run({
-      id: record.id,
-      state: record.state,
-      exitCode: record.exitCode,
-      signal: record.signal,
-      error: record.error,
-      endedAt: record.endedAt,
-      stdoutTruncated: record.stdoutTruncated ? 1 : 0,
-      stderrTruncated: record.stderrTruncated ? 1 : 0,
-      cpuMs: record.cpuMs,
-    });
+  /** The task reached a finished state (or a finished one changed); `todo` (if any) is queued in the same transaction. */
+  markEnded(record: TaskRecord, todo: TodoRequest | null = null): void {
+    this.withTodo(todo, () =>
+      this.statements.ended.run({
+        id: record.id,
+        state: record.state,
+        exitCode: record.exitCode,
+        signal: record.signal,
+        error: record.error,
+        endedAt: record.endedAt,
+        stdoutTruncated: record.stdoutTruncated ? 1 : 0,
+        stderrTruncated: record.stderrTruncated ? 1 : 0,
+        cpuMs: record.cpuMs,
+        todoShown: record.todoShown ? 1 : 0,
+      }),
+    );
+  }
+
+  /** Queues `todo` and records whether the task's todo is now shown, in one transaction. */
+  markTodo(record: TaskRecord, todo: TodoRequest): void {
+    this.withTodo(todo, () => this.statements.todoShown.run(record.todoShown ? 1 : 0, record.id));
+  }
+
+  private withTodo(todo: TodoRequest | null, write: () => void): void {
+    if (todo === null) return void write();
+    this.db.transaction(() => {
+      write();
+      this.outbox.enqueue(todo);
+    })();
   }
 
   list(state: TaskState | null, limit: number): TaskRecord[] {

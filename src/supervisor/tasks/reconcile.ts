@@ -4,12 +4,16 @@ import { join } from 'node:path';
 import { listMarkedProcesses } from '../../workers/process-table.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
+import { composeUpsert } from '../todos/todo-message.js';
 import { runMarker } from './leftovers.js';
+import type { OutputFiles } from './output-files.js';
+import { leftoverViewSource } from './task-todos.js';
 
 const CGROUP_EMPTY_WAIT_MS = 2000;
 
-/** Kills what is left of each unfinished task, marks it interrupted, and returns those records. */
-export async function interruptLeftovers(store: TaskStore, containment: Containment): Promise<TaskRecord[]> {
+/** Kills what is left of each unfinished task, marks it interrupted with its todo, and returns those records. */
+export async function interruptLeftovers(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
+  const source = leftoverViewSource(files);
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
     const cgroupDir = taskCgroupDir(containment, record.runKey);
@@ -21,8 +25,10 @@ export async function interruptLeftovers(store: TaskStore, containment: Containm
       state: 'interrupted',
       endedAt: Date.now(),
       error: record.state === 'pending' ? 'the daemon stopped before the task started' : 'the daemon stopped while the task was running',
+      // Every one gets a todo: the agent may never have been told this task's id, let alone its end.
+      todoShown: true,
     };
-    store.markEnded(ended);
+    store.markEnded(ended, composeUpsert(ended, source));
     interrupted.push(ended);
   }
   return interrupted;

@@ -9,6 +9,8 @@ import type { EndReason, KillSignal, ReportMessage } from '../../workers/protoco
 import type { DispatchedTask, WorkerPool } from './worker-pool.js';
 import type { OutputFiles } from './output-files.js';
 import { countLeftovers, killLeftovers } from './leftovers.js';
+import { TaskTodos } from './task-todos.js';
+import { composeClear } from '../todos/todo-message.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import { NO_RESOURCES, readTaskResources, type TaskResources } from './task-resources.js';
 
@@ -59,6 +61,7 @@ export class TaskService {
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
   private readonly endListeners: Array<(record: TaskRecord) => void> = [];
+  private readonly todos: TaskTodos;
 
   constructor(
     private readonly store: TaskStore,
@@ -68,7 +71,9 @@ export class TaskService {
     private readonly containment: Containment,
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.todos = new TaskTodos(store, this);
+  }
 
   /** Called with each task's record when it reaches a finished state. */
   onTaskEnded(listener: (record: TaskRecord) => void): void {
@@ -101,8 +106,9 @@ export class TaskService {
       stdoutTruncated: false,
       stderrTruncated: false,
       cpuMs: null,
+      todoShown: false,
     };
-    const admitted = this.store.insert(record);
+    const admitted = this.store.insert(record, composeClear(id));
     if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
     if (admitted.replaced) this.files.remove(id);
     let markEnded = () => {};
@@ -132,6 +138,27 @@ export class TaskService {
       timer.abort();
     }
     return this.get(id);
+  }
+
+  /**
+   * Run's wait is over. A finished task goes back inline and makes no todo; one still going gets its
+   * todo now. Synchronous, so a task ends either before this (inline) or after (its end is upserted).
+   */
+  settleRun(id: string): TaskRecord {
+    const task = this.live.get(id);
+    if (!task || FINISHED_STATES.includes(task.record.state)) return this.handOver(id);
+    if (!this.stopping) task.record = this.todos.show(task.record);
+    return task.record;
+  }
+
+  /** The task's record for a caller; a finished one is being handed over, so its todo is cleared. */
+  handOver(id: string): TaskRecord {
+    const record = this.get(id);
+    if (this.stopping) return record;
+    const cleared = this.todos.clear(record);
+    const task = this.live.get(id);
+    if (task && cleared !== record) task.record = cleared;
+    return cleared;
   }
 
   /** Processes of a finished task still alive after its leader exited. */
@@ -233,7 +260,7 @@ export class TaskService {
     switch (message.type) {
       case 'started':
         task.record = { ...task.record, pid: message.pid, pgid: message.pgid, startedAt: message.startedAt };
-        this.store.markStarted(task.record.id, message.pid, message.pgid, message.startedAt);
+        this.store.markStarted(task.record, this.todos.changed(task.record));
         return;
       case 'truncated':
         task.record = { ...task.record, [`${message.stream}Truncated`]: true };
@@ -260,8 +287,9 @@ export class TaskService {
 
   private finish(task: LiveTask, end: Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt'>): void {
     const wasRunning = task.record.state === 'running';
-    task.record = { ...task.record, ...end };
-    this.store.markEnded(task.record);
+    // At shutdown every task gets its end todo: a run still waiting on it will never answer.
+    task.record = { ...task.record, ...end, todoShown: task.record.todoShown || this.stopping };
+    this.store.markEnded(task.record, this.todos.changed(task.record));
     task.markEnded();
     if (!task.worker) this.live.delete(task.record.id);
     if (wasRunning) {

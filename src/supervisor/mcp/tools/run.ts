@@ -70,7 +70,8 @@ export const runTool = defineTool({
       env: input.env ?? {},
       stdin: input.stdin ?? null,
     });
-    const current = await tasks.waitForEnd(record.id, input.wait_seconds);
+    await tasks.waitForEnd(record.id, input.wait_seconds);
+    const current = tasks.settleRun(record.id);
     const view = viewTask(current, DEFAULT_TAIL_BYTES, tasks);
     return { structured: view, text: describeTask(view) };
   },

@@ -17,7 +17,8 @@ export const statusTool = defineTool({
   outputSchema: taskViewSchema,
   annotations: { readOnlyHint: true },
   async handler(input, { tasks }) {
-    const record = await tasks.waitForEnd(input.id, input.wait_seconds);
+    await tasks.waitForEnd(input.id, input.wait_seconds);
+    const record = tasks.handOver(input.id);
     const view = viewTask(record, input.tail_bytes, tasks);
     return { structured: view, text: describeTask(view) };
   },

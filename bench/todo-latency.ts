@@ -1,0 +1,108 @@
+// Measures the delay from a task's end to its end todo at the harness, over 1,000 tasks.
+// The daemon is the real one (dist/src/supervisor/main.js) on a temporary state directory; the
+// harness is a unix socket server in this process that answers ok. A task's end is the `updated_at`
+// of its end todo: the time the daemon's worker saw the leader exit (Date.now() there); its arrival
+// is Date.now() here when the line is read. Both are the same machine's clock.
+//
+// Usage: node dist/bench/todo-latency.js [TASKS=1000]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const MAIN_JS = new URL('../src/supervisor/main.js', import.meta.url).pathname;
+const TASKS = Number(process.argv[2] ?? 1000);
+const CLIENTS = 4;
+const END_STATES = new Set(['done', 'timed_out', 'killed', 'interrupted']);
+
+interface Scenario {
+  name: string;
+  command: string;
+  /** Calls in flight at once. */
+  concurrency: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'one task at a time (`true`)', command: 'true', concurrency: 1 },
+  { name: `${CLIENTS} clients submitting at once (\`sleep 0.05\`)`, command: 'sleep 0.05', concurrency: CLIENTS },
+];
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hive-bench-todo-'));
+  // The figures depend on what else the machine is doing: say so next to them.
+  console.log(`${availableParallelism()} cores, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} before the run`);
+  try {
+    for (const scenario of SCENARIOS) printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString())));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(scenario: Scenario, dir: string): Promise<number[]> {
+  const socketPath = `${dir}.sock`;
+  const delays = new Map<string, number>();
+  const harness = createServer((socket) => answerEverything(socket, delays));
+  await new Promise<void>((resolve) => harness.listen(socketPath, resolve));
+  const daemon = spawn(process.execPath, [MAIN_JS, '--port', '0', '--state-dir', dir, '--agent-socket', socketPath, '--log-level', 'warn', '--retention-count', String(TASKS * 2)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await readListeningUrl(daemon.stdout!);
+    const clients = await Promise.all(Array.from({ length: scenario.concurrency }, () => connect(url)));
+    let next = 0;
+    await Promise.all(clients.map(async (client) => {
+      while (next < TASKS) {
+        const name = `bench-${next++}`;
+        await client.callTool({ name: 'run', arguments: { command: scenario.command, name, wait_seconds: 0 } });
+      }
+    }));
+    while (delays.size < TASKS) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(clients.map((client) => client.close()));
+    return [...delays.values()];
+  } finally {
+    daemon.kill('SIGTERM');
+    await new Promise((resolve) => daemon.once('exit', resolve));
+    harness.close();
+  }
+}
+
+/** The harness: answers ok to every line and notes when each task's end todo arrived. */
+function answerEverything(socket: Socket, delays: Map<string, number>): void {
+  createInterface({ input: socket }).on('line', (line) => {
+    const arrivedAt = Date.now();
+    const request = JSON.parse(line) as { cmd: string; key: string; state?: string; updated_at?: number };
+    if (request.cmd === 'todo_upsert' && END_STATES.has(request.state!) && !delays.has(request.key)) {
+      delays.set(request.key, arrivedAt - request.updated_at!);
+    }
+    socket.write('{"ok":true}\n');
+  });
+  socket.on('error', () => {});
+}
+
+async function connect(url: string): Promise<Client> {
+  const client = new Client({ name: 'todo-latency-bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+async function readListeningUrl(stdout: NodeJS.ReadableStream): Promise<string> {
+  for await (const line of createInterface({ input: stdout })) {
+    const match = /^listening on (\S+)$/.exec(line);
+    if (match) return match[1]!;
+  }
+  throw new Error('the daemon exited before listening');
+}
+
+function printFigures(scenario: Scenario, delays: number[]): void {
+  const sorted = [...delays].sort((a, b) => a - b);
+  const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
+  const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
+  console.log(`${scenario.name}: ${sorted.length} tasks; task end -> end todo at the harness (ms):`
+    + ` median ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, worst ${sorted.at(-1)}, best ${sorted[0]}, mean ${mean.toFixed(1)}`);
+}
+
+await main();

@@ -1,0 +1,66 @@
+// The todo outbox: one row per todo key holding the latest operation not yet acknowledged by the
+// harness. It lives in the registry's database so that a state change and the todo it causes are
+// written in one transaction (TaskStore calls `enqueue` inside its own transactions).
+import type Database from 'better-sqlite3';
+import type { TodoRequest } from '../../agent-socket/protocol.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS todo_outbox (
+  key TEXT PRIMARY KEY,
+  version INTEGER NOT NULL UNIQUE,
+  line TEXT NOT NULL,
+  queued_at INTEGER NOT NULL
+);
+`;
+
+/** One queued operation; `version` grows with every enqueue, so a newer operation on a key is told apart. */
+export interface OutboxEntry {
+  key: string;
+  version: number;
+  /** The request exactly as it goes on the wire, without the newline. */
+  line: string;
+}
+
+export class TodoOutbox {
+  private readonly statements;
+  private lastVersion: number;
+  private readonly listeners: Array<() => void> = [];
+
+  constructor(db: Database.Database) {
+    db.exec(SCHEMA);
+    this.statements = {
+      upsert: db.prepare(`INSERT INTO todo_outbox (key, version, line, queued_at) VALUES (@key, @version, @line, @queuedAt)
+        ON CONFLICT (key) DO UPDATE SET version = excluded.version, line = excluded.line, queued_at = excluded.queued_at`),
+      after: db.prepare<[number, number], OutboxEntry>('SELECT key, version, line FROM todo_outbox WHERE version > ? ORDER BY version LIMIT ?'),
+      remove: db.prepare<[string, number]>('DELETE FROM todo_outbox WHERE key = ? AND version = ?'),
+      depth: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM todo_outbox'),
+      maxVersion: db.prepare<[], { version: number | null }>('SELECT max(version) AS version FROM todo_outbox'),
+    };
+    this.lastVersion = this.statements.maxVersion.get()?.version ?? 0;
+  }
+
+  /** Queues `request`, replacing any older operation on its key (coalescing). Call inside the transaction of its cause. */
+  enqueue(request: TodoRequest): void {
+    this.statements.upsert.run({ key: request.key, version: ++this.lastVersion, line: JSON.stringify(request), queuedAt: Date.now() });
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Called after each enqueue (synchronously, possibly inside the transaction: defer real work). */
+  onEnqueued(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Up to `limit` entries with a version above `version`, oldest first. */
+  listAfter(version: number, limit: number): OutboxEntry[] {
+    return this.statements.after.all(version, limit);
+  }
+
+  /** Drops the entry once the harness has acknowledged it, unless a newer operation on its key replaced it meanwhile. */
+  acknowledge(entry: OutboxEntry): void {
+    this.statements.remove.run(entry.key, entry.version);
+  }
+
+  depth(): number {
+    return this.statements.depth.get()?.count ?? 0;
+  }
+}

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestDaemon } from '../helpers/daemon.js';
+import { answerOk, gate, OK, startDaemonWithPeer, startHarnessPeer } from '../helpers/harness-peer.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
+
+test('a daemon SIGKILLed after a task ended and before the harness answered delivers that todo after restart', async (t) => {
+  const never = gate();
+  // The end of "victim" is received but never answered; everything else is acknowledged.
+  const peer = await startHarnessPeer(t, async (request) => {
+    if (request.key === 'victim' && request.state === 'done') await never.opened;
+    return OK;
+  });
+  t.after(() => never.open());
+  const first = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
+  const tools = await connectClient(t, first.url);
+  await tools.ok('run', { command: 'echo last words; exit 7', name: 'victim', wait_seconds: 0 });
+  assert.ok(await waitFor(() => peer.requestsFor('victim').some((request) => request.state === 'done')));
+  const sent = peer.requestsFor('victim').find((request) => request.state === 'done')!;
+  await first.crash();
+  assert.notEqual(peer.todos.get('victim')?.state, 'done', 'the harness never acknowledged the end');
+
+  peer.answer = answerOk;
+  const second = await startTestDaemon(t, { stateDir: first.stateDir, args: ['--agent-socket', peer.path], env: { HIVE_TEST_MARK: first.marker } });
+  const delivered = await peer.waitForTodo('victim', (request) => request.state === 'done');
+  assert.deepEqual(delivered, sent, 'the same final state, as it was first sent');
+  const health = async () => ((await fetch(`${second.origin}/healthz`).then((res) => res.json())) as { todos: { outbox_depth: number } }).todos;
+  assert.ok(await waitFor(async () => (await health()).outbox_depth === 0), 'the outbox drained');
+});
+
+test('a task running when the daemon dies gets an interrupted todo after restart, even one whose run was still waiting', async (t) => {
+  const { peer, daemon: first, tools } = await startDaemonWithPeer(t);
+  await tools.ok('run', { command: 'sleep 60', name: 'long', wait_seconds: 0 });
+  await peer.waitForTodo('long', (request) => request.state === 'running');
+  const waiting = tools.call('run', { command: 'sleep 60', name: 'waiting', wait_seconds: 30 }).catch((error: Error) => error);
+  assert.ok(await waitFor(async () => (await tools.call('status', { id: 'waiting' })).structured?.pid > 0), 'the waiting task has started');
+  await first.crash();
+  await waiting;
+  assert.equal(peer.todos.has('waiting'), false, 'no todo while its run was waiting');
+
+  await startTestDaemon(t, { stateDir: first.stateDir, args: ['--agent-socket', peer.path], env: { HIVE_TEST_MARK: first.marker } });
+  for (const id of ['long', 'waiting']) {
+    const todo = await peer.waitForTodo(id, (request) => request.state === 'interrupted');
+    assert.match(todo.summary!, new RegExp(`^bash task ${id} interrupted: the daemon stopped while the task was running after \\d+\\.\\d s$`));
+    assert.match(todo.body!, /^error: the daemon stopped while the task was running$/m);
+  }
+});
+
+test('a daemon stopped with SIGTERM hands the interrupted ends to the harness before it exits', async (t) => {
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, { args: ['--kill-grace-ms', '200'] });
+  await tools.ok('run', { command: 'sleep 60', name: 'stopped', wait_seconds: 0 });
+  await peer.waitForTodo('stopped', (request) => request.state === 'running');
+  assert.equal(await daemon.stop(), 0);
+  assert.equal(peer.todos.get('stopped')?.state, 'interrupted');
+});
