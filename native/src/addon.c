@@ -75,46 +75,69 @@ static napi_value named(napi_env env, napi_value object, const char *name) {
   return value;
 }
 
-/* spawn({ path, argv, env, cwd, fds }) -> { pid, pidfd } */
-static napi_value js_spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value options;
-  napi_get_cb_info(env, info, &argc, &options, NULL, NULL);
-  char *path = copy_string(env, named(env, options, "path"));
-  char *cwd = copy_string(env, named(env, options, "cwd"));
-  char **argv = copy_string_array(env, named(env, options, "argv"));
-  char **envp = copy_string_array(env, named(env, options, "env"));
-  napi_value fd_array = named(env, options, "fds");
+struct spawn_options {
+  char *path;
+  char *cwd;
+  char **argv;
+  char **envp;
+  int fds[FDPASS_MAX_FDS];
+  int nfds;
+};
+
+static void free_spawn_options(struct spawn_options *options) {
+  free(options->path);
+  free(options->cwd);
+  free_strings(options->argv);
+  free_strings(options->envp);
+}
+
+/* Reads { path, argv, env, cwd, fds }; on failure throws a TypeError and returns -1 (the caller
+ * still frees). */
+static int read_spawn_options(napi_env env, napi_value object, struct spawn_options *options) {
+  memset(options, 0, sizeof *options);
+  options->path = copy_string(env, named(env, object, "path"));
+  options->cwd = copy_string(env, named(env, object, "cwd"));
+  options->argv = copy_string_array(env, named(env, object, "argv"));
+  options->envp = copy_string_array(env, named(env, object, "env"));
+  napi_value fd_array = named(env, object, "fds");
   uint32_t nfds = 0;
-  int fds[8];
-  napi_value result = NULL;
-  if (!path || !cwd || !argv || !envp || napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > 8) {
-    napi_throw_type_error(env, "EINVAL", "spawn expects { path, argv, env, cwd, fds } with strings and at most 8 fds");
-    goto done;
+  if (!options->path || !options->cwd || !options->argv || !options->envp ||
+      napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > FDPASS_MAX_FDS) {
+    napi_throw_type_error(env, "EINVAL", "spawn options must be { path, argv, env, cwd, fds } with strings and at most 8 fds");
+    return -1;
   }
   for (uint32_t i = 0; i < nfds; i++) {
     napi_value element;
     napi_get_element(env, fd_array, i, &element);
-    if (get_int(env, element, &fds[i]) != 0) {
-      napi_throw_type_error(env, "EINVAL", "spawn: fds must be integers");
-      goto done;
+    if (get_int(env, element, &options->fds[i]) != 0) {
+      napi_throw_type_error(env, "EINVAL", "spawn options: fds must be integers");
+      return -1;
     }
   }
-  pid_t pid;
-  int pidfd;
-  int err = spawn_session_leader(path, argv, envp, cwd, fds, (int)nfds, &pid, &pidfd);
-  if (err < 0) {
-    throw_errno(env, -err, "posix_spawn");
-    goto done;
+  options->nfds = (int)nfds;
+  return 0;
+}
+
+/* spawn({ path, argv, env, cwd, fds }) -> { pid, pidfd } */
+static napi_value js_spawn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value object;
+  napi_get_cb_info(env, info, &argc, &object, NULL, NULL);
+  struct spawn_options options;
+  napi_value result = NULL;
+  if (read_spawn_options(env, object, &options) == 0) {
+    pid_t pid;
+    int pidfd;
+    int err = spawn_session_leader(options.path, options.argv, options.envp, options.cwd, options.fds, options.nfds, &pid, &pidfd);
+    if (err < 0) {
+      throw_errno(env, -err, "posix_spawn");
+    } else {
+      napi_create_object(env, &result);
+      napi_set_named_property(env, result, "pid", make_int(env, pid));
+      napi_set_named_property(env, result, "pidfd", make_int(env, pidfd));
+    }
   }
-  napi_create_object(env, &result);
-  napi_set_named_property(env, result, "pid", make_int(env, pid));
-  napi_set_named_property(env, result, "pidfd", make_int(env, pidfd));
-done:
-  free(path);
-  free(cwd);
-  free_strings(argv);
-  free_strings(envp);
+  free_spawn_options(&options);
   return result;
 }
 
@@ -164,35 +187,14 @@ static napi_value js_spawn_via(napi_env env, napi_callback_info info) {
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
   int socket;
   if (argc < 2 || get_int(env, args[0], &socket) != 0) return throw_errno(env, EINVAL, "spawnVia");
-  napi_value options = args[1];
-  char *path = copy_string(env, named(env, options, "path"));
-  char *cwd = copy_string(env, named(env, options, "cwd"));
-  char **argv = copy_string_array(env, named(env, options, "argv"));
-  char **envp = copy_string_array(env, named(env, options, "env"));
-  napi_value fd_array = named(env, options, "fds");
-  uint32_t nfds = 0;
-  int fds[FDPASS_MAX_FDS];
+  struct spawn_options options;
   napi_value result = NULL;
-  if (!path || !cwd || !argv || !envp || napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > FDPASS_MAX_FDS) {
-    napi_throw_type_error(env, "EINVAL", "spawnVia expects { path, argv, env, cwd, fds } with strings and at most 8 fds");
-    goto done;
+  if (read_spawn_options(env, args[1], &options) == 0) {
+    long pid = request_spawn(socket, options.cwd, options.path, options.argv, options.envp, options.fds, options.nfds);
+    if (pid < 0) throw_errno(env, (int)-pid, "spawn through hive-task-spawner");
+    else result = make_int(env, (int)pid);
   }
-  for (uint32_t i = 0; i < nfds; i++) {
-    napi_value element;
-    napi_get_element(env, fd_array, i, &element);
-    if (get_int(env, element, &fds[i]) != 0) {
-      napi_throw_type_error(env, "EINVAL", "spawnVia: fds must be integers");
-      goto done;
-    }
-  }
-  long pid = request_spawn(socket, cwd, path, argv, envp, fds, (int)nfds);
-  if (pid < 0) throw_errno(env, (int)-pid, "spawn through hive-task-spawner");
-  else result = make_int(env, (int)pid);
-done:
-  free(path);
-  free(cwd);
-  free_strings(argv);
-  free_strings(envp);
+  free_spawn_options(&options);
   return result;
 }
 

@@ -106,7 +106,8 @@ function probeWritable(dir: string): { error: string } | null {
   }
 }
 
-function cgroup2Mount(): string | null {
+/** Where the cgroup v2 file system is mounted, or null. */
+export function cgroup2Mount(): string | null {
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
     const [mountFields, fsFields] = line.split(' - ');
     if (fsFields?.startsWith('cgroup2 ')) return mountFields!.split(' ')[4]!;

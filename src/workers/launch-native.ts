@@ -1,12 +1,15 @@
-// Starts a task through the native addon: posix_spawn of the per-task shim (no fork() of the
-// daemon), which leads the task's session, reaps its subtree, joins its cgroup and reports on fd 4.
-import { mkdirSync, openSync, readFileSync, rmdirSync } from 'node:fs';
+// Starts a task through the native addon: the thread's spawner posix_spawns the per-task shim (no
+// fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
+// the task's cgroup and reports on fd 4.
+import { mkdirSync, openSync, rmdirSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedTask, LaunchRequest, LeaderExit } from './launched-task.js';
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
+import { spawnThroughSpawner } from './spawner.js';
+import { readTaskResources } from './task-resources.js';
 import type { KillSignal } from './protocol.js';
 
 const signalName = (number: number): string | null =>
@@ -22,17 +25,18 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   const [controlRead, controlWrite] = pipe();
   const [statusRead, statusWrite] = pipe();
   const childEnds = [stdinRead, stdoutWrite, stderrWrite, controlRead, statusWrite];
-  let spawned: { pid: number; pidfd: number } | null = null;
+  let spawned: { pid: number } | null = null;
   let failure: string | null = null;
   try {
     if (request.cgroupDir !== null) mkdirSync(request.cgroupDir);
-    spawned = addon.spawn({
+    const pid = spawnThroughSpawner({
       path: SHIM_PATH,
       argv: [SHIM_PATH, request.cgroupDir ?? '-', ...request.argv],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       cwd: request.cwd,
       fds: childEnds,
     });
+    spawned = { pid };
   } catch (error) {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
@@ -57,8 +61,7 @@ interface ShimStreams {
   stdin: Socket | null;
 }
 
-function trackShim(shim: { pid: number; pidfd: number }, streams: ShimStreams, cgroupDir: string | null): LaunchedTask {
-  const addon = nativeAddon();
+function trackShim(shim: { pid: number }, streams: ShimStreams, cgroupDir: string | null): LaunchedTask {
   let resolveStarted!: (value: { pid: number; pgid: number }) => void;
   let resolveExit!: (value: LeaderExit) => void;
   const started = new Promise<{ pid: number; pgid: number }>((resolve) => (resolveStarted = resolve));
@@ -89,12 +92,8 @@ function trackShim(shim: { pid: number; pidfd: number }, streams: ShimStreams, c
     signal(signal: KillSignal) {
       if (!streams.control.destroyed) streams.control.write(`kill ${osConstants.signals[signal]}\n`);
     },
-    async release() {
-      // The status pipe closes as the shim exits, a moment before it can be reaped: wait for that.
-      addon.reap(shim.pidfd, 1);
-      addon.close(shim.pidfd);
-      return cgroupDir === null ? null : removeCgroup(cgroupDir);
-    },
+    // The shim is the spawner's child and reaped there; what is left here is its cgroup.
+    release: async () => (cgroupDir === null ? null : removeCgroup(cgroupDir)),
   };
 }
 
@@ -106,7 +105,7 @@ const RMDIR_RETRY_MS = 10;
  * is reaped the kernel may still call it busy for a moment, so removal is retried briefly.
  */
 async function removeCgroup(dir: string): Promise<number | null> {
-  const cpuMs = readTaskCpuMs(dir);
+  const { cpuMs } = readTaskResources(dir);
   for (let attempt = 0; attempt < RMDIR_ATTEMPTS; attempt++) {
     try {
       rmdirSync(dir);
@@ -117,15 +116,6 @@ async function removeCgroup(dir: string): Promise<number | null> {
     }
   }
   return cpuMs;
-}
-
-function readTaskCpuMs(dir: string): number | null {
-  try {
-    const usage = /^usage_usec (\d+)$/m.exec(readFileSync(`${dir}/cpu.stat`, 'utf8'));
-    return usage ? Math.round(Number(usage[1]) / 1000) : null;
-  } catch {
-    return null;
-  }
 }
 
 function failedLaunch(stdout: Socket, stderr: Socket, error: string, cgroupDir: string | null): LaunchedTask {

@@ -6,10 +6,16 @@ import { fileURLToPath } from 'node:url';
 const BUILD_DIR = fileURLToPath(new URL('../../../native/build/Release/', import.meta.url));
 /** The per-task shim executable (native/src/shim.c). */
 export const SHIM_PATH = `${BUILD_DIR}hive-task-shim`;
+/** The small process that spawns shims for a worker thread (native/src/spawner.c). */
+export const SPAWNER_PATH = `${BUILD_DIR}hive-task-spawner`;
 
 export interface NativeAddon {
   /** posix_spawn of `path` in a new session: no fork() of the daemon. */
   spawn(options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): { pid: number; pidfd: number };
+  /** Asks the spawner behind `socket` to spawn, as `spawn` does; returns the child's pid. */
+  spawnVia(socket: number, options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): number;
+  /** A connected, close-on-exec unix stream socket pair. */
+  socketPair(): [number, number];
   /** A close-on-exec pipe: [read end, write end]. */
   pipe(): [number, number];
   close(fd: number): void;

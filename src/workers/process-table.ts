@@ -50,16 +50,27 @@ export function listGroupMembers(pgid: number): number[] {
   return members;
 }
 
-/** True when process `pid` carries `NAME=VALUE` in its environment (as it was at exec). */
-export function hasEnvironmentMarker(pid: number, marker: string): boolean {
+/** The value of variable `name` in process `pid`'s environment (as it was at exec), or null. */
+export function readEnvironmentValue(pid: number, name: string): string | null {
   let environ: Buffer;
   try {
     environ = readFileSync(`/proc/${pid}/environ`);
   } catch {
-    return false;
+    return null;
   }
-  const needle = Buffer.from(`${marker}\0`);
-  return environ.subarray(0, needle.length).equals(needle) || environ.includes(Buffer.concat([Buffer.from([0]), needle]));
+  const needle = Buffer.from(`\0${name}=`);
+  const haystack = Buffer.concat([Buffer.from([0]), environ]);
+  const at = haystack.indexOf(needle);
+  if (at === -1) return null;
+  const start = at + needle.length;
+  const end = haystack.indexOf(0, start);
+  return haystack.toString('utf8', start, end === -1 ? haystack.length : end);
+}
+
+/** True when process `pid` carries `NAME=VALUE` in its environment (as it was at exec). */
+export function hasEnvironmentMarker(pid: number, marker: string): boolean {
+  const equals = marker.indexOf('=');
+  return readEnvironmentValue(pid, marker.slice(0, equals)) === marker.slice(equals + 1);
 }
 
 /** The living processes of group `pgid` that carry `marker`: what is left of one task, even if the group id was reused. */
@@ -77,4 +88,18 @@ export function listMarkedProcesses(marker: string): number[] {
     if (entry && entry.state !== 'Z' && entry.state !== 'X') pids.push(pid);
   }
   return pids;
+}
+
+/** Every living process that carries variable `name`, grouped by its value: one pass over /proc. */
+export function groupProcessesByMarker(name: string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    const value = readEnvironmentValue(pid, name);
+    const state = value === null ? undefined : readProcessEntry(pid)?.state;
+    if (value === null || state === undefined || state === 'Z' || state === 'X') continue;
+    groups.set(value, [...(groups.get(value) ?? []), pid]);
+  }
+  return groups;
 }

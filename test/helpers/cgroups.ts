@@ -1,29 +1,26 @@
 // A cgroup v2 folder per test daemon, so that its tasks' cgroups can be found, checked and
 // removed at teardown without touching any other daemon's.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { cgroup2Mount } from '../../src/supervisor/containment.js';
 import { dirname, join } from 'node:path';
 
-/** The writable cgroup2 mount, or null where there is none (then tests run in process-group mode). */
-export function cgroup2Mount(): string | null {
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [mountFields, fsFields] = line.split(' - ');
-    if (!fsFields?.startsWith('cgroup2 ')) continue;
-    const mount = mountFields!.split(' ')[4]!;
-    try {
-      const probe = join(mount, `hive-bash-probe-${process.pid}`);
-      mkdirSync(probe);
-      rmdirSync(probe);
-      return mount;
-    } catch {
-      return null;
-    }
+/** The cgroup2 mount if this process may create cgroups in it, else null (tests then use process-group mode). */
+export function writableCgroup2Mount(): string | null {
+  const mount = cgroup2Mount();
+  if (mount === null) return null;
+  try {
+    const probe = join(mount, `hive-bash-probe-${process.pid}`);
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return mount;
+  } catch {
+    return null;
   }
-  return null;
 }
 
 /** Creates `<mount>/hive-bash-test/<name>`; null when cgroups are not writable here. */
 export function createTestCgroupRoot(name: string): string | null {
-  const mount = cgroup2Mount();
+  const mount = writableCgroup2Mount();
   if (mount === null) return null;
   const root = join(mount, 'hive-bash-test', name);
   mkdirSync(root, { recursive: true });

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { FINISHED_STATES, TASK_STATES, type TaskRecord } from '../registry/task-store.js';
 import { readTail } from '../tasks/output-tail.js';
-import type { TaskResources } from '../tasks/task-resources.js';
+import type { TaskResources } from '../../workers/task-resources.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
 export const MAX_TAIL_BYTES = 65_536;

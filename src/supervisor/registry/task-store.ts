@@ -150,6 +150,7 @@ export class TaskStore {
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
       unfinished: db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE state IN ('pending', 'running') ORDER BY seq`),
+      runKeys: db.prepare<[], { run_key: string }>('SELECT run_key FROM tasks'),
       countFinished: db.prepare<[], { count: number }>(`SELECT count(*) AS count FROM tasks WHERE state IN ${FINISHED_SQL}`),
       expired: db.prepare<[number, number], { id: string }>(`SELECT id FROM tasks WHERE state IN ${FINISHED_SQL}
         AND (ended_at < ? OR seq <= (SELECT seq FROM tasks WHERE state IN ${FINISHED_SQL} ORDER BY seq DESC LIMIT 1 OFFSET ?))`),
@@ -237,6 +238,11 @@ export class TaskStore {
   }
 
   /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
+  /** The run key of every task in the registry. */
+  listRunKeys(): string[] {
+    return this.statements.runKeys.all().map((row) => row.run_key);
+  }
+
   listUnfinished(): TaskRecord[] {
     return this.statements.unfinished.all().map(fromRow);
   }

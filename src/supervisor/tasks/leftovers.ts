@@ -5,8 +5,11 @@ import { terminate } from '../../workers/terminate.js';
 import type { KillSignal } from '../../workers/protocol.js';
 import type { TaskRecord } from '../registry/task-store.js';
 
+/** The environment variable every process of a task inherits, set to its run key. */
+export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
+
 /** The environment marker every process of one run of a task inherits. */
-export const runMarker = (record: TaskRecord): string => `HIVE_BASH_RUN=${record.runKey}`;
+export const runMarker = (record: TaskRecord): string => `${RUN_MARKER_NAME}=${record.runKey}`;
 
 /**
  * Living processes that carry the task's run marker (a reused group id is not the task's): in its

@@ -1,25 +1,24 @@
-// Start-up: what the registry shows as pending or running was left by a daemon that stopped or died.
+// Start-up: what the last daemon left. Every process and cgroup of any task in the registry is
+// ended (a finished task may have left a setsid'd grandchild when the daemon died), and the tasks
+// the registry shows as pending or running are marked interrupted.
 import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { listMarkedProcesses } from '../../workers/process-table.js';
+import { groupProcessesByMarker } from '../../workers/process-table.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
 import { composeUpsert } from '../todos/todo-message.js';
-import { runMarker } from './leftovers.js';
+import { RUN_MARKER_NAME } from './leftovers.js';
 import type { OutputFiles } from './output-files.js';
 import { leftoverViewSource } from './task-todos.js';
 
 const CGROUP_EMPTY_WAIT_MS = 2000;
 
-/** Kills what is left of each unfinished task, marks it interrupted with its todo, and returns those records. */
+/** Ends what the registry's tasks left, marks unfinished ones interrupted with their todo, and returns those. */
 export async function interruptLeftovers(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
+  await killEveryLeftover(store, containment);
   const source = leftoverViewSource(files);
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
-    const cgroupDir = taskCgroupDir(containment, record.runKey);
-    if (cgroupDir !== null && existsSync(cgroupDir)) await killCgroup(cgroupDir);
-    // Also by marker: the task may have run under another containment, or something left its cgroup's reach.
-    for (const pid of listMarkedProcesses(runMarker(record))) killQuietly(pid);
     const ended: TaskRecord = {
       ...record,
       state: 'interrupted',
@@ -32,6 +31,16 @@ export async function interruptLeftovers(store: TaskStore, containment: Containm
     interrupted.push(ended);
   }
   return interrupted;
+}
+
+/** By cgroup, and by run marker (the task may have run under another containment or left its cgroup). */
+async function killEveryLeftover(store: TaskStore, containment: Containment): Promise<void> {
+  const marked = groupProcessesByMarker(RUN_MARKER_NAME);
+  for (const runKey of store.listRunKeys()) {
+    const cgroupDir = taskCgroupDir(containment, runKey);
+    if (cgroupDir !== null && existsSync(cgroupDir)) await killCgroup(cgroupDir);
+    for (const pid of marked.get(runKey) ?? []) killQuietly(pid);
+  }
 }
 
 /** cgroup.kill, then waits (briefly) for `populated 0` and removes the folder. */

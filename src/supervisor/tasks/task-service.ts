@@ -12,7 +12,7 @@ import { countLeftovers, killLeftovers } from './leftovers.js';
 import { TaskTodos } from './task-todos.js';
 import { composeClear } from '../todos/todo-message.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
-import { NO_RESOURCES, readTaskResources, type TaskResources } from './task-resources.js';
+import { NO_RESOURCES, readTaskResources, type TaskResources } from '../../workers/task-resources.js';
 
 export interface TaskLimits {
   maxRunning: number;

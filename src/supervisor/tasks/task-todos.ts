@@ -5,7 +5,7 @@ import { FINISHED_STATES, type TaskRecord, type TaskStore } from '../registry/ta
 import type { TaskViewSource } from '../mcp/task-view.js';
 import { composeClear, composeUpsert } from '../todos/todo-message.js';
 import type { OutputFiles } from './output-files.js';
-import { NO_RESOURCES } from './task-resources.js';
+import { NO_RESOURCES } from '../../workers/task-resources.js';
 import type { TodoUpsert } from '../../agent-socket/protocol.js';
 
 /**
