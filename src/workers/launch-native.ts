@@ -1,7 +1,7 @@
 // Starts a task through the native addon: the thread's spawner posix_spawns the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
 // the task's cgroup and reports on fd 4.
-import { mkdirSync, openSync, rmdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmdirSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -40,7 +40,9 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   } catch (error) {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
-  for (const fd of childEnds) addon.close(fd);
+  // fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and warns
+  // when a number it thinks is still open comes back from another open.
+  for (const fd of childEnds) (fd === stdinRead && request.stdin === null ? closeSync : addon.close)(fd);
   const [stdout, stderr, status] = [stdoutRead, stderrRead, statusRead].map((fd) => new Socket({ fd, readable: true, writable: false }));
   const control = new Socket({ fd: controlWrite, readable: false, writable: true });
   const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite, readable: false, writable: true });

@@ -28,4 +28,5 @@ test('200 concurrent short tasks with --max-running 8 all finish with their own 
   assert.ok(peakRunning <= 8, `at most 8 ran at once, saw ${peakRunning}`);
   const health = await fetch(`${daemon.origin}/healthz`).then((res) => res.json() as Promise<any>);
   assert.equal(health.tasks.done, 200);
+  assert.doesNotMatch(daemon.stderr(), /Warning|"level":[4-6]0/, 'no warnings or errors were logged');
 });
