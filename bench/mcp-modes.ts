@@ -1,0 +1,100 @@
+// Which MCP session mode to serve: the SDK's streamable HTTP transport in stateful mode (a server
+// and transport per session, reused for every call) against stateless mode (both made anew for
+// every request), and a bare node:http JSON-RPC reply as the floor. Same tool, same payload, the
+// same loopback load from 16 connections, all in this run.
+// Usage: node dist/bench/mcp-modes.js [--calls N] [--connections N]
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Pool } from 'undici';
+import { secondsSince } from './lib.js';
+
+const { values } = parseArgs({ options: { calls: { type: 'string', default: '4000' }, connections: { type: 'string', default: '16' } } });
+const CALLS = Number(values.calls);
+const CONNECTIONS = Number(values.connections);
+const RESULT = { content: [{ type: 'text', text: 'task t-1 done: exit 0' }], structuredContent: { id: 't-1', state: 'done', exit_code: 0 } };
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const CALL_BODY = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'status', arguments: { id: 't-1' } } });
+
+function makeServer(): Server {
+  const server = new Server({ name: 'bench', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  server.setRequestHandler(CallToolRequestSchema, () => RESULT);
+  return server;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+type Mode = 'bare' | 'stateless' | 'stateful';
+
+function serve(mode: Mode): HttpServer {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  return createServer(async (req, res) => {
+    const body = await readJson(req);
+    if (mode === 'bare') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: (body as { id: number }).id, result: RESULT }));
+      return;
+    }
+    if (mode === 'stateless') {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await makeServer().connect(transport);
+      await transport.handleRequest(req, res, body);
+      res.on('close', () => void transport.close());
+      return;
+    }
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, transport!) });
+      await makeServer().connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+}
+
+async function measure(mode: Mode): Promise<number> {
+  const server = serve(mode);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const pool = new Pool(origin, { connections: CONNECTIONS });
+  let headers: Record<string, string> = HEADERS;
+  if (mode !== 'bare') {
+    const init = await pool.request({ path: '/mcp', method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) });
+    await init.body.text();
+    const session = init.headers['mcp-session-id'];
+    if (typeof session === 'string') headers = { ...HEADERS, 'mcp-session-id': session };
+  }
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (next++ < CALLS) {
+      const res = await pool.request({ path: '/mcp', method: 'POST', headers, body: CALL_BODY });
+      const text = await res.body.text();
+      if (res.statusCode !== 200 || !text.includes('t-1')) throw new Error(`${mode}: ${res.statusCode} ${text.slice(0, 200)}`);
+    }
+  }));
+  const rate = CALLS / secondsSince(start);
+  await pool.close();
+  server.closeAllConnections();
+  server.close();
+  return rate;
+}
+
+const bare = await measure('bare');
+const stateless = await measure('stateless');
+const stateful = await measure('stateful');
+const rows = [
+  { mode: 'bare node:http JSON-RPC', calls_per_s: Math.round(bare), ratio: 1 },
+  { mode: 'SDK stateless', calls_per_s: Math.round(stateless), ratio: Number((stateless / bare).toFixed(2)) },
+  { mode: 'SDK stateful', calls_per_s: Math.round(stateful), ratio: Number((stateful / bare).toFixed(2)) },
+];
+console.table(rows);
+console.log(JSON.stringify({ benchmark: 'mcp-modes', calls: CALLS, connections: CONNECTIONS, rows }));
