@@ -1,15 +1,18 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
  * status lines for it ("start PID", "exit CODE", "signal N", "error TEXT").
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
- * did not spawn). It starts PROGRAM as the leader (in CGROUP_DIR when given, joined before exec,
- * so nothing the task forks escapes it), reports the leader's end, and exits once its subtree is
- * empty. Both it and the leader die with the thread that spawned the shim (PR_SET_PDEATHSIG). */
+ * did not spawn). It starts PROGRAM as the leader, in a process group of its own (so the task's
+ * `kill 0` cannot reach the shim) and in CGROUP_DIR when given (joined before exec, so nothing the
+ * task forks escapes it); reports "start" only once the leader has exec'd, so a kill that follows
+ * at once finds it in its cgroup; reports the leader's end; and exits once its subtree is empty.
+ * The shim dies with PARENT_PID, the spawner that started it, and the leader with the shim
+ * (PR_SET_PDEATHSIG, checked after it is set). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -55,22 +58,41 @@ static int die_with_parent(pid_t expected_parent) {
   return getppid() == expected_parent ? 0 : -ESRCH;
 }
 
-static void exec_leader(char **argv, pid_t shim) {
+/* In the leader before exec: a failure is written to `sync` as its reason, then the leader exits. */
+static void fail_start(int sync, const char *what, int err) {
+  dprintf(sync, "%s: %s", what, strerror(err));
+  _exit(125);
+}
+
+static void exec_leader(char **argv, pid_t shim, int sync) {
+  if (setpgid(0, 0) != 0) fail_start(sync, "setpgid", errno);
+  if (die_with_parent(shim) != 0) fail_start(sync, "the shim is gone", ESRCH);
+  if (cgroup_dir != NULL) {
+    int err = join_cgroup(cgroup_dir);
+    if (err < 0) fail_start(sync, "cannot enter the task's cgroup", -err);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (die_with_parent(shim) != 0) _exit(125);
-  if (cgroup_dir != NULL) {
-    int err = join_cgroup(cgroup_dir);
-    if (err < 0) {
-      dprintf(2, "hive-task-shim: cannot enter cgroup %s: %s\n", cgroup_dir, strerror(-err));
-      _exit(125);
-    }
-  }
-  execvp(argv[0], argv);
+  execvp(argv[0], argv); /* on success, exec closes `sync` (close-on-exec): the parent sees EOF */
   int err = errno;
   dprintf(2, "hive-task-shim: %s: %s\n", argv[0], strerror(err));
   _exit(err == ENOENT ? 127 : 126);
+}
+
+/* Waits until the leader has exec'd (EOF on `sync`) or failed (its reason on `sync`). */
+static int await_exec(int sync, char *reason, size_t size) {
+  size_t used = 0;
+  for (;;) {
+    ssize_t got = read(sync, reason + used, size - used - 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    used += (size_t)got;
+    if (used == size - 1) break;
+  }
+  reason[used] = '\0';
+  close(sync);
+  return used == 0 ? 0 : -1;
 }
 
 /* Reaps every exited child; reports the leader's end. Returns 1 once no child is left. */
@@ -122,11 +144,10 @@ static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, i
   return 1;
 }
 
+/* Every signal that can be blocked is: the shim must outlive anything the task sends it. */
 static int block_signals(void) {
   sigset_t set;
-  sigemptyset(&set);
-  int handled[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaddset(&set, handled[i]);
+  sigfillset(&set);
   if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) return -1;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -154,16 +175,19 @@ static int supervise(pid_t leader, int child_events) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    dprintf(2, "usage: hive-task-shim CGROUP_DIR|- PROGRAM [ARG...]\n");
+  if (argc < 4) {
+    dprintf(2, "usage: hive-task-shim PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n");
     return 125;
   }
-  if (strcmp(argv[1], "-") != 0) cgroup_dir = argv[1];
+  pid_t parent = (pid_t)strtol(argv[1], NULL, 10);
+  if (strcmp(argv[2], "-") != 0) cgroup_dir = argv[2];
   fcntl(CONTROL_FD, F_SETFD, FD_CLOEXEC);
   fcntl(STATUS_FD, F_SETFD, FD_CLOEXEC);
   int child_events = block_signals();
   int err = child_events < 0 ? -errno : register_subreaper();
-  if (err == 0) err = die_with_parent(getppid() == 1 ? -1 : getppid());
+  if (err == 0) err = die_with_parent(parent);
+  int sync[2];
+  if (err == 0 && pipe2(sync, O_CLOEXEC) != 0) err = -errno;
   if (err < 0) {
     report("error shim setup failed: %s", strerror(-err));
     return 125;
@@ -174,7 +198,13 @@ int main(int argc, char **argv) {
     report("error fork failed: %s", strerror(errno));
     return 125;
   }
-  if (leader == 0) exec_leader(argv + 2, shim);
-  report("start %d", leader);
+  if (leader == 0) {
+    close(sync[0]);
+    exec_leader(argv + 3, shim, sync[1]);
+  }
+  close(sync[1]);
+  char reason[256];
+  if (await_exec(sync[0], reason, sizeof reason) == 0) report("start %d", leader);
+  else report("error %s", reason);
   return supervise(leader, child_events);
 }

@@ -94,13 +94,14 @@ function enableControllers(dir: string): void {
   }
 }
 
-/** Null when a child cgroup can be created and removed in `dir`, else the reason it cannot. */
+/** Null when a child cgroup with cgroup.kill can be created and removed in `dir`, else the reason it cannot. */
 function probeWritable(dir: string): { error: string } | null {
   const probe = join(dir, `probe-${process.pid}`);
   try {
     mkdirSync(probe);
+    const killable = existsSync(join(probe, 'cgroup.kill'));
     rmdirSync(probe);
-    return null;
+    return killable ? null : { error: 'this kernel has no cgroup.kill (Linux 5.14 or later has it)' };
   } catch (error) {
     return { error: `cannot create cgroups in ${dir}: ${(error as Error).message}` };
   }

@@ -1,16 +1,18 @@
 // Starts a task through the native addon: the thread's spawner posix_spawns the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
 // the task's cgroup and reports on fd 4.
-import { closeSync, mkdirSync, openSync, rmdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmdirSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedTask, LaunchRequest, LeaderExit } from './launched-task.js';
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
+import { hasEnvironmentMarker, listMarkedProcesses } from './process-table.js';
 import { spawnThroughSpawner } from './spawner.js';
 import { readTaskResources } from './task-resources.js';
-import type { KillSignal } from './protocol.js';
+import { RUN_MARKER_NAME, type KillSignal } from './protocol.js';
 
 const signalName = (number: number): string | null =>
   (Object.entries(osConstants.signals).find(([, value]) => value === number)?.[0] as string | undefined) ?? null;
@@ -18,41 +20,53 @@ const signalName = (number: number): string | null =>
 /** Spawns the shim for `request`; a spawn failure comes back as the exit, never as a throw. */
 export function launchNative(request: LaunchRequest): LaunchedTask {
   const addon = nativeAddon();
-  const pipe = () => addon.pipe();
-  const [stdinRead, stdinWrite] = request.stdin === null ? [openSync('/dev/null', 'r'), -1] : pipe();
-  const [stdoutRead, stdoutWrite] = pipe();
-  const [stderrRead, stderrWrite] = pipe();
-  const [controlRead, controlWrite] = pipe();
-  const [statusRead, statusWrite] = pipe();
-  const childEnds = [stdinRead, stdoutWrite, stderrWrite, controlRead, statusWrite];
-  let spawned: { pid: number } | null = null;
+  const owned: number[] = [];
+  const pipe = (): [number, number] => {
+    const ends = addon.pipe();
+    owned.push(...ends);
+    return ends;
+  };
+  let stdinRead = -1;
+  let ends: number[];
+  try {
+    stdinRead = request.stdin === null ? openSync('/dev/null', 'r') : -1;
+    ends = [...(request.stdin === null ? [stdinRead, -1] : pipe()), ...pipe(), ...pipe(), ...pipe(), ...pipe()];
+  } catch (error) {
+    // Out of fds, typically: give back what was taken and fail this task alone.
+    for (const fd of owned) addon.close(fd);
+    if (stdinRead !== -1) closeSync(stdinRead);
+    return failedLaunch(`spawn failed: ${(error as Error).message}`, request.cgroupDir);
+  }
+  const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, controlRead, controlWrite, statusRead, statusWrite] = ends as number[] & { length: 10 };
+  const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, controlRead!, statusWrite!];
+  let shimPid: number | null = null;
   let failure: string | null = null;
   try {
     if (request.cgroupDir !== null) mkdirSync(request.cgroupDir);
-    const pid = spawnThroughSpawner({
+    shimPid = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
-      argv: [SHIM_PATH, request.cgroupDir ?? '-', ...request.argv],
+      argv: [SHIM_PATH, String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       cwd: request.cwd,
       fds: childEnds,
-    });
-    spawned = { pid };
+    }));
   } catch (error) {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
   // fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and warns
   // when a number it thinks is still open comes back from another open.
-  for (const fd of childEnds) (fd === stdinRead && request.stdin === null ? closeSync : addon.close)(fd);
-  const [stdout, stderr, status] = [stdoutRead, stderrRead, statusRead].map((fd) => new Socket({ fd, readable: true, writable: false }));
-  const control = new Socket({ fd: controlWrite, readable: false, writable: true });
-  const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite, readable: false, writable: true });
+  for (const fd of childEnds) (fd === stdinRead ? closeSync : addon.close)(fd);
+  const [stdout, stderr, status] = [stdoutRead!, stderrRead!, statusRead!].map((fd) => new Socket({ fd, readable: true, writable: false }));
+  const control = new Socket({ fd: controlWrite!, readable: false, writable: true });
+  const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite!, readable: false, writable: true });
   control.on('error', () => {});
   stdin?.on('error', () => {});
-  if (!spawned) {
-    for (const socket of [status, control, stdin]) socket?.destroy();
-    return failedLaunch(stdout!, stderr!, failure ?? 'spawn failed', request.cgroupDir);
+  if (shimPid === null) {
+    for (const socket of [stdout, stderr, status, control, stdin]) socket?.destroy();
+    return failedLaunch(failure ?? 'spawn failed', request.cgroupDir, stdout, stderr);
   }
-  return trackShim(spawned, { stdout: stdout!, stderr: stderr!, status: status!, control, stdin }, request.cgroupDir);
+  const runKey = request.env[RUN_MARKER_NAME] ?? null;
+  return trackShim({ stdout: stdout!, stderr: stderr!, status: status!, control, stdin }, request.cgroupDir, runKey);
 }
 
 interface ShimStreams {
@@ -63,26 +77,37 @@ interface ShimStreams {
   stdin: Socket | null;
 }
 
-function trackShim(shim: { pid: number }, streams: ShimStreams, cgroupDir: string | null): LaunchedTask {
+function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: string | null): LaunchedTask {
   let resolveStarted!: (value: { pid: number; pgid: number }) => void;
   let resolveExit!: (value: LeaderExit) => void;
   const started = new Promise<{ pid: number; pgid: number }>((resolve) => (resolveStarted = resolve));
   const exit = new Promise<LeaderExit>((resolve) => (resolveExit = resolve));
-  let shimError: string | null = null;
-  createInterface({ input: streams.status }).on('line', (line) => {
-    const [word, value = ''] = [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)];
-    if (word === 'start') resolveStarted({ pid: Number(value), pgid: shim.pid });
-    else if (word === 'exit') resolveExit({ exitCode: Number(value), signal: null, error: null, endedAt: Date.now() });
-    else if (word === 'signal') {
+  let startError: string | null = null;
+  let exitReported = false;
+  const lines = createInterface({ input: streams.status });
+  lines.on('error', () => {}); // a read error ends the stream like EOF; 'close' below handles it
+  lines.on('line', (line) => {
+    const space = line.indexOf(' ');
+    const [word, value] = [line.slice(0, space), line.slice(space + 1)];
+    if (word === 'start') resolveStarted({ pid: Number(value), pgid: Number(value) });
+    else if (word === 'error') startError = value;
+    else if (word === 'exit' || word === 'signal') {
+      exitReported = true;
       const number = Number(value);
-      resolveExit({ exitCode: 128 + number, signal: signalName(number), error: null, endedAt: Date.now() });
-    } else if (word === 'error') shimError = value;
+      // A leader that failed before exec never ran: its exit is the failure, with no exit code.
+      if (startError !== null) resolveExit({ exitCode: null, signal: null, error: `spawn failed: ${startError}`, endedAt: Date.now() });
+      else if (word === 'exit') resolveExit({ exitCode: number, signal: null, error: null, endedAt: Date.now() });
+      else resolveExit({ exitCode: 128 + number, signal: signalName(number), error: null, endedAt: Date.now() });
+    }
   });
-  // The status pipe closes when the shim exits: its whole subtree is gone by then.
+  // The status pipe closes when the shim exits: normally its whole subtree is gone by then.
   const gone = new Promise<void>((resolve) => streams.status.once('close', () => resolve()));
   void gone.then(() => {
-    resolveExit({ exitCode: null, signal: null, error: shimError ?? 'the task ended without reporting its exit (its shim was killed)', endedAt: Date.now() });
     streams.control.destroy();
+    if (exitReported) return;
+    // The shim died before its task (killed from outside, or its spawner died): end what it held.
+    killOrphans(cgroupDir, runKey);
+    resolveExit({ exitCode: null, signal: null, error: startError ?? 'the task ended without reporting its exit (its shim was killed)', endedAt: Date.now() });
   });
   return {
     stdout: streams.stdout,
@@ -99,15 +124,47 @@ function trackShim(shim: { pid: number }, streams: ShimStreams, cgroupDir: strin
   };
 }
 
+/** Without its shim nothing reaps or signals the task: kill it by cgroup, else by its run marker. */
+function killOrphans(cgroupDir: string | null, runKey: string | null): void {
+  if (cgroupDir !== null) {
+    killCgroup(cgroupDir);
+    return;
+  }
+  if (runKey === null) return;
+  const addon = nativeAddon();
+  const marker = `${RUN_MARKER_NAME}=${runKey}`;
+  for (const pid of listMarkedProcesses(marker)) {
+    let pidfd: number;
+    try {
+      pidfd = addon.pidfdOpen(pid);
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Checked after the pidfd is taken: if the pid was reused, the marker is not there.
+    if (hasEnvironmentMarker(pid, marker)) addon.sendSignal(pidfd, osConstants.signals.SIGKILL);
+    addon.close(pidfd);
+  }
+}
+
+function killCgroup(dir: string): void {
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // gone already
+  }
+}
+
 const RMDIR_ATTEMPTS = 50;
 const RMDIR_RETRY_MS = 10;
 
 /**
- * Reads the task's CPU time from its cgroup, then removes the cgroup. Right after the last process
- * is reaped the kernel may still call it busy for a moment, so removal is retried briefly.
+ * Reads the task's CPU time from its cgroup, then removes the cgroup (killing anything that is
+ * somehow still in it). Right after the last process is reaped the kernel may still call it busy
+ * for a moment, so removal is retried briefly.
  */
 async function removeCgroup(dir: string): Promise<number | null> {
   const { cpuMs } = readTaskResources(dir);
+  killCgroup(dir);
   for (let attempt = 0; attempt < RMDIR_ATTEMPTS; attempt++) {
     try {
       rmdirSync(dir);
@@ -120,13 +177,17 @@ async function removeCgroup(dir: string): Promise<number | null> {
   return cpuMs;
 }
 
-function failedLaunch(stdout: Socket, stderr: Socket, error: string, cgroupDir: string | null): LaunchedTask {
-  stdout.destroy();
-  stderr.destroy();
+function failedLaunch(error: string, cgroupDir: string | null, stdout?: Socket, stderr?: Socket): LaunchedTask {
   if (cgroupDir !== null) void removeCgroup(cgroupDir);
+  const closed = (socket?: Socket) => {
+    if (socket) return socket;
+    const empty = new Socket();
+    empty.destroy();
+    return empty;
+  };
   return {
-    stdout,
-    stderr,
+    stdout: closed(stdout),
+    stderr: closed(stderr),
     stdin: null,
     started: new Promise(() => {}),
     exit: Promise.resolve({ exitCode: null, signal: null, error, endedAt: Date.now() }),

@@ -6,6 +6,8 @@ export interface ProcessEntry {
   ppid: number;
   pgid: number;
   state: string;
+  /** The command name (comm), at most 15 characters. */
+  name: string;
 }
 
 /** Parses /proc/PID/stat; null when the process is gone. The name field may hold spaces and parentheses. */
@@ -16,8 +18,9 @@ export function readProcessEntry(pid: number): ProcessEntry | null {
   } catch {
     return null;
   }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  return { pid, name: text.slice(text.indexOf('(') + 1, close), state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
 }
 
 /** False when no process, not even a zombie, is in group `pgid`: one syscall instead of a /proc scan. */
@@ -78,14 +81,18 @@ export function listMarkedGroupMembers(pgid: number, marker: string): number[] {
   return listGroupMembers(pgid).filter((pid) => hasEnvironmentMarker(pid, marker));
 }
 
-/** Every living process that carries `marker`, wherever it is in the process tree. */
-export function listMarkedProcesses(marker: string): number[] {
+/** The name of the per-task shim's process, which carries its task's environment too. */
+export const SHIM_PROCESS_NAME = 'hive-task-shim';
+
+/** Every living process that carries `marker`, wherever it is in the process tree; shims too unless `withoutShims`. */
+export function listMarkedProcesses(marker: string, withoutShims = false): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0 || !hasEnvironmentMarker(pid, marker)) continue;
     const entry = readProcessEntry(pid);
-    if (entry && entry.state !== 'Z' && entry.state !== 'X') pids.push(pid);
+    if (!entry || entry.state === 'Z' || entry.state === 'X') continue;
+    if (!withoutShims || entry.name !== SHIM_PROCESS_NAME) pids.push(pid);
   }
   return pids;
 }

@@ -4,6 +4,9 @@ import type { MessagePort } from 'node:worker_threads';
 
 export type StreamName = 'stdout' | 'stderr';
 
+/** The variable, set to the run's key, that every process of one run of a task inherits. */
+export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
+
 /** Why a task ended, when the daemon ended it; `exit` when the leader ended by itself. */
 export type EndReason = 'exit' | 'killed' | 'timed_out';
 

@@ -114,7 +114,11 @@ class TaskRun {
     if (!this.exited) this.reason ??= reason;
     if (this.timer) clearTimeout(this.timer);
     if (this.termination) {
-      if (signal === 'SIGKILL') this.termination.forceNow();
+      if (signal !== 'SIGKILL') return;
+      // A later force skips the grace period, and is sent even if an earlier SIGKILL was: what
+      // outlived it (a fork racing the shim's walk) stays killable.
+      this.termination.forceNow();
+      this.launched!.signal('SIGKILL');
       return;
     }
     this.termination = terminate(this.launched!, signal, this.spec.killGraceMs);

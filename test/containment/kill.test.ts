@@ -84,6 +84,42 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       assert.equal((await again.ok('status', { id: 'lingering' })).state, 'done', 'a task that had ended keeps its end');
     });
 
+    test('a kill right after run reaches the task, however early it arrives', async (t) => {
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      for (let round = 0; round < 10; round++) {
+        const task = await tools.ok('run', { command: 'sleep 1; echo finished', wait_seconds: 0 });
+        await tools.ok('kill', { id: task.id, force: true });
+        const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+        assert.equal(ended.state, 'killed', `round ${round}`);
+        assert.equal(ended.stdout_tail, '', `round ${round}: the command was stopped before it finished`);
+        assert.ok(ended.runtime_ms < 900, `round ${round}: runtime ${ended.runtime_ms}`);
+      }
+    });
+
+    test('a task that signals its own process group cannot take its shim with it', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
+      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
+      const tools = await connectClient(t, daemon.url);
+      const marker = `SELF=${daemon.marker}`;
+      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 0.2; kill -USR1 0', env: { SELF: daemon.marker }, wait_seconds: 10 });
+      assert.equal(task.state, 'done');
+      assert.equal(task.signal, 'SIGUSR1');
+      assert.equal(task.lingering, 1, 'the shim still holds the setsid sleep');
+      await tools.ok('kill', { id: task.id, force: true });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+    });
+
+    test('if a task kills its shim, what the shim held is killed too', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      const marker = `ORPHANED=${daemon.marker}`;
+      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300 & sleep 0.2; kill -9 $PPID; sleep 300', env: { ORPHANED: daemon.marker }, wait_seconds: 10 });
+      assert.equal(task.state, 'done');
+      assert.equal(task.exit_code, null);
+      assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+    });
+
     test('a kill for a task with nothing left signals nothing', async (t) => {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);

@@ -7,7 +7,7 @@ import { groupProcessesByMarker } from '../../workers/process-table.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
 import { composeUpsert } from '../todos/todo-message.js';
-import { RUN_MARKER_NAME } from './leftovers.js';
+import { RUN_MARKER_NAME } from '../../workers/protocol.js';
 import type { OutputFiles } from './output-files.js';
 import { leftoverViewSource } from './task-todos.js';
 

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { NameBusyError, QueueFullError, UnknownTaskError } from '../errors.js';
 import { FINISHED_STATES, type TaskRecord, type TaskState, type TaskStore } from '../registry/task-store.js';
-import type { EndReason, KillSignal, ReportMessage } from '../../workers/protocol.js';
+import { RUN_MARKER_NAME, type EndReason, type KillSignal, type ReportMessage } from '../../workers/protocol.js';
 import type { DispatchedTask, WorkerPool } from './worker-pool.js';
 import type { OutputFiles } from './output-files.js';
 import { countLeftovers, killLeftovers } from './leftovers.js';
@@ -234,7 +234,7 @@ export class TaskService {
         runKey: record.runKey,
         command: record.command,
         cwd: record.cwd,
-        env: { ...this.baseEnv, ...request.env, HIVE_BASH_TASK_ID: record.id, HIVE_BASH_RUN: record.runKey },
+        env: { ...this.baseEnv, ...request.env, HIVE_BASH_TASK_ID: record.id, [RUN_MARKER_NAME]: record.runKey },
         stdin: request.stdin,
         stdoutPath: paths.stdout,
         stderrPath: paths.stderr,
