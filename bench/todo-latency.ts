@@ -4,18 +4,19 @@
 // of its end todo: the time the daemon's worker saw the leader exit (Date.now() there); its arrival
 // is Date.now() here when the line is read. Both are the same machine's clock.
 //
-// Usage: node dist/bench/todo-latency.js [TASKS=1000]
+// Usage: node dist/bench/todo-latency.js [--tasks N (default 1000)]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const MAIN_JS = new URL('../src/supervisor/main.js', import.meta.url).pathname;
-const TASKS = Number(process.argv[2] ?? 1000);
+const TASKS = Number(parseArgs({ options: { tasks: { type: 'string', default: '1000' } } }).values.tasks);
 const CLIENTS = 4;
 const END_STATES = new Set(['done', 'timed_out', 'killed', 'interrupted']);
 
@@ -35,11 +36,13 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bench-todo-'));
   // The figures depend on what else the machine is doing: say so next to them.
   console.log(`${availableParallelism()} cores, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} before the run`);
+  const rows = [];
   try {
-    for (const scenario of SCENARIOS) printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString())));
+    for (const scenario of SCENARIOS) rows.push(printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString()))));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  console.log(JSON.stringify({ benchmark: 'todo-latency', tasks: TASKS, rows }));
 }
 
 async function measure(scenario: Scenario, dir: string): Promise<number[]> {
@@ -97,12 +100,13 @@ async function readListeningUrl(stdout: NodeJS.ReadableStream): Promise<string> 
   throw new Error('the daemon exited before listening');
 }
 
-function printFigures(scenario: Scenario, delays: number[]): void {
+function printFigures(scenario: Scenario, delays: number[]): { scenario: string; median_ms: number; p99_ms: number; worst_ms: number } {
   const sorted = [...delays].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
   const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
   console.log(`${scenario.name}: ${sorted.length} tasks; task end -> end todo at the harness (ms):`
     + ` median ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, worst ${sorted.at(-1)}, best ${sorted[0]}, mean ${mean.toFixed(1)}`);
+  return { scenario: scenario.name, median_ms: at(0.5), p99_ms: at(0.99), worst_ms: sorted.at(-1)! };
 }
 
 await main();
