@@ -4,21 +4,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Pool } from 'undici';
 import { launchDaemon } from '../test/helpers/daemon.js';
 
 export interface BenchDaemon {
   url: string;
+  stateDir: string;
   origin: string;
   pid: number;
   stop(): Promise<void>;
 }
 
-/** Starts the real daemon with `args` on a fresh state directory. */
-export async function startBenchDaemon(args: string[], env: Record<string, string> = {}): Promise<BenchDaemon> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-bench-'));
-  const daemon = await launchDaemon(['--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...args], env, () => rmSync(stateDir, { recursive: true, force: true }));
+/** Starts the real daemon with `args` on a fresh state directory (removed at its exit), or on `stateDir` (kept). */
+export async function startBenchDaemon(args: string[], env: Record<string, string> = {}, stateDir?: string): Promise<BenchDaemon> {
+  const dir = stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-bench-'));
+  const daemon = await launchDaemon(['--port', '0', '--state-dir', dir, '--log-level', 'warn', ...args], env, () => {
+    if (stateDir === undefined) rmSync(dir, { recursive: true, force: true });
+  });
   return {
     url: daemon.url,
+    stateDir: dir,
     origin: new URL(daemon.url).origin,
     pid: daemon.child.pid!,
     async stop() {
@@ -64,3 +69,22 @@ export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 };
+
+/** The value at `fraction` (0.99 for p99) of `values`. */
+export const percentile = (values: number[], fraction: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
+};
+
+/** A raw JSON-RPC session on the daemon's /mcp, for load that the SDK client would itself slow down. */
+export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>> {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+  const init = await pool.request({ path, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) });
+  await init.body.text();
+  const session = { ...headers, 'mcp-session-id': String(init.headers['mcp-session-id']) };
+  let id = 1;
+  return async (name, args) => {
+    const res = await pool.request({ path, method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }) });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+}

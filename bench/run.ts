@@ -19,7 +19,12 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100'] },
   { name: 'spawn-heap', script: 'spawn-heap.js', args: ['--tasks', '600'], quickArgs: ['--tasks', '60', '--ballast-mb', '256'] },
+  { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400'] },
   { name: 'kill-storm', script: 'kill-storm.js', args: [], quickArgs: ['--processes', '100', '--rounds', '1'] },
+  { name: 'output-rate', script: 'output-rate.js', args: [], quickArgs: ['--mib', '32'] },
+  { name: 'running-rss', script: 'running-rss.js', args: [], quickArgs: ['--tasks', '50'] },
+  { name: 'status-under-flood', script: 'status-under-flood.js', args: [], quickArgs: ['--tasks', '10', '--calls', '50'] },
+  { name: 'registry-size', script: 'registry-size.js', args: [], quickArgs: ['--sizes', '10,1000', '--tasks', '30'] },
   { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400'] },
   { name: 'todo-latency', script: 'todo-latency.js', args: [], quickArgs: ['--tasks', '50'] },
 ];
