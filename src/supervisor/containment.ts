@@ -12,6 +12,8 @@ export interface Containment {
   spawner: 'native' | 'node';
   /** The folder under which each task gets `task-<run key>`; null without cgroups. */
   cgroupRoot: string | null;
+  /** True when the daemon created cgroupRoot in a shared cgroup2 mount, to be removed at its stop if empty. */
+  ownsCgroupRoot?: boolean;
   /** Why this mode, in words (for the log and /healthz). */
   reason: string;
 }
@@ -33,12 +35,12 @@ export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string 
     return { mode: 'process-group', spawner: 'native', cgroupRoot: null, reason: 'forced by --containment process-group: per-task shim as subreaper of its process tree' };
   }
   const found = cgroupRoot !== null ? checkCgroupRoot(cgroupRoot) : findCgroupRoot();
-  if ('root' in found) return { mode: 'cgroup', spawner: 'native', cgroupRoot: found.root, reason: found.reason };
+  if ('root' in found) return { mode: 'cgroup', spawner: 'native', cgroupRoot: found.root, reason: found.reason, ownsCgroupRoot: found.shared === true };
   if (choice === 'cgroup') throw new Error(`--containment cgroup: ${found.error}`);
   return { mode: 'process-group', spawner: 'native', cgroupRoot: null, reason: `no writable cgroup v2 subtree (${found.error}): per-task shim as subreaper of its process tree` };
 }
 
-type Found = { root: string; reason: string } | { error: string };
+type Found = { root: string; reason: string; shared?: boolean } | { error: string };
 
 function checkCgroupRoot(dir: string): Found {
   if (!existsSync(join(dir, 'cgroup.procs'))) return { error: `--cgroup-root ${dir} is not a cgroup v2 folder` };
@@ -60,7 +62,7 @@ function findCgroupRoot(): Found {
   } catch (error) {
     return { error: `cannot create ${shared}: ${(error as Error).message}` };
   }
-  return probeWritable(shared) ?? { root: shared, reason: `a folder of the writable cgroup2 mount ${mount}` };
+  return probeWritable(shared) ?? { root: shared, reason: `a folder of the writable cgroup2 mount ${mount}`, shared: true };
 }
 
 /**
@@ -79,6 +81,16 @@ function delegateOwnCgroup(ownDir: string): Found {
     return { root: tasks, reason: `the daemon's delegated cgroup ${ownDir}` };
   } catch (error) {
     return { error: `cannot use the delegated cgroup ${ownDir}: ${(error as Error).message}` };
+  }
+}
+
+/** At a stop: removes the shared folder the daemon created, unless another daemon's tasks still use it. */
+export function releaseContainment(containment: Containment): void {
+  if (!containment.ownsCgroupRoot || containment.cgroupRoot === null) return;
+  try {
+    rmdirSync(containment.cgroupRoot);
+  } catch {
+    // still in use by another daemon's tasks, or already gone
   }
 }
 

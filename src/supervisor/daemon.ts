@@ -10,7 +10,7 @@ import { SessionManager } from './mcp/sessions.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
-import { chooseContainment, type Containment } from './containment.js';
+import { chooseContainment, releaseContainment, type Containment } from './containment.js';
 import { OutputFiles } from './tasks/output-files.js';
 import { interruptLeftovers } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
@@ -76,6 +76,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       await pool.close();
+      releaseContainment(containment);
       store.close();
       unlock();
     },

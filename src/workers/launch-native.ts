@@ -42,7 +42,8 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   let shimPid: number | null = null;
   let failure: string | null = null;
   try {
-    if (request.cgroupDir !== null) mkdirSync(request.cgroupDir);
+    // recursive: another daemon that shared the root may have removed it at its stop.
+    if (request.cgroupDir !== null) mkdirSync(request.cgroupDir, { recursive: true });
     shimPid = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
       argv: [SHIM_PATH, String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
