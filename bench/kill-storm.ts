@@ -2,7 +2,7 @@
 // cgroup: until the task's cgroup reports `populated 0`; process-group: until no process of it is alive.
 // Usage: node dist/bench/kill-storm.js [--processes N] [--rounds N]
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectClients, median, startBenchDaemon } from './lib.js';
@@ -11,6 +11,15 @@ import { cgroup2Mount } from '../src/supervisor/containment.js';
 
 const { values } = parseArgs({ options: { processes: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '5' } } });
 const PROCESSES = Number(values.processes);
+
+/** True once the cgroup reports no process, or is gone (the daemon removes it once the task is released). */
+function cgroupEmpty(dir: string): boolean {
+  try {
+    return /^populated 0$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8'));
+  } catch {
+    return true;
+  }
+}
 
 async function killRound(containment: 'cgroup' | 'process-group', round: number): Promise<number> {
   const marker = `hive-bench-${process.pid}-${round}`;
@@ -23,12 +32,11 @@ async function killRound(containment: 'cgroup' | 'process-group', round: number)
     const deadline = Date.now() + 60_000;
     while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const cgroupDir = health.containment.cgroup_root === null ? null : readdirSync(health.containment.cgroup_root).map((name) => join(health.containment.cgroup_root!, name)).find((dir) => dir.includes('task-'));
-    const empty = cgroupDir
-      ? () => !existsSync(cgroupDir) || /^populated 0$/m.test(readFileSync(join(cgroupDir, 'cgroup.events'), 'utf8'))
-      : () => findMarkedProcesses(`BENCH_MARK=${marker}`).length === 0;
+    const empty = cgroupDir ? () => cgroupEmpty(cgroupDir) : () => findMarkedProcesses(`BENCH_MARK=${marker}`).length === 0;
     // The kernel notifies cgroup.events' watchers when `populated` changes: no busy polling that
     // would take a core from the daemon. Without a cgroup the process table is polled every 5 ms.
     const watcher = cgroupDir ? watch(join(cgroupDir, 'cgroup.events')) : null;
+    watcher?.on('error', () => {}); // the folder goes away once the task is released
     const start = process.hrtime.bigint();
     await client!.callTool({ name: 'kill', arguments: { id, force: true } });
     while (!empty()) {

@@ -1,21 +1,18 @@
 // Measures the delay from a task's end to its end todo at the harness, over 1,000 tasks.
-// The daemon is the real one (dist/src/supervisor/main.js) on a temporary state directory; the
+// The daemon is the real one, started as every benchmark starts it (bench/lib.ts); the
 // harness is a unix socket server in this process that answers ok. A task's end is the `updated_at`
 // of its end todo: the time the daemon's worker saw the leader exit (Date.now() there); its arrival
 // is Date.now() here when the line is read. Both are the same machine's clock.
 //
 // Usage: node dist/bench/todo-latency.js [--tasks N (default 1000)]
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectClients, startBenchDaemon } from './lib.js';
 
-const MAIN_JS = new URL('../src/supervisor/main.js', import.meta.url).pathname;
 const TASKS = Number(parseArgs({ options: { tasks: { type: 'string', default: '1000' } } }).values.tasks);
 const CLIENTS = 4;
 const END_STATES = new Set(['done', 'timed_out', 'killed', 'interrupted']);
@@ -50,12 +47,9 @@ async function measure(scenario: Scenario, dir: string): Promise<number[]> {
   const delays = new Map<string, number>();
   const harness = createServer((socket) => answerEverything(socket, delays));
   await new Promise<void>((resolve) => harness.listen(socketPath, resolve));
-  const daemon = spawn(process.execPath, [MAIN_JS, '--port', '0', '--state-dir', dir, '--agent-socket', socketPath, '--log-level', 'warn', '--retention-count', String(TASKS * 2)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const daemon = await startBenchDaemon(['--agent-socket', socketPath, '--retention-count', String(TASKS * 2)], {}, dir);
   try {
-    const url = await readListeningUrl(daemon.stdout!);
-    const clients = await Promise.all(Array.from({ length: scenario.concurrency }, () => connect(url)));
+    const clients = await connectClients(daemon.url, scenario.concurrency);
     let next = 0;
     await Promise.all(clients.map(async (client) => {
       while (next < TASKS) {
@@ -67,8 +61,7 @@ async function measure(scenario: Scenario, dir: string): Promise<number[]> {
     await Promise.all(clients.map((client) => client.close()));
     return [...delays.values()];
   } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((resolve) => daemon.once('exit', resolve));
+    await daemon.stop();
     harness.close();
   }
 }
@@ -84,20 +77,6 @@ function answerEverything(socket: Socket, delays: Map<string, number>): void {
     socket.write('{"ok":true}\n');
   });
   socket.on('error', () => {});
-}
-
-async function connect(url: string): Promise<Client> {
-  const client = new Client({ name: 'todo-latency-bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return client;
-}
-
-async function readListeningUrl(stdout: NodeJS.ReadableStream): Promise<string> {
-  for await (const line of createInterface({ input: stdout })) {
-    const match = /^listening on (\S+)$/.exec(line);
-    if (match) return match[1]!;
-  }
-  throw new Error('the daemon exited before listening');
 }
 
 function printFigures(scenario: Scenario, delays: number[]): { scenario: string; median_ms: number; p99_ms: number; worst_ms: number } {

@@ -29,7 +29,6 @@ class TaskRun {
   private launched: LaunchedTask | null = null;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
-  private pendingKill: KillSignal | null = null;
   private timer: NodeJS.Timeout | null = null;
   private exited = false;
 
@@ -94,19 +93,15 @@ class TaskRun {
 
   private onStart({ pid, pgid }: { pid: number; pgid: number }): void {
     this.report({ type: 'started', pid, pgid, startedAt: Date.now() });
-    if (this.pendingKill) return this.startTermination('killed', this.pendingKill);
     if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }
   }
 
   private onControl(message: ControlMessage): void {
-    if (message.type !== 'kill') return;
-    if (!this.launched) {
-      this.pendingKill = message.signal;
-      return;
-    }
-    this.startTermination('killed', message.signal);
+    // Messages arrive after run() has launched the task (launch is synchronous); without a launch
+    // (its output files could not be opened) the task has already ended.
+    if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {

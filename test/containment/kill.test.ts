@@ -2,7 +2,7 @@
 // cannot promise is stated where it is skipped: Node's spawn (no addon) has only the process
 // group, so a descendant that calls setsid is out of its reach.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
@@ -20,15 +20,20 @@ const ESCAPES: Array<{ name: string; command: string; processes: number; leavesG
   { name: 'a double fork that calls setsid', command: '(setsid sleep 300 &); sleep 300', processes: 2, leavesGroup: true },
 ];
 
+/** A daemon in `containment`, a client, and a marker `VARIABLE=<unique>` to give a task's env. */
+async function setUp(t: TestContext, containment: TestContainment, variable: string, args = ['--kill-grace-ms', String(GRACE_MS)]) {
+  const daemon = await startTestDaemon(t, { containment, args });
+  const tools = await connectClient(t, daemon.url);
+  return { daemon, tools, marker: `${variable}=${daemon.marker}`, env: { [variable]: daemon.marker } };
+}
+
 for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment[]) {
   describe(`containment ${containment}`, () => {
     for (const escape of ESCAPES) {
       const unreachable = containment === 'node' && escape.leavesGroup;
       test(`kill ends ${escape.name}`, { skip: unreachable && 'Node spawn has only the process group: setsid leaves it' }, async (t) => {
-        const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
-        const tools = await connectClient(t, daemon.url);
-        const marker = `VICTIM=${daemon.marker}`;
-        const task = await tools.ok('run', { command: escape.command, env: { VICTIM: daemon.marker }, wait_seconds: 0 });
+        const { tools, marker, env } = await setUp(t, containment, 'VICTIM');
+        const task = await tools.ok('run', { command: escape.command, env, wait_seconds: 0 });
         assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= escape.processes, 5000), `started: ${findMarkedProcesses(marker).length}`);
         const sent = Date.now();
         await tools.ok('kill', { id: task.id });
@@ -41,10 +46,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     }
 
     test('kill of a storm of 300 background jobs that ignore SIGINT leaves nothing', async (t) => {
-      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
-      const tools = await connectClient(t, daemon.url);
-      const marker = `STORM=${daemon.marker}`;
-      const task = await tools.ok('run', { command: 'for i in $(seq 300); do sleep 300 & done; wait', env: { STORM: daemon.marker }, wait_seconds: 0 });
+      const { tools, marker, env } = await setUp(t, containment, 'STORM');
+      const task = await tools.ok('run', { command: 'for i in $(seq 300); do sleep 300 & done; wait', env, wait_seconds: 0 });
       assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 301, 20_000), 'all jobs started');
       await tools.ok('kill', { id: task.id });
       assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS + 5000), `left: ${findMarkedProcesses(marker, true).length}`);
@@ -52,10 +55,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     });
 
     test('a finished task whose setsid grandchild lives is done, lingering, and kill ends the grandchild', { skip: containment === 'node' && 'Node spawn cannot see past the process group' }, async (t) => {
-      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
-      const tools = await connectClient(t, daemon.url);
-      const marker = `LINGER=${daemon.marker}`;
-      const task = await tools.ok('run', { command: 'setsid sleep 300 > /dev/null 2>&1 & echo started', env: { LINGER: daemon.marker }, wait_seconds: 10 });
+      const { tools, marker, env } = await setUp(t, containment, 'LINGER');
+      const task = await tools.ok('run', { command: 'setsid sleep 300 > /dev/null 2>&1 & echo started', env, wait_seconds: 10 });
       assert.equal(task.state, 'done');
       assert.equal(task.exit_code, 0);
       assert.ok(task.lingering >= 1, `lingering ${task.lingering}`);
@@ -98,10 +99,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     });
 
     test('a task that signals its own process group cannot take its shim with it', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
-      const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', String(GRACE_MS)] });
-      const tools = await connectClient(t, daemon.url);
-      const marker = `SELF=${daemon.marker}`;
-      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 0.2; kill -USR1 0', env: { SELF: daemon.marker }, wait_seconds: 10 });
+      const { tools, marker, env } = await setUp(t, containment, 'SELF');
+      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 0.2; kill -USR1 0', env, wait_seconds: 10 });
       assert.equal(task.state, 'done');
       assert.equal(task.signal, 'SIGUSR1');
       assert.equal(task.lingering, 1, 'the shim still holds the setsid sleep');
@@ -110,10 +109,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     });
 
     test('if a task kills its shim, what the shim held is killed too', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
-      const daemon = await startTestDaemon(t, { containment });
-      const tools = await connectClient(t, daemon.url);
-      const marker = `ORPHANED=${daemon.marker}`;
-      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300 & sleep 0.2; kill -9 $PPID; sleep 300', env: { ORPHANED: daemon.marker }, wait_seconds: 10 });
+      const { tools, marker, env } = await setUp(t, containment, 'ORPHANED');
+      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300 & sleep 0.2; kill -9 $PPID; sleep 300', env, wait_seconds: 10 });
       assert.equal(task.state, 'done');
       assert.equal(task.exit_code, null);
       assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');

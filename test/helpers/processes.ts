@@ -1,6 +1,7 @@
 // Finds processes by a marker in their environment, which every descendant inherits, so a test
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
+import { SHIM_PROCESS_NAME } from '../../src/workers/process-table.js';
 
 /**
  * Living (not zombie) processes whose environment holds `NAME=VALUE`. A task's shim (the root of
@@ -17,7 +18,7 @@ export function findMarkedProcesses(marker: string, withShims = false): number[]
       if (!environ.includes(needle)) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
       const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      const shim = stat.includes('(hive-task-shim)');
+      const shim = stat.includes(`(${SHIM_PROCESS_NAME})`);
       if (state !== 'Z' && state !== 'X' && (withShims || !shim)) pids.push(pid);
     } catch {
       // gone meanwhile
