@@ -7,7 +7,7 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LaunchedTask, LaunchRequest, LeaderExit } from './launched-task.js';
+import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
 import { hasEnvironmentMarker, listMarkedProcesses } from './process-table.js';
 import { spawnThroughSpawner } from './spawner.js';
@@ -79,9 +79,9 @@ interface ShimStreams {
 }
 
 function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: string | null): LaunchedTask {
-  let resolveStarted!: (value: { pid: number; pgid: number }) => void;
+  let resolveStarted!: (value: LeaderStart) => void;
   let resolveExit!: (value: LeaderExit) => void;
-  const started = new Promise<{ pid: number; pgid: number }>((resolve) => (resolveStarted = resolve));
+  const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
   const exit = new Promise<LeaderExit>((resolve) => (resolveExit = resolve));
   let startError: string | null = null;
   let exitReported = false;
@@ -90,7 +90,7 @@ function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: strin
   lines.on('line', (line) => {
     const space = line.indexOf(' ');
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
-    if (word === 'start') resolveStarted({ pid: Number(value), pgid: Number(value) });
+    if (word === 'start') resolveStarted({ pid: Number(value), pgid: Number(value), startedAt: Date.now() });
     else if (word === 'error') startError = value;
     else if (word === 'exit' || word === 'signal') {
       exitReported = true;

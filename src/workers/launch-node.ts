@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LaunchedTask, LaunchRequest, LeaderExit } from './launched-task.js';
+import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
 import { groupExists, listGroupMembers } from './process-table.js';
 import type { KillSignal } from './protocol.js';
 import type { TerminationTarget } from './terminate.js';
@@ -18,8 +18,8 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     detached: true, // setsid(): the task leads a session and process group of its own
     stdio: [request.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
-  const started = new Promise<{ pid: number; pgid: number }>((resolve) => {
-    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid! }));
+  const started = new Promise<LeaderStart>((resolve) => {
+    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, startedAt: Date.now() }));
   });
   const exit = new Promise<LeaderExit>((resolve) => {
     child.once('error', (error) => {

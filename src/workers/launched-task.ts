@@ -15,8 +15,8 @@ export interface LaunchedTask {
   stderr: Readable;
   /** The write end of the task's stdin pipe, or null when stdin is /dev/null. */
   stdin: Writable | null;
-  /** Resolves once the leader runs, with its pid and the task's process group. */
-  started: Promise<{ pid: number; pgid: number }>;
+  /** Resolves once the leader runs, with its pid, the task's process group and when it was seen starting. */
+  started: Promise<LeaderStart>;
   /** Resolves when the leader has exited (or failed to start). */
   exit: Promise<LeaderExit>;
   /** Resolves once nothing of the task is left alive. */
@@ -25,6 +25,13 @@ export interface LaunchedTask {
   signal(signal: KillSignal): void;
   /** Frees what the launcher holds once the task is gone; returns the task's CPU time if known. */
   release(): Promise<number | null>;
+}
+
+export interface LeaderStart {
+  pid: number;
+  pgid: number;
+  /** Taken when the start was seen, not when a promise callback got to it: the exit may be seen in the same read. */
+  startedAt: number;
 }
 
 export interface LaunchRequest {

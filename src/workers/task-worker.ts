@@ -2,7 +2,7 @@
 // every state change over the task's MessagePort. Many tasks share one worker thread.
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LaunchedTask } from './launched-task.js';
+import type { LaunchedTask, LeaderStart } from './launched-task.js';
 import { launchNative } from './launch-native.js';
 import { launchNode } from './launch-node.js';
 import { openOutputFile, pumpToFile } from './output-file.js';
@@ -91,8 +91,8 @@ class TaskRun {
     }).closed;
   }
 
-  private onStart({ pid, pgid }: { pid: number; pgid: number }): void {
-    this.report({ type: 'started', pid, pgid, startedAt: Date.now() });
+  private onStart({ pid, pgid, startedAt }: LeaderStart): void {
+    this.report({ type: 'started', pid, pgid, startedAt });
     if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }

@@ -5,7 +5,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ControlMessage, ReportMessage, TaskOutcome, TaskSpec } from '../../workers/protocol.js';
 
-const WORKER_URL = new URL('../../workers/task-worker.js', import.meta.url);
+const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.url);
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
 const TASKS_PER_WORKER = 1_000_000;
 
