@@ -1,9 +1,12 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
- * status lines for it ("start PID", "exit CODE", "signal N", "error TEXT").
+ * status lines for it ("start PID", "exit CODE", "signal N", "error TEXT"). With -t, fd 0 is a
+ * terminal: the shim (a session leader, as the spawner starts it) makes it its session's
+ * controlling terminal and the leader's process group its foreground group, so the task reads and
+ * writes it as a program run from a shell does.
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
@@ -23,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "tree.h"
@@ -34,6 +39,7 @@
 #define KILL_ROUNDS 100
 
 static const char *cgroup_dir = NULL;
+static int on_terminal = 0;
 
 static void report(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void report(const char *format, ...) {
@@ -66,6 +72,8 @@ static void fail_start(int sync, const char *what, int err) {
 
 static void exec_leader(char **argv, pid_t shim, int sync) {
   if (setpgid(0, 0) != 0) fail_start(sync, "setpgid", errno);
+  /* Signals are still blocked here, so tcsetpgrp from what is yet a background group is not stopped by SIGTTOU. */
+  if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, "cannot take the terminal's foreground", errno);
   if (die_with_parent(shim) != 0) fail_start(sync, "the shim is gone", ESRCH);
   if (cgroup_dir != NULL) {
     int err = join_cgroup(cgroup_dir);
@@ -174,9 +182,25 @@ static int supervise(pid_t leader, int child_events) {
   }
 }
 
+/* Makes fd 0 this session's controlling terminal, with UTF-8 aware line editing. */
+static int take_terminal(void) {
+  if (ioctl(0, TIOCSCTTY, 0) != 0) return -errno;
+  struct termios modes;
+  if (tcgetattr(0, &modes) == 0) {
+    modes.c_iflag |= IUTF8;
+    tcsetattr(0, TCSANOW, &modes);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "-t") == 0) {
+    on_terminal = 1;
+    argv++;
+    argc--;
+  }
   if (argc < 4) {
-    dprintf(2, "usage: hive-task-shim PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n");
+    dprintf(2, "usage: hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n");
     return 125;
   }
   pid_t parent = (pid_t)strtol(argv[1], NULL, 10);
@@ -186,6 +210,7 @@ int main(int argc, char **argv) {
   int child_events = block_signals();
   int err = child_events < 0 ? -errno : register_subreaper();
   if (err == 0) err = die_with_parent(parent);
+  if (err == 0 && on_terminal) err = take_terminal();
   int sync[2];
   if (err == 0 && pipe2(sync, O_CLOEXEC) != 0) err = -errno;
   if (err < 0) {

@@ -30,6 +30,13 @@ export class QueueFullError extends ToolInputError {
   }
 }
 
+export class InputRefusedError extends ToolInputError {
+  override readonly code = 'ERR_INPUT_REFUSED';
+  constructor(task: { id: string }, why: string) {
+    super(`input to task ${JSON.stringify(task.id)} refused: ${why}`);
+  }
+}
+
 const ECHO_CHARS = 60;
 
 /** Shows a client's value in a message: JSON, cut to a readable length, with its type. */

@@ -26,15 +26,22 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     owned.push(...ends);
     return ends;
   };
-  let stdinRead = -1;
+  const { stdio } = request;
+  const terminalFd = 'terminalFd' in stdio ? stdio.terminalFd : -1;
+  let devNull = -1;
   let ends: number[];
   try {
-    stdinRead = request.stdin === null ? openSync('/dev/null', 'r') : -1;
-    ends = [...(request.stdin === null ? [stdinRead, -1] : pipe()), ...pipe(), ...pipe(), ...pipe(), ...pipe()];
+    // [child stdin, our end, our stdout end, child stdout, our stderr end, child stderr]; -1: none.
+    if (terminalFd !== -1) ends = [terminalFd, -1, -1, terminalFd, -1, terminalFd];
+    else {
+      devNull = 'stdin' in stdio && stdio.stdin === 'null' ? openSync('/dev/null', 'r') : -1;
+      ends = [...(devNull === -1 ? pipe() : [devNull, -1]), ...pipe(), ...pipe()];
+    }
+    ends.push(...pipe(), ...pipe());
   } catch (error) {
     // Out of fds, typically: give back what was taken and fail this task alone.
     for (const fd of owned) addon.close(fd);
-    if (stdinRead !== -1) closeSync(stdinRead);
+    if (devNull !== -1) closeSync(devNull);
     return failedLaunch(`spawn failed: ${(error as Error).message}`, request.cgroupDir);
   }
   const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, controlRead, controlWrite, statusRead, statusWrite] = ends as number[] & { length: 10 };
@@ -46,7 +53,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     if (request.cgroupDir !== null) mkdirSync(request.cgroupDir, { recursive: true });
     shimPid = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
-      argv: [SHIM_PATH, String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
+      argv: [SHIM_PATH, ...(terminalFd === -1 ? [] : ['-t']), String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       cwd: request.cwd,
       fds: childEnds,
@@ -54,25 +61,27 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   } catch (error) {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
-  // fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and warns
-  // when a number it thinks is still open comes back from another open.
-  for (const fd of childEnds) (fd === stdinRead ? closeSync : addon.close)(fd);
-  const [stdout, stderr, status] = [stdoutRead!, stderrRead!, statusRead!].map((fd) => new Socket({ fd, readable: true, writable: false }));
+  // The terminal's fd is the caller's to close. fs.openSync'd fds must go back through
+  // fs.closeSync: a worker thread tracks them, and warns when a number it thinks is still open
+  // comes back from another open.
+  for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
+  const readEnd = (fd: number) => (fd === -1 ? null : new Socket({ fd, readable: true, writable: false }));
+  const [stdout, stderr, status] = [readEnd(stdoutRead!), readEnd(stderrRead!), readEnd(statusRead!)!];
   const control = new Socket({ fd: controlWrite!, readable: false, writable: true });
   const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite!, readable: false, writable: true });
   control.on('error', () => {});
   stdin?.on('error', () => {});
   if (shimPid === null) {
     for (const socket of [stdout, stderr, status, control, stdin]) socket?.destroy();
-    return failedLaunch(failure ?? 'spawn failed', request.cgroupDir, stdout, stderr);
+    return failedLaunch(failure ?? 'spawn failed', request.cgroupDir);
   }
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
-  return trackShim({ stdout: stdout!, stderr: stderr!, status: status!, control, stdin }, request.cgroupDir, runKey);
+  return trackShim({ stdout, stderr, status, control, stdin }, request.cgroupDir, runKey);
 }
 
 interface ShimStreams {
-  stdout: Socket;
-  stderr: Socket;
+  stdout: Socket | null;
+  stderr: Socket | null;
   status: Socket;
   control: Socket;
   stdin: Socket | null;
@@ -178,17 +187,11 @@ async function removeCgroup(dir: string): Promise<number | null> {
   return cpuMs;
 }
 
-function failedLaunch(error: string, cgroupDir: string | null, stdout?: Socket, stderr?: Socket): LaunchedTask {
+function failedLaunch(error: string, cgroupDir: string | null): LaunchedTask {
   if (cgroupDir !== null) void removeCgroup(cgroupDir);
-  const closed = (socket?: Socket) => {
-    if (socket) return socket;
-    const empty = new Socket();
-    empty.destroy();
-    return empty;
-  };
   return {
-    stdout: closed(stdout),
-    stderr: closed(stderr),
+    stdout: null,
+    stderr: null,
     stdin: null,
     started: new Promise(() => {}),
     exit: Promise.resolve({ exitCode: null, signal: null, error, endedAt: Date.now() }),

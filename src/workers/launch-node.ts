@@ -16,7 +16,9 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     cwd: request.cwd,
     env: request.env,
     detached: true, // setsid(): the task leads a session and process group of its own
-    stdio: [request.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    // On a terminal the leader gets no controlling terminal here (no shim to take it): reads and
+    // writes work, /dev/tty does not.
+    stdio: 'terminalFd' in request.stdio ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd] : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   const started = new Promise<LeaderStart>((resolve) => {
     child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, startedAt: Date.now() }));
@@ -30,8 +32,8 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   });
   const group = child.pid === undefined ? null : groupTarget(child.pid);
   return {
-    stdout: child.stdout!,
-    stderr: child.stderr!,
+    stdout: child.stdout,
+    stderr: child.stderr,
     stdin: child.stdin,
     started,
     exit,

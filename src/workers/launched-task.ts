@@ -11,9 +11,10 @@ export interface LeaderExit {
 }
 
 export interface LaunchedTask {
-  stdout: Readable;
-  stderr: Readable;
-  /** The write end of the task's stdin pipe, or null when stdin is /dev/null. */
+  /** The read ends of the output pipes; null on a terminal, which the worker reads itself. */
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** The write end of the task's stdin pipe, or null when stdin is /dev/null or the terminal. */
   stdin: Writable | null;
   /** Resolves once the leader runs, with its pid, the task's process group and when it was seen starting. */
   started: Promise<LeaderStart>;
@@ -34,10 +35,13 @@ export interface LeaderStart {
   startedAt: number;
 }
 
+/** The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal (an fd of its slave). */
+export type LaunchStdio = { stdin: 'null' | 'pipe' } | { terminalFd: number };
+
 export interface LaunchRequest {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
-  stdin: string | null;
+  stdio: LaunchStdio;
   cgroupDir: string | null;
 }

@@ -18,8 +18,16 @@ export interface TaskSpec {
   command: string;
   cwd: string;
   env: Record<string, string>;
-  /** Text written to stdin, which is then closed; null: stdin is /dev/null. */
+  /** Text written to stdin first; then stdin is closed unless the task is interactive. */
   stdin: string | null;
+  /** Stdin stays open for input messages (a pipe, or the terminal). */
+  interactive: boolean;
+  /**
+   * The task's pseudo-terminal, opened by the supervisor (which hosts node-pty): the master's fd,
+   * which the worker owns from now on, and the slave's path, which it opens as the task's stdio.
+   * null: pipes.
+   */
+  terminal: { masterFd: number; path: string } | null;
   stdoutPath: string;
   stderrPath: string;
   /** Bytes kept per stream; 0: no cap. */
@@ -35,14 +43,18 @@ export interface TaskSpec {
   port: MessagePort;
 }
 
-/** Supervisor → worker. */
-export type ControlMessage = { type: 'kill'; signal: KillSignal };
+/** Supervisor → worker. An input is answered by an `input-done` report with the same requestId. */
+export type ControlMessage =
+  | { type: 'kill'; signal: KillSignal }
+  | { type: 'input'; requestId: number; text: string; eof: boolean };
 
 export const KILL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGKILL'] as const;
 export type KillSignal = (typeof KILL_SIGNALS)[number];
 
-/** Worker → supervisor, in the order they happen for a task. */
+/** Worker → supervisor, in the order they happen for a task (input-done whenever an input was written). */
 export type ReportMessage =
+  /** An input was written (or failed); pendingBytes of it the task has not read yet. */
+  | { type: 'input-done'; requestId: number; pendingBytes: number; error: string | null }
   | { type: 'started'; pid: number; pgid: number; startedAt: number }
   | { type: 'truncated'; stream: StreamName }
   | {

@@ -1,16 +1,21 @@
 // The piscina entry: runs one task from spawn to the release of its output, reporting
 // every state change over the task's MessagePort. Many tasks share one worker thread.
+import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LaunchedTask, LeaderStart } from './launched-task.js';
+import type { LaunchedTask, LaunchStdio, LeaderStart } from './launched-task.js';
 import { launchNative } from './launch-native.js';
 import { launchNode } from './launch-node.js';
 import { openOutputFile, pumpToFile } from './output-file.js';
+import { TaskInput } from './task-input.js';
+import { TaskTerminal } from './task-terminal.js';
 import { terminate, type TerminationHandle } from './terminate.js';
 import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
+/** How long an input's answer waits for the task to take the text before saying how much is still pending. */
+const INPUT_WAIT_MS = 1000;
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
@@ -27,6 +32,7 @@ export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
 
 class TaskRun {
   private launched: LaunchedTask | null = null;
+  private input: TaskInput | null = null;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -37,16 +43,24 @@ class TaskRun {
   async run(): Promise<void> {
     this.spec.port.on('message', (message: ControlMessage) => this.onControl(message));
     let fds: [number, number];
+    let terminal: TaskTerminal | null = null;
     try {
+      // First: from here on the master is this worker's to close, whatever fails.
+      if (this.spec.terminal !== null) terminal = new TaskTerminal(this.spec.terminal);
       fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
     } catch (error) {
+      terminal?.close();
       this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now() });
       this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, cpuMs: null });
       return;
     }
-    const launched = this.launch();
+    const launched = this.launch(terminal === null ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' } : { terminalFd: terminal.slaveFd });
     this.launched = launched;
-    const pumps = Promise.all([this.pump(launched.stdout, 'stdout', fds[0]), this.pump(launched.stderr, 'stderr', fds[1])]);
+    this.openInput(terminal === null ? launched.stdin && TaskInput.pipe(launched.stdin) : TaskInput.terminal(terminal.master));
+    // A terminal carries both streams (stderr's file stays empty), and its output ends once
+    // nothing of the task is left and the terminal has been read to the end.
+    if (terminal !== null) void launched.gone().then(() => terminal.finish());
+    const pumps = Promise.all([this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]), this.pump(terminal ? null : launched.stderr, 'stderr', fds[1])]);
     void launched.started.then((started) => this.onStart(started));
     const exit = await launched.exit;
     this.exited = true;
@@ -62,28 +76,54 @@ class TaskRun {
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (this.spec.spawner === 'native') await launched.gone();
+    this.input?.release();
+    terminal?.close();
     this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
   }
 
-  private launch(): LaunchedTask {
-    const { command, stdin } = this.spec;
+  private launch(stdio: LaunchStdio): LaunchedTask {
+    const { command } = this.spec;
     const long = Buffer.byteLength(command) > MAX_ARGUMENT_BYTES ? splitLongCommand(command) : null;
     const request = {
       argv: ['bash', '-c', long ? long.script : command],
       env: long ? { ...this.spec.env, ...long.env } : this.spec.env,
       cwd: this.spec.cwd,
-      stdin,
+      stdio,
       cgroupDir: this.spec.cgroupDir,
     };
-    const launched = this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
-    if (stdin !== null && launched.stdin) {
-      launched.stdin.on('error', () => {}); // the task may exit without reading: EPIPE is no failure
-      launched.stdin.end(stdin);
-    }
-    return launched;
+    return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 
-  private pump(source: Readable, stream: StreamName, fd: number): Promise<number> {
+  /** Writes the stdin text, then closes stdin unless the task is interactive. */
+  private openInput(input: TaskInput | null): void {
+    this.input = input;
+    const { stdin, interactive } = this.spec;
+    if (input === null || (stdin === null && interactive)) return;
+    // The task may end without reading it: EPIPE (or EIO on a terminal) is no failure.
+    input.write(stdin ?? '', !interactive).catch(() => {});
+  }
+
+  private async onInput(requestId: number, text: string, eof: boolean): Promise<void> {
+    let error: string | null = null;
+    if (this.input === null) error = 'the task has no open stdin';
+    else if (this.input.closed) error = 'stdin was closed by an earlier input with eof';
+    else {
+      const wait = new AbortController();
+      const written = this.input.write(text, eof).then(
+        () => null,
+        (failure: Error) => `the task's stdin could not take it: ${failure.message}`,
+      );
+      error = await Promise.race([written, sleep(INPUT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
+      wait.abort();
+    }
+    this.report({ type: 'input-done', requestId, pendingBytes: this.input?.pendingBytes ?? 0, error });
+  }
+
+  private pump(source: Readable | null, stream: StreamName, fd: number): Promise<number> {
+    if (source === null) {
+      closeSync(fd);
+      return Promise.resolve(0);
+    }
     return pumpToFile(source, fd, {
       path: stream === 'stdout' ? this.spec.stdoutPath : this.spec.stderrPath,
       maxBytes: this.spec.maxOutputBytes,
@@ -102,6 +142,7 @@ class TaskRun {
     // Messages arrive after run() has launched the task (launch is synchronous); without a launch
     // (its output files could not be opened) the task has already ended.
     if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
+    else if (message.type === 'input') void this.onInput(message.requestId, message.text, message.eof);
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {

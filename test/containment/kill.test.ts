@@ -45,6 +45,21 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       });
     }
 
+    test('kill ends a pty task and the & and setsid children that hold its terminal', async (t) => {
+      const { tools, marker, env } = await setUp(t, containment, 'PTY_VICTIM');
+      // Node's spawn has only the process group, which setsid leaves: there the children stay in it.
+      const command = containment === 'node' ? 'sleep 300 & (sleep 300 &); wait' : 'sleep 300 & setsid sleep 300 & (setsid bash -c "sleep 300 & wait" &); wait';
+      const processes = containment === 'node' ? 3 : 5;
+      const task = await tools.ok('run', { command, env, pty: true, wait_seconds: 0 });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= processes, 5000), `started: ${findMarkedProcesses(marker).length}`);
+      await tools.ok('kill', { id: task.id });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), `left: ${findMarkedProcesses(marker, true)}`);
+      const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+      assert.equal(ended.state, 'killed');
+      assert.equal(ended.pty, true);
+      assert.equal(ended.lingering, 0);
+    });
+
     test('kill of a storm of 300 background jobs that ignore SIGINT leaves nothing', async (t) => {
       const { tools, marker, env } = await setUp(t, containment, 'STORM');
       const task = await tools.ok('run', { command: 'for i in $(seq 300); do sleep 300 & done; wait', env, wait_seconds: 0 });

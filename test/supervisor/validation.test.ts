@@ -21,7 +21,7 @@ test('every bad input gets an error that names the field, echoes the value and s
     ['run', { command: 'true', cwd: '/etc/passwd' }, 'Invalid run input: "cwd" must be the path of an existing directory; got "/etc/passwd" (string): not a directory'],
     ['run', { command: 'true', env: { 'A=B': 'x' } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)'],
     ['run', { command: 'true', env: { A: 1 } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)'],
-    ['run', { command: 'true', timeout: 5 }, 'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin'],
+    ['run', { command: 'true', timeout: 5 }, 'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive'],
     ['status', { id: 'nope' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
     ['status', { id: '../etc/passwd' }, 'Invalid status input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../etc/passwd" (string)'],
     ['status', { id: 'x', tail_bytes: 70000 }, 'Invalid status input: "tail_bytes" must be an integer from 0 to 65536; got 70000 (number)'],
@@ -29,13 +29,15 @@ test('every bad input gets an error that names the field, echoes the value and s
     ['kill', { id: 'x', signal: 'SIGSTOP' }, 'Invalid kill input: "signal" must be one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL; got "SIGSTOP" (string)'],
     ['list', { state: 'finished' }, 'Invalid list input: "state" must be one of pending, running, done, timed_out, killed, interrupted; got "finished" (string)'],
     ['list', { limit: 0 }, 'Invalid list input: "limit" must be an integer from 1 to 1000; got 0 (number)'],
+    ['input', { id: 'nope', text: 'y\n' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
+    ['input', { id: 'x', text: 'y', end: true }, 'Invalid input input: unknown field "end"; input accepts: id, text, eof'],
   ];
   for (const [tool, args, message] of cases) {
     assert.equal(await tools.error(tool, args), message, `${tool} ${JSON.stringify(args).slice(0, 60)}`);
   }
   const unknownTool = await tools.call('launch', {});
   assert.equal(unknownTool.isError, true);
-  assert.equal(unknownTool.text, 'unknown tool "launch"; this server has: run, status, kill, list');
+  assert.equal(unknownTool.text, 'unknown tool "launch"; this server has: run, status, kill, list, input');
   // After all of that the daemon still serves.
   const ok = await tools.ok('run', { command: 'echo still here' });
   assert.equal(ok.stdout_tail, 'still here\n');

@@ -19,3 +19,13 @@ export const tailBytesField = () =>
     `an integer from 0 to ${MAX_TAIL_BYTES}`,
     `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The whole output is in the files at stdout_path and stderr_path.`,
   );
+
+/** stdin and input text: a pipe or terminal takes it in pieces, so one call carries a bounded amount. */
+export const MAX_INPUT_BYTES = 1024 * 1024;
+
+export function inputTextField(description: string, required: true): z.ZodString;
+export function inputTextField(description: string, required: false): z.ZodOptional<z.ZodString>;
+export function inputTextField(description: string, required: boolean): z.ZodType {
+  const text = z.string().refine((value) => Buffer.byteLength(value) <= MAX_INPUT_BYTES);
+  return field(required ? text : text.optional(), `a string of at most ${MAX_INPUT_BYTES} bytes`, description);
+}

@@ -14,6 +14,9 @@ export const taskViewSchema = z.object({
   name: z.string().nullable().describe('The name given to run, or null'),
   command: z.string().describe('The command, run as bash -c COMMAND'),
   state: z.enum(TASK_STATES).describe('pending, running, done, timed_out, killed or interrupted'),
+  pty: z.boolean().describe('Runs on a pseudo-terminal: all its output is in stdout'),
+  interactive: z.boolean().describe('Started with interactive: true, for the input tool'),
+  stdin_open: z.boolean().describe('Input can write to its stdin now (interactive, running, not closed with eof)'),
   exit_code: z.number().int().nullable().describe("The leader's exit code as a shell reports it (128+N after signal N); null while running or if it never ran"),
   signal: z.string().nullable().describe('The signal that ended the leader, e.g. SIGKILL, or null'),
   error: z.string().nullable().describe('Why the task could not run or was interrupted, or null'),
@@ -45,6 +48,7 @@ export interface TaskViewSource {
   outputPaths(id: string): { stdout: string; stderr: string };
   countLeftovers(record: TaskRecord): number;
   resourcesOf(record: TaskRecord): TaskResources;
+  stdinOpen(record: TaskRecord): boolean;
 }
 
 /** Builds the view of `record`, reading the last `tailBytes` of each output file. */
@@ -60,6 +64,9 @@ export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskViewS
     name: record.name,
     command: record.command,
     state: record.state,
+    pty: record.pty,
+    interactive: record.interactive,
+    stdin_open: tasks.stdinOpen(record),
     exit_code: record.exitCode,
     signal: record.signal,
     error: record.error,
@@ -88,7 +95,7 @@ export function summarizeTask(view: TaskView): string {
   const seconds = view.runtime_ms === null ? '' : ` after ${(view.runtime_ms / 1000).toFixed(1)} s`;
   let outcome: string;
   if (view.state === 'pending') outcome = 'waiting for a free slot';
-  else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}`;
+  else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
   else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
   else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
   else outcome = `exit ${view.exit_code}${seconds}`;

@@ -15,6 +15,10 @@ export interface TaskRecord {
   name: string | null;
   command: string;
   cwd: string;
+  /** Runs on a pseudo-terminal. */
+  pty: boolean;
+  /** Its stdin stays open for the input tool. */
+  interactive: boolean;
   state: TaskState;
   runKey: string;
   timeoutMs: number | null;
@@ -55,7 +59,9 @@ CREATE TABLE IF NOT EXISTS tasks (
   stdout_truncated INTEGER NOT NULL DEFAULT 0,
   stderr_truncated INTEGER NOT NULL DEFAULT 0,
   cpu_ms INTEGER,
-  todo_shown INTEGER NOT NULL DEFAULT 0
+  todo_shown INTEGER NOT NULL DEFAULT 0,
+  pty INTEGER NOT NULL DEFAULT 0,
+  interactive INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
 CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
@@ -82,6 +88,8 @@ interface TaskRow {
   stderr_truncated: number;
   cpu_ms: number | null;
   todo_shown: number;
+  pty: number;
+  interactive: number;
 }
 
 const fromRow = (row: TaskRow): TaskRecord => ({
@@ -89,6 +97,8 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   name: row.name,
   command: row.command,
   cwd: row.cwd,
+  pty: row.pty === 1,
+  interactive: row.interactive === 1,
   state: row.state,
   runKey: row.run_key,
   timeoutMs: row.timeout_ms,
@@ -130,6 +140,8 @@ export class TaskStore {
     const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name);
     if (!columns.includes('cpu_ms')) this.db.exec('ALTER TABLE tasks ADD COLUMN cpu_ms INTEGER');
     if (!columns.includes('todo_shown')) this.db.exec('ALTER TABLE tasks ADD COLUMN todo_shown INTEGER NOT NULL DEFAULT 0');
+    if (!columns.includes('pty')) this.db.exec('ALTER TABLE tasks ADD COLUMN pty INTEGER NOT NULL DEFAULT 0');
+    if (!columns.includes('interactive')) this.db.exec('ALTER TABLE tasks ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0');
   }
 
   private prepare() {
@@ -138,8 +150,8 @@ export class TaskStore {
       get: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?'),
       stateOf: db.prepare<[string], { state: TaskState; todo_shown: number }>('SELECT state, todo_shown FROM tasks WHERE id = ?'),
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
-      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, state, run_key, timeout_ms, created_at)
-        VALUES (@id, @name, @command, @cwd, @state, @runKey, @timeoutMs, @createdAt)`),
+      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at)
+        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt)`),
       dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
       started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
       ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
@@ -175,7 +187,7 @@ export class TaskStore {
       if (existing && !FINISHED_STATES.includes(existing.state)) return { busyState: existing.state };
       if (existing) this.statements.remove.run(record.id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
-      this.statements.insert.run(record);
+      this.statements.insert.run({ ...record, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
       return { replaced: existing !== undefined };
     })();
   }

@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { NameBusyError, QueueFullError, UnknownTaskError } from '../errors.js';
+import { InputRefusedError, NameBusyError, QueueFullError, UnknownTaskError } from '../errors.js';
 import { FINISHED_STATES, type TaskRecord, type TaskState, type TaskStore } from '../registry/task-store.js';
-import { RUN_MARKER_NAME, type EndReason, type KillSignal, type ReportMessage } from '../../workers/protocol.js';
+import type { EndReason, KillSignal, ReportMessage } from '../../workers/protocol.js';
 import type { DispatchedTask, WorkerPool } from './worker-pool.js';
 import type { OutputFiles } from './output-files.js';
 import { countLeftovers, killLeftovers } from './leftovers.js';
@@ -13,6 +13,8 @@ import { TaskTodos } from './task-todos.js';
 import { composeClear } from '../todos/todo-message.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import { NO_RESOURCES, readTaskResources, type TaskResources } from '../../workers/task-resources.js';
+import { taskEnvironment } from './task-environment.js';
+import { openTerminal } from './terminals.js';
 
 export interface TaskLimits {
   maxRunning: number;
@@ -29,7 +31,20 @@ export interface RunRequest {
   cwd: string;
   env: Record<string, string>;
   stdin: string | null;
+  /** Run on a pseudo-terminal of this size; null: on pipes. */
+  terminal: { cols: number; rows: number } | null;
+  /** Keep stdin open for input. */
+  interactive: boolean;
 }
+
+export interface InputOutcome {
+  record: TaskRecord;
+  /** Bytes of the text the task had not taken when the answer came (it is not reading). */
+  pendingBytes: number;
+  stdinOpen: boolean;
+}
+
+type InputAnswer = { pendingBytes: number; error: string | null };
 
 export interface KillOutcome {
   record: TaskRecord;
@@ -49,6 +64,10 @@ interface LiveTask {
   /** Resolves when its worker lets go of it: nothing of the task is left (with the native spawner). */
   released: Promise<void>;
   markReleased: () => void;
+  /** Interactive, and no input has closed stdin yet. */
+  stdinOpen: boolean;
+  /** Inputs sent to the worker and not yet answered, by request id. */
+  inputs: Map<number, (answer: InputAnswer) => void>;
 }
 
 const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
@@ -58,6 +77,7 @@ export class TaskService {
   /** Pending tasks in arrival order (a Map keeps insertion order and deletes in O(1)). */
   private readonly pending = new Map<string, LiveTask>();
   private running = 0;
+  private inputRequests = 0;
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
   private readonly endListeners: Array<(record: TaskRecord) => void> = [];
@@ -92,6 +112,8 @@ export class TaskService {
       name: request.name,
       command: request.command,
       cwd: request.cwd,
+      pty: request.terminal !== null,
+      interactive: request.interactive,
       state: 'pending',
       runKey: randomUUID(),
       timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
@@ -115,7 +137,7 @@ export class TaskService {
     let markReleased = () => {};
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
     const released = new Promise<void>((resolve) => (markReleased = resolve));
-    const task: LiveTask = { record, request, worker: null, ended, markEnded, released, markReleased };
+    const task: LiveTask = { record, request, worker: null, ended, markEnded, released, markReleased, stdinOpen: request.interactive, inputs: new Map() };
     this.live.set(id, task);
     this.pending.set(id, task);
     this.startPending();
@@ -202,6 +224,29 @@ export class TaskService {
     return { record, signal: leftovers > 0 ? signal : null, leftovers };
   }
 
+  /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
+  async input(id: string, text: string, eof: boolean): Promise<InputOutcome> {
+    const task = this.live.get(id);
+    const record = task?.record ?? this.get(id);
+    if (!record.interactive) throw new InputRefusedError(record, 'it was not started with interactive: true, so its stdin is /dev/null or was closed after its stdin text; run it again with interactive: true');
+    if (record.state === 'pending') throw new InputRefusedError(record, 'it is still pending (waiting for a free slot); input is taken once it runs');
+    if (!task?.worker || record.state !== 'running') throw new InputRefusedError(record, `it has ended (${record.state}), so its stdin is closed`);
+    if (!task.stdinOpen) throw new InputRefusedError(record, 'its stdin was closed by an earlier input with eof: true');
+    if (eof) task.stdinOpen = false;
+    const requestId = ++this.inputRequests;
+    const answer = new Promise<InputAnswer>((resolve) => task.inputs.set(requestId, resolve));
+    task.worker.send({ type: 'input', requestId, text, eof });
+    const { pendingBytes, error } = await answer;
+    if (error !== null) throw new InputRefusedError(task.record, error);
+    return { record: task.record, pendingBytes, stdinOpen: task.stdinOpen };
+  }
+
+  /** Whether input can write to the task now. */
+  stdinOpen(record: TaskRecord): boolean {
+    const task = this.live.get(record.id);
+    return task !== undefined && task.record.runKey === record.runKey && task.record.state === 'running' && task.stdinOpen;
+  }
+
   list(state: TaskState | null, limit: number): TaskRecord[] {
     return this.store.list(state, limit);
   }
@@ -225,6 +270,13 @@ export class TaskService {
   private dispatch(task: LiveTask): void {
     const { record, request } = task;
     const paths = this.files.pathsOf(record.id);
+    let terminal: { masterFd: number; path: string } | null = null;
+    try {
+      if (request.terminal !== null) terminal = openTerminal(request.terminal.cols, request.terminal.rows);
+    } catch (error) {
+      this.finish(task, { state: 'done', exitCode: null, signal: null, error: `spawn failed: no terminal could be opened: ${(error as Error).message}`, endedAt: Date.now() });
+      return;
+    }
     this.running++;
     task.record = { ...record, state: 'running' };
     this.store.markRunning(record.id);
@@ -234,8 +286,10 @@ export class TaskService {
         runKey: record.runKey,
         command: record.command,
         cwd: record.cwd,
-        env: { ...this.baseEnv, ...request.env, HIVE_BASH_TASK_ID: record.id, [RUN_MARKER_NAME]: record.runKey },
+        env: taskEnvironment(this.baseEnv, { id: record.id, runKey: record.runKey, env: request.env, pty: record.pty, interactive: record.interactive }),
         stdin: request.stdin,
+        interactive: request.interactive,
+        terminal,
         stdoutPath: paths.stdout,
         stderrPath: paths.stderr,
         maxOutputBytes: this.limits.maxOutputBytes,
@@ -258,6 +312,10 @@ export class TaskService {
 
   private applyReport(task: LiveTask, message: ReportMessage): void {
     switch (message.type) {
+      case 'input-done':
+        task.inputs.get(message.requestId)?.(message);
+        task.inputs.delete(message.requestId);
+        return;
       case 'started':
         task.record = { ...task.record, pid: message.pid, pgid: message.pgid, startedAt: message.startedAt };
         this.store.markStarted(task.record, this.todos.changed(task.record));
@@ -289,6 +347,7 @@ export class TaskService {
     const wasRunning = task.record.state === 'running';
     // At shutdown every task gets its end todo: a run still waiting on it will never answer.
     task.record = { ...task.record, ...end, todoShown: task.record.todoShown || this.stopping };
+    task.stdinOpen = false;
     this.store.markEnded(task.record, this.todos.changed(task.record));
     task.markEnded();
     if (!task.worker) this.live.delete(task.record.id);
@@ -300,6 +359,8 @@ export class TaskService {
   }
 
   private release(task: LiveTask): void {
+    for (const answer of task.inputs.values()) answer({ pendingBytes: 0, error: 'the task ended before it took the input' });
+    task.inputs.clear();
     task.markReleased();
     if (this.live.get(task.record.id) === task) this.live.delete(task.record.id);
   }

@@ -18,12 +18,13 @@ export function todoViewSource(tasks: TaskViewSource): TaskViewSource {
     // A kill, timeout or interruption is still escalating when its end is reported: what it counts is about to die.
     countLeftovers: (record) => (record.state === 'done' ? tasks.countLeftovers(record) : 0),
     resourcesOf: () => NO_RESOURCES,
+    stdinOpen: (record) => tasks.stdinOpen(record),
   };
 }
 
 /** The view source for the last daemon's tasks at start-up: their files remain, nothing of them runs. */
 export function leftoverViewSource(files: OutputFiles): TaskViewSource {
-  return { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES };
+  return { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, stdinOpen: () => false };
 }
 
 export class TaskTodos {

@@ -4,12 +4,21 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
 import { defineTool, field } from '../tool.js';
-import { TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
+import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../tasks/terminals.js';
 import { describeTask, DEFAULT_TAIL_BYTES, taskViewSchema, viewTask } from '../task-view.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_TERMINAL_SIZE = 1000;
+
+const terminalSizeField = (name: string, defaultSize: number) =>
+  field(
+    z.number().int().min(1).max(MAX_TERMINAL_SIZE).optional(),
+    `an integer from 1 to ${MAX_TERMINAL_SIZE}, given only with pty: true`,
+    `The terminal's ${name} with pty (default ${defaultSize}).`,
+  );
 const noNul = (text: string) => !text.includes('\0');
 
 const inputSchema = z.strictObject({
@@ -42,10 +51,21 @@ const inputSchema = z.strictObject({
     'an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL',
     "Environment variables added to the daemon's task environment, e.g. {\"NODE_ENV\": \"test\"}.",
   ),
-  stdin: field(
-    z.string().optional(),
-    'a string',
-    'Text written to the task\'s standard input, which is then closed. Without it stdin is /dev/null, so a command that asks a question gets end-of-file instead of hanging.',
+  stdin: inputTextField(
+    "Text written to the task's standard input, which is then closed (unless interactive). Without it stdin is /dev/null, so a command that asks a question gets end-of-file instead of hanging.",
+    false,
+  ),
+  pty: field(
+    z.boolean().optional(),
+    'true or false',
+    `Run on a pseudo-terminal (${DEFAULT_COLUMNS}x${DEFAULT_ROWS}, TERM=xterm-256color) for programs that act differently without one: progress bars, colour, isatty checks, REPLs. stdout and stderr both go to stdout_path, as a terminal shows them (with \\r\\n line ends).`,
+  ),
+  cols: terminalSizeField('width in columns', DEFAULT_COLUMNS),
+  rows: terminalSizeField('height in rows', DEFAULT_ROWS),
+  interactive: field(
+    z.boolean().optional(),
+    'true or false',
+    'Keep stdin open (a pipe, or the terminal with pty) so you can answer prompts or drive a REPL with the input tool; without it stdin is closed after the stdin text.',
   ),
 });
 
@@ -55,6 +75,7 @@ export const runTool = defineTool({
   description: [
     'Start `bash -c COMMAND` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; longer ones keep running, and you are notified when they end, so do not poll with status.',
     'Output streams to two files as it is written (stdout_path, stderr_path: use tail or grep on them for long output). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
+    'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
   ].join(' '),
   inputSchema,
   outputSchema: taskViewSchema,
@@ -62,6 +83,11 @@ export const runTool = defineTool({
   async handler(input, { tasks }) {
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
+    for (const size of ['cols', 'rows'] as const) {
+      if (input[size] !== undefined && input.pty !== true) {
+        throw new ToolInputError(`Invalid run input: "${size}" sets the size of a terminal and is taken only with pty: true; got ${echoValue(input[size])} with pty ${echoValue(input.pty)}`);
+      }
+    }
     const record = tasks.run({
       command: input.command,
       name: input.name ?? null,
@@ -69,6 +95,8 @@ export const runTool = defineTool({
       cwd,
       env: input.env ?? {},
       stdin: input.stdin ?? null,
+      terminal: input.pty === true ? { cols: input.cols ?? DEFAULT_COLUMNS, rows: input.rows ?? DEFAULT_ROWS } : null,
+      interactive: input.interactive ?? false,
     });
     await tasks.waitForEnd(record.id, input.wait_seconds);
     const current = tasks.settleRun(record.id);

@@ -1,0 +1,49 @@
+// The environment a task starts with: the daemon's, then defaults that keep a task from waiting on
+// a human nobody will be, then the run's own env (which can override any of them), then the
+// daemon's markers.
+import { RUN_MARKER_NAME } from '../../workers/protocol.js';
+
+/**
+ * Set for every task. Output goes to files and nobody is there to press q: a pager would print
+ * the first screen and wait (git log, man, systemctl on a terminal).
+ */
+export const PAGER_DEFAULTS: Readonly<Record<string, string>> = {
+  PAGER: 'cat',
+  GIT_PAGER: 'cat',
+  MANPAGER: 'cat',
+  SYSTEMD_PAGER: 'cat',
+};
+
+/**
+ * Set for tasks that are not interactive: nobody can answer a prompt, so a program fails at once
+ * instead of waiting for its timeout. git asks for no credentials and opens no editor (commit
+ * without -m fails, merge keeps its message), and Debian's package tools take their defaults.
+ */
+export const PROMPT_DEFAULTS: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'true',
+  DEBIAN_FRONTEND: 'noninteractive',
+};
+
+/** The terminal type a pty task declares (its programs look it up for colours and cursor moves). */
+export const PTY_TERM = 'xterm-256color';
+
+export interface TaskEnvironmentRequest {
+  id: string;
+  runKey: string;
+  env: Record<string, string>;
+  pty: boolean;
+  interactive: boolean;
+}
+
+export function taskEnvironment(base: Record<string, string>, task: TaskEnvironmentRequest): Record<string, string> {
+  return {
+    ...base,
+    ...PAGER_DEFAULTS,
+    ...(task.interactive ? {} : PROMPT_DEFAULTS),
+    ...(task.pty ? { TERM: PTY_TERM } : {}),
+    ...task.env,
+    HIVE_BASH_TASK_ID: task.id,
+    [RUN_MARKER_NAME]: task.runKey,
+  };
+}

@@ -1,0 +1,46 @@
+// Opens the pseudo-terminals of pty tasks with node-pty. This is the only place that loads
+// node-pty, and it runs on the supervisor's main thread: node-pty is not safe across worker
+// threads (its README says so, and a "HandleScope without proper locking" crash was reported from
+// a worker), so it is hosted once, here, and only its fds and the slave's path go to the worker.
+//
+// Of node-pty, only the terminal pair is used (its native open: openpty with the size set), not
+// its spawn. node-pty's spawn forks the whole daemon with forkpty() on the calling thread and
+// keeps one thread per terminal waiting for the child, and the child it starts could not carry
+// the shim's control and status fds. A pty task instead starts like every other task: through its
+// worker's spawner and shim, with the terminal's slave as the shim's stdio. So it is contained,
+// timed out and killed the same way, down to every process it started.
+import { closeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+interface PtyNative {
+  /** openpty(): the master (non-blocking) and the slave, both open, and the slave's path. */
+  open(cols: number, rows: number): { master: number; slave: number; pty: string };
+}
+
+export const DEFAULT_COLUMNS = 120;
+export const DEFAULT_ROWS = 40;
+
+let native: PtyNative | null = null;
+
+/** Loads node-pty's addon through node-pty's own loader (its build, else its prebuilds). */
+function ptyNative(): PtyNative {
+  if (native === null) {
+    const { loadNativeModule } = createRequire(import.meta.url)('node-pty/lib/utils.js') as { loadNativeModule(name: string): { module: PtyNative } };
+    native = loadNativeModule('pty').module;
+  }
+  return native;
+}
+
+/**
+ * A new terminal of `cols` by `rows`: the master's fd, for the worker to own, and the slave's
+ * path, which the worker opens as the task's stdio. The slave fd openpty returned is closed here
+ * at once, so the task's copies are the only ones and the master sees the task's end. (openpty
+ * does not set close-on-exec: with the native spawner no thread of the daemon forks, so the
+ * master reaches no other task; under --containment node a task forked meanwhile may hold a copy,
+ * which keeps only the terminal's number taken until that task ends.)
+ */
+export function openTerminal(cols: number, rows: number): { masterFd: number; path: string } {
+  const { master, slave, pty } = ptyNative().open(cols, rows);
+  closeSync(slave);
+  return { masterFd: master, path: pty };
+}
