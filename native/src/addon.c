@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "fdpass.h"
@@ -241,6 +242,26 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* setCloseOnExec(fd): for fds opened by code that does not set it (node-pty's openpty). */
+static napi_value js_set_close_on_exec(napi_env env, napi_callback_info info) {
+  int fd;
+  if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "fcntl");
+  int flags = fcntl(fd, F_GETFD);
+  if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) return throw_errno(env, errno, "fcntl(F_SETFD)");
+  return NULL;
+}
+
+/* lineMode(fd) -> whether the terminal at fd is in canonical (line by line) mode, where Ctrl-D is end of file. */
+static napi_value js_line_mode(napi_env env, napi_callback_info info) {
+  int fd;
+  if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "tcgetattr");
+  struct termios modes;
+  if (tcgetattr(fd, &modes) != 0) return throw_errno(env, errno, "tcgetattr");
+  napi_value result;
+  napi_get_boolean(env, (modes.c_lflag & ICANON) != 0, &result);
+  return result;
+}
+
 /* reap(pidfd, block) -> null while it runs, else { code, signal } (code -1 when a signal ended it).
  * Block only for a process known to be exiting: it holds the calling thread. */
 static napi_value js_reap(napi_env env, napi_callback_info info) {
@@ -289,6 +310,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"socketPair", NULL, js_socket_pair, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
+      {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
+      {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},
       {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},
       {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
       {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},

@@ -31,6 +31,12 @@ static int add_stdio(posix_spawn_file_actions_t *actions, const int *fds, int nf
     int err = posix_spawn_file_actions_adddup2(actions, fds[target], target);
     if (err != 0) return -err;
   }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  /* Nothing else reaches the child, even an fd some library opened without close-on-exec
+   * (node-pty's terminal masters): a leaked master would let one task read another's terminal. */
+  int err = posix_spawn_file_actions_addclosefrom_np(actions, nfds);
+  if (err != 0) return -err;
+#endif
   return 0;
 }
 

@@ -19,6 +19,9 @@ export interface NativeAddon {
   /** A close-on-exec pipe: [read end, write end]. */
   pipe(): [number, number];
   close(fd: number): void;
+  setCloseOnExec(fd: number): void;
+  /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */
+  lineMode(fd: number): boolean;
   /**
    * Reaps the process behind `pidfd`: null while it runs; `code` -1 when `signal` ended it. With
    * `block` (1) it waits for the exit: only for a process known to be exiting.

@@ -1,75 +1,167 @@
 // A task's standard input as the worker writes it: the write end of a pipe, or the master side of
 // the task's terminal, where text is typed as if at a keyboard.
+import { writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 
-/** VEOF (Ctrl-D): a terminal's end of file. It ends a read only at the start of a line; mid-line it first hands over the partial line. */
-const END_OF_FILE = '\x04';
+export interface TaskInput {
+  /** True once end of file was sent (or the task let go): nothing more can be written. */
+  readonly closed: boolean;
+  /** Bytes written but not yet taken by the pipe or terminal (the task is not reading). */
+  readonly pendingBytes: number;
+  /** Writes `text`, then end of file when `eof`. Resolves once the pipe or terminal has taken it all; rejects if it cannot. */
+  write(text: string, eof: boolean): Promise<void>;
+  /** Stops writing for good: at the task's end, before what it writes to is closed. */
+  release(): void;
+}
 
 /** libuv's count of the bytes of the write in flight that the fd has not taken yet (a stream handle's own field). */
 type StreamHandle = { writeQueueSize?: number };
 
-export class TaskInput {
+/** Stdin through a pipe: end of file closes it. */
+export class PipeInput implements TaskInput {
   private isClosed = false;
-  private atLineStart = true;
   /** Byte sizes of the writes not yet completed, oldest (the one in flight) first. */
   private readonly unfinished: number[] = [];
 
-  private constructor(
-    private readonly stream: Writable,
-    private readonly terminal: boolean,
-  ) {
-    // A task that exits, or closes its stdin, without reading fails a write with EPIPE (EIO on a
-    // terminal): the write's callback reports it; unhandled, the error would end the worker thread.
-    stream.on('error', () => {});
+  constructor(private readonly pipe: Writable) {
+    // A task that exits, or closes its stdin, without reading fails a write with EPIPE: the
+    // write's callback reports it; unhandled, the error would end the worker thread.
+    pipe.on('error', () => {});
   }
 
-  /** Stdin through a pipe: end of file closes the pipe. */
-  static pipe(stream: Writable): TaskInput {
-    return new TaskInput(stream, false);
-  }
-
-  /** Stdin on a terminal: end of file is typed (Ctrl-D); the terminal stays, for the output. */
-  static terminal(master: Writable): TaskInput {
-    return new TaskInput(master, true);
-  }
-
-  /** True once end of file was sent: nothing more can be written. */
   get closed(): boolean {
     return this.isClosed;
   }
 
-  /** Bytes written but not yet taken by the pipe or terminal (the task is not reading). */
   get pendingBytes(): number {
     if (this.unfinished.length === 0) return 0;
-    const queued = (this.stream as unknown as { _handle?: StreamHandle })._handle?.writeQueueSize;
+    const queued = (this.pipe as unknown as { _handle?: StreamHandle })._handle?.writeQueueSize;
     const waiting = this.unfinished.slice(1).reduce((sum, size) => sum + size, 0);
     return (typeof queued === 'number' ? queued : this.unfinished[0]!) + waiting;
   }
 
-  /** Writes `text`, then end of file when `eof`. Resolves once the pipe or terminal has taken it all; rejects if it cannot. */
   write(text: string, eof: boolean): Promise<void> {
     if (this.isClosed) return Promise.reject(new Error('stdin was already closed'));
-    if (text.length > 0) this.atLineStart = text.endsWith('\n') || text.endsWith('\r');
-    let data = text;
-    if (eof) {
-      this.isClosed = true;
-      if (this.terminal) data += this.atLineStart ? END_OF_FILE : END_OF_FILE + END_OF_FILE;
-    }
-    this.unfinished.push(Buffer.byteLength(data));
+    this.isClosed = eof;
+    this.unfinished.push(Buffer.byteLength(text));
     return new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => {
         this.unfinished.shift();
         if (error) reject(error);
         else resolve();
       };
-      if (eof && !this.terminal) this.stream.end(data, done);
-      else this.stream.write(data, done);
+      if (eof) this.pipe.end(text, done);
+      else this.pipe.write(text, done);
     });
   }
 
-  /** Lets go of the pipe at the task's end (a terminal's master closes with the output it carries). */
   release(): void {
     this.isClosed = true;
-    if (!this.terminal) this.stream.destroy();
+    this.pipe.destroy();
+  }
+}
+
+/** VEOF (Ctrl-D): a terminal's end of file. It ends a read only at the start of a line; mid-line it first hands over the partial line. */
+const END_OF_FILE = '\x04';
+/** How soon a write the terminal refused (its input buffer is full) is tried again. */
+const RETRY_MS = 20;
+/** How often a task that is not interactive is given end of file again while its terminal is in line mode. */
+const END_OF_FILE_EVERY_MS = 500;
+
+interface QueuedWrite {
+  data: Buffer;
+  offset: number;
+  settle: (error?: Error) => void;
+}
+
+/**
+ * Stdin on a terminal, written to the master fd directly. A libuv tty stream cannot reopen a pty
+ * master, so it writes in blocking mode and spins on a full input buffer, freezing the worker
+ * thread. The master is non-blocking (node-pty opens it so): a write takes what fits at once, and
+ * the rest stays queued, counted as pending and tried again shortly. Writes are synchronous, so
+ * none is ever in flight when the master is closed.
+ */
+export class TerminalInput implements TaskInput {
+  private isClosed = false;
+  private released = false;
+  private atLineStart = true;
+  private readonly queue: QueuedWrite[] = [];
+  private retry: NodeJS.Timeout | null = null;
+  private feeder: NodeJS.Timeout | null = null;
+
+  constructor(private readonly masterFd: number) {}
+
+  get closed(): boolean {
+    return this.isClosed || this.released;
+  }
+
+  get pendingBytes(): number {
+    return this.queue.reduce((sum, queued) => sum + queued.data.length - queued.offset, 0);
+  }
+
+  write(text: string, eof: boolean): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('stdin was already closed'));
+    if (text.length > 0) this.atLineStart = text.endsWith('\n') || text.endsWith('\r');
+    let data = text;
+    if (eof) {
+      this.isClosed = true;
+      data += this.atLineStart ? END_OF_FILE : END_OF_FILE + END_OF_FILE;
+    }
+    return this.enqueue(Buffer.from(data));
+  }
+
+  /**
+   * For a task nobody types to: Ctrl-D again and again while the terminal is in line mode and
+   * nothing is queued, so a prompt that asks twice, or one that flushed the first Ctrl-D (a
+   * password prompt turning echo off), reads end of file instead of waiting. A program that puts
+   * the terminal in raw mode gets nothing: there Ctrl-D is a key, not end of file.
+   */
+  keepAtEndOfFile(lineMode: () => boolean): void {
+    this.feeder = setInterval(() => {
+      if (this.queue.length > 0 || this.released) return;
+      let canonical = false;
+      try {
+        canonical = lineMode();
+      } catch {
+        // the terminal is going away
+      }
+      if (canonical) this.enqueue(Buffer.from(END_OF_FILE)).catch(() => {});
+    }, END_OF_FILE_EVERY_MS);
+  }
+
+  release(): void {
+    this.released = true;
+    if (this.retry) clearTimeout(this.retry);
+    if (this.feeder) clearInterval(this.feeder);
+    for (const queued of this.queue.splice(0)) queued.settle(new Error('the task ended'));
+  }
+
+  private enqueue(data: Buffer): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ data, offset: 0, settle: (error) => (error ? reject(error) : resolve()) });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    this.retry = null;
+    while (!this.released && this.queue.length > 0) {
+      const head = this.queue[0]!;
+      let written: number;
+      try {
+        written = writeSync(this.masterFd, head.data, head.offset, head.data.length - head.offset);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          this.retry ??= setTimeout(() => this.pump(), RETRY_MS);
+          return;
+        }
+        for (const queued of this.queue.splice(0)) queued.settle(error as Error);
+        return;
+      }
+      head.offset += written;
+      if (head.offset < head.data.length) continue;
+      this.queue.shift();
+      head.settle();
+    }
   }
 }

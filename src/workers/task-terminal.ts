@@ -11,13 +11,19 @@ import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:f
 import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream as TerminalStream } from 'node:tty';
+import { loadNative } from './native.js';
+import { TerminalInput } from './task-input.js';
 
 /** How long the sentinel may take to come through (a task may have left the terminal stopped with Ctrl-S). */
 const SENTINEL_WAIT_MS = 2000;
+/** How soon a sentinel write the terminal refused (its output buffer is full) is tried again. */
+const SENTINEL_RETRY_MS = 10;
 
 export class TaskTerminal {
-  /** The master: written for the task's input, read for its output (through `output`). */
-  readonly master: TerminalStream;
+  /** The master, read for the task's output (through `output`). */
+  private readonly master: TerminalStream;
+  /** The task's stdin: typed into the master. */
+  readonly input: TerminalInput;
   private readonly sink = new PassThrough();
   /** The task's output as read from the master, ending once the task is gone and all of it was read. */
   readonly output: Readable = this.sink;
@@ -34,6 +40,7 @@ export class TaskTerminal {
   /** Takes over the master fd the supervisor opened, and opens the slave at `path`; throws if it cannot. */
   constructor(terminal: { masterFd: number; path: string }) {
     this.master = new TerminalStream(terminal.masterFd);
+    this.input = new TerminalInput(terminal.masterFd);
     this.path = terminal.path;
     try {
       this.slaveFd = openSync(terminal.path, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
@@ -55,34 +62,64 @@ export class TaskTerminal {
     this.master.on('close', () => this.markSawSentinel());
   }
 
+  /** For a task that is not interactive: its terminal answers every line-mode read with end of file. */
+  keepAtEndOfFile(): void {
+    const native = loadNative();
+    // Without the addon the terminal's mode cannot be read: the Ctrl-D typed at the start is all.
+    if ('addon' in native) this.input.keepAtEndOfFile(() => native.addon.lineMode(this.slaveFd));
+  }
+
   /** Once nothing of the task is left: reads the output to its end, then closes the terminal. */
   async finish(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
     this.tail = [];
-    // Through a non-blocking fd of its own (the task's stdio must stay blocking): a terminal left
-    // stopped must not block this thread.
+    const deadline = Date.now() + SENTINEL_WAIT_MS;
+    const written = await this.writeSentinel(deadline);
+    if (written === this.sentinel.length) {
+      const wait = new AbortController();
+      await Promise.race([this.sawSentinel, sleep(Math.max(0, deadline - Date.now()), undefined, { signal: wait.signal }).catch(() => {})]);
+      wait.abort();
+    }
+    const rest = Buffer.concat(this.tail);
+    let end = rest.indexOf(this.sentinel);
+    // Not seen whole: what came of it is the sentinel's start, not the task's output.
+    if (end === -1) end = written > 0 && rest.subarray(-written).equals(this.sentinel.subarray(0, written)) ? rest.length - written : rest.length;
+    this.sink.end(rest.subarray(0, end));
+    this.close();
+  }
+
+  /**
+   * Writes the sentinel through a non-blocking fd of its own (the task's stdio must stay
+   * blocking): a full or stopped terminal must not block this thread. What does not fit is tried
+   * again as the output is read, until the deadline. Returns the bytes written.
+   */
+  private async writeSentinel(deadline: number): Promise<number> {
     let fd = -1;
+    let written = 0;
     try {
       fd = openSync(this.path, fsConstants.O_WRONLY | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
-      writeSync(fd, this.sentinel);
+      while (written < this.sentinel.length && !this.master.destroyed && Date.now() < deadline) {
+        try {
+          written += writeSync(fd, this.sentinel, written);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') break;
+          await sleep(SENTINEL_RETRY_MS);
+        }
+      }
     } catch {
-      this.markSawSentinel(); // it cannot come through: take what is there
+      // the terminal cannot be opened again: take what is there
     } finally {
       if (fd !== -1) closeSync(fd);
     }
-    const wait = new AbortController();
-    await Promise.race([this.sawSentinel, sleep(SENTINEL_WAIT_MS, undefined, { signal: wait.signal }).catch(() => {})]);
-    wait.abort();
-    const rest = Buffer.concat(this.tail);
-    const at = rest.indexOf(this.sentinel);
-    this.sink.end(at === -1 ? rest : rest.subarray(0, at));
-    this.close();
+    return written;
   }
 
   /** Closes both sides and ends the output (idempotent): after finish, or when the task never started. */
   close(): void {
     this.finished = true;
+    // Input first: no write may reach the master's fd number once it is closed (and reused).
+    this.input.release();
     if (!this.sink.writableEnded) this.sink.end();
     this.master.destroy();
     if (this.slaveFd !== -1) {

@@ -7,7 +7,7 @@ import type { LaunchedTask, LaunchStdio, LeaderStart } from './launched-task.js'
 import { launchNative } from './launch-native.js';
 import { launchNode } from './launch-node.js';
 import { openOutputFile, pumpToFile } from './output-file.js';
-import { TaskInput } from './task-input.js';
+import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { terminate, type TerminationHandle } from './terminate.js';
 import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
@@ -32,7 +32,10 @@ export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
 
 class TaskRun {
   private launched: LaunchedTask | null = null;
+  private terminal: TaskTerminal | null = null;
   private input: TaskInput | null = null;
+  /** Set once the task is let go: input has nowhere to go. */
+  private released = false;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -42,24 +45,37 @@ class TaskRun {
 
   async run(): Promise<void> {
     this.spec.port.on('message', (message: ControlMessage) => this.onControl(message));
-    let fds: [number, number];
-    let terminal: TaskTerminal | null = null;
     try {
-      // First: from here on the master is this worker's to close, whatever fails.
-      if (this.spec.terminal !== null) terminal = new TaskTerminal(this.spec.terminal);
+      await this.supervise();
+    } finally {
+      // Whatever failed: nothing more is written to the task, and its terminal is let go.
+      this.released = true;
+      this.input?.release();
+      this.terminal?.close();
+    }
+  }
+
+  private async supervise(): Promise<void> {
+    let fds: [number, number];
+    try {
+      // First: from here on the terminal's master is this worker's to close.
+      if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
       fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
     } catch (error) {
-      terminal?.close();
       this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now() });
       this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, cpuMs: null });
       return;
     }
+    const terminal = this.terminal;
     const launched = this.launch(terminal === null ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' } : { terminalFd: terminal.slaveFd });
     this.launched = launched;
-    this.openInput(terminal === null ? launched.stdin && TaskInput.pipe(launched.stdin) : TaskInput.terminal(terminal.master));
-    // A terminal carries both streams (stderr's file stays empty), and its output ends once
-    // nothing of the task is left and the terminal has been read to the end.
-    if (terminal !== null) void launched.gone().then(() => terminal.finish());
+    this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
+    if (terminal !== null) {
+      if (!this.spec.interactive) terminal.keepAtEndOfFile();
+      // A terminal carries both streams (stderr's file stays empty), and its output ends once
+      // nothing of the task is left and the terminal has been read to the end.
+      void launched.gone().then(() => terminal.finish()).catch(() => terminal.close());
+    }
     const pumps = Promise.all([this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]), this.pump(terminal ? null : launched.stderr, 'stderr', fds[1])]);
     void launched.started.then((started) => this.onStart(started));
     const exit = await launched.exit;
@@ -76,6 +92,7 @@ class TaskRun {
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (this.spec.spawner === 'native') await launched.gone();
+    this.released = true;
     this.input?.release();
     terminal?.close();
     this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
@@ -105,13 +122,14 @@ class TaskRun {
 
   private async onInput(requestId: number, text: string, eof: boolean): Promise<void> {
     let error: string | null = null;
-    if (this.input === null) error = 'the task has no open stdin';
-    else if (this.input.closed) error = 'stdin was closed by an earlier input with eof';
+    if (this.released) error = 'it has ended, so its stdin is closed';
+    else if (this.input === null) error = 'the task has no open stdin';
+    else if (this.input.closed) error = 'its stdin was closed by an earlier input with eof: true';
     else {
       const wait = new AbortController();
       const written = this.input.write(text, eof).then(
         () => null,
-        (failure: Error) => `the task's stdin could not take it: ${failure.message}`,
+        (failure: Error) => `its stdin could not take it: ${failure.message}`,
       );
       error = await Promise.race([written, sleep(INPUT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
       wait.abort();

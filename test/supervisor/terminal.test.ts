@@ -124,6 +124,46 @@ test('input to a task that does not read says how much is still pending, after a
   assert.equal(killed.state, 'killed', JSON.stringify(killed));
 });
 
+test('input to a pty task that does not read stays pending, and the task can still be killed', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', { command: 'sleep 30', pty: true, interactive: true, wait_seconds: 0 });
+  const text = `${'y'.repeat(99)}\n`.repeat(2000); // 200 KB: far more than a terminal's input buffer
+  const answer = await tools.ok('input', { id: task.id, text });
+  assert.ok(answer.pending_bytes > 0 && answer.pending_bytes < text.length, `pending ${answer.pending_bytes}`);
+  // The worker thread is free: another task on it runs, and the kill lands.
+  assert.equal((await tools.ok('run', { command: 'echo still serving', wait_seconds: 10 })).stdout_tail, 'still serving\n');
+  await tools.ok('kill', { id: task.id, force: true });
+  assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
+  // stdin text beyond the buffer, for a task that never reads it, does not hold the task either.
+  const ignoring = await tools.ok('run', { command: 'true', pty: true, stdin: text, wait_seconds: 10 });
+  assert.equal(ignoring.state, 'done');
+});
+
+test('a pty task that is not interactive reads end of file at every prompt, even one that flushes input', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const asks = await tools.ok('run', { command: 'read -r a; read -r b; read -r c; echo "asked three times"', pty: true, wait_seconds: 10, timeout_seconds: 20 });
+  assert.equal(asks.state, 'done');
+  assert.match(asks.stdout_tail, /asked three times/);
+  // A password prompt turns echo off with TCSAFLUSH, which throws away input typed before it.
+  const flush = 'import termios, sys; fd = 0; m = termios.tcgetattr(fd); m[3] &= ~termios.ECHO; termios.tcsetattr(fd, termios.TCSAFLUSH, m); print("got", repr(sys.stdin.readline()))';
+  const secret = await tools.ok('run', { command: `python3 -c '${flush}'`, pty: true, wait_seconds: 10, timeout_seconds: 20 });
+  assert.equal(secret.state, 'done', JSON.stringify(secret.stdout_tail));
+  assert.match(secret.stdout_tail, /got ''/);
+});
+
+test('no task inherits the terminal of another', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const holder = await tools.ok('run', { command: 'sleep 30', pty: true, wait_seconds: 0 });
+  await tools.ok('run', { command: 'true', pty: true, wait_seconds: 10 });
+  const countMasters = 'n=0; for fd in /proc/$$/fd/*; do [ "$(readlink "$fd")" = /dev/ptmx ] && n=$((n+1)); done; echo "masters=$n"';
+  assert.equal((await tools.ok('run', { command: countMasters, wait_seconds: 10 })).stdout_tail, 'masters=0\n');
+  assert.match((await tools.ok('run', { command: countMasters, pty: true, wait_seconds: 10 })).stdout_tail, /^masters=0\r\n$/);
+  await tools.ok('kill', { id: holder.id, force: true });
+});
+
 test('pagers and prompts are off by default, and env overrides them', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);

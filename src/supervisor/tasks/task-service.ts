@@ -70,6 +70,9 @@ interface LiveTask {
   inputs: Map<number, (answer: InputAnswer) => void>;
 }
 
+/** How long input waits for the worker's answer (which comes after at most a second). */
+const INPUT_ANSWER_MS = 10_000;
+
 const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
 
 export class TaskService {
@@ -236,7 +239,11 @@ export class TaskService {
     const requestId = ++this.inputRequests;
     const answer = new Promise<InputAnswer>((resolve) => task.inputs.set(requestId, resolve));
     task.worker.send({ type: 'input', requestId, text, eof });
+    // The worker answers within about a second; a call must never hang on one that cannot.
+    const timer = setTimeout(() => task.inputs.get(requestId)?.({ pendingBytes: 0, error: 'its worker did not answer in time; call status to see the task' }), INPUT_ANSWER_MS);
     const { pendingBytes, error } = await answer;
+    clearTimeout(timer);
+    task.inputs.delete(requestId);
     if (error !== null) throw new InputRefusedError(task.record, error);
     return { record: task.record, pendingBytes, stdinOpen: task.stdinOpen };
   }

@@ -11,6 +11,7 @@
 // timed out and killed the same way, down to every process it started.
 import { closeSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { loadNative } from '../../workers/native.js';
 
 interface PtyNative {
   /** openpty(): the master (non-blocking) and the slave, both open, and the slave's path. */
@@ -34,13 +35,15 @@ function ptyNative(): PtyNative {
 /**
  * A new terminal of `cols` by `rows`: the master's fd, for the worker to own, and the slave's
  * path, which the worker opens as the task's stdio. The slave fd openpty returned is closed here
- * at once, so the task's copies are the only ones and the master sees the task's end. (openpty
- * does not set close-on-exec: with the native spawner no thread of the daemon forks, so the
- * master reaches no other task; under --containment node a task forked meanwhile may hold a copy,
- * which keeps only the terminal's number taken until that task ends.)
+ * at once. openpty does not set close-on-exec, so it is set here: a master inherited by another
+ * task would let it read this task's terminal, and keep the terminal from ever being freed. (The
+ * native spawner also passes a child nothing but its stdio; without the addon, under Node's
+ * spawn, this is the one guard there is not.)
  */
 export function openTerminal(cols: number, rows: number): { masterFd: number; path: string } {
   const { master, slave, pty } = ptyNative().open(cols, rows);
   closeSync(slave);
+  const native = loadNative();
+  if ('addon' in native) native.addon.setCloseOnExec(master);
   return { masterFd: master, path: pty };
 }
