@@ -1,11 +1,11 @@
 // Starts a task through the native addon: the thread's spawner posix_spawns the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
-// the task's cgroup and reports on fd 4.
+// the task's cgroup and reports on fd 4. Its fd 3 (control) and fd 4 (status) are the same end of
+// one socket pair, so a task holds one fd and one socket here for both.
 import { closeSync, mkdirSync, openSync, rmdirSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
@@ -37,15 +37,18 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
       devNull = 'stdin' in stdio && stdio.stdin === 'null' ? openSync('/dev/null', 'r') : -1;
       ends = [...(devNull === -1 ? pipe() : [devNull, -1]), ...pipe(), ...pipe()];
     }
-    ends.push(...pipe(), ...pipe());
+    const channel = addon.socketPair();
+    owned.push(...channel);
+    ends.push(...channel);
   } catch (error) {
     // Out of fds, typically: give back what was taken and fail this task alone.
     for (const fd of owned) addon.close(fd);
     if (devNull !== -1) closeSync(devNull);
     return failedLaunch(`spawn failed: ${(error as Error).message}`, request.cgroupDir);
   }
-  const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, controlRead, controlWrite, statusRead, statusWrite] = ends as number[] & { length: 10 };
-  const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, controlRead!, statusWrite!];
+  const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs] = ends as number[] & { length: 8 };
+  // The shim reads control lines on fd 3 and writes status lines on fd 4: both are its end of the channel.
+  const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, channelTheirs!, channelTheirs!];
   let shimPid: number | null = null;
   let failure: string | null = null;
   try {
@@ -66,24 +69,24 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   // comes back from another open.
   for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
   const readEnd = (fd: number) => (fd === -1 ? null : new Socket({ fd, readable: true, writable: false }));
-  const [stdout, stderr, status] = [readEnd(stdoutRead!), readEnd(stderrRead!), readEnd(statusRead!)!];
-  const control = new Socket({ fd: controlWrite!, readable: false, writable: true });
+  const [stdout, stderr] = [readEnd(stdoutRead!), readEnd(stderrRead!)];
+  const channel = new Socket({ fd: channelOurs!, readable: true, writable: true });
   const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite!, readable: false, writable: true });
-  control.on('error', () => {});
+  channel.on('error', () => {}); // a write after the shim exited; its end is seen as 'close'
   stdin?.on('error', () => {});
   if (shimPid === null) {
-    for (const socket of [stdout, stderr, status, control, stdin]) socket?.destroy();
+    for (const socket of [stdout, stderr, channel, stdin]) socket?.destroy();
     return failedLaunch(failure ?? 'spawn failed', request.cgroupDir);
   }
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
-  return trackShim({ stdout, stderr, status, control, stdin }, request.cgroupDir, runKey);
+  return trackShim({ stdout, stderr, channel, stdin }, request.cgroupDir, runKey);
 }
 
 interface ShimStreams {
   stdout: Socket | null;
   stderr: Socket | null;
-  status: Socket;
-  control: Socket;
+  /** Status lines from the shim; control lines to it. It closes when the shim exits. */
+  channel: Socket;
   stdin: Socket | null;
 }
 
@@ -94,9 +97,7 @@ function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: strin
   const exit = new Promise<LeaderExit>((resolve) => (resolveExit = resolve));
   let startError: string | null = null;
   let exitReported = false;
-  const lines = createInterface({ input: streams.status });
-  lines.on('error', () => {}); // a read error ends the stream like EOF; 'close' below handles it
-  lines.on('line', (line) => {
+  const onLine = (line: string) => {
     const space = line.indexOf(' ');
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
     if (word === 'start') resolveStarted({ pid: Number(value), pgid: Number(value), startedAt: Date.now() });
@@ -109,11 +110,17 @@ function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: strin
       else if (word === 'exit') resolveExit({ exitCode: number, signal: null, error: null, endedAt: Date.now() });
       else resolveExit({ exitCode: 128 + number, signal: signalName(number), error: null, endedAt: Date.now() });
     }
+  };
+  let partial = '';
+  streams.channel.setEncoding('utf8');
+  streams.channel.on('data', (text: string) => {
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onLine(line);
   });
-  // The status pipe closes when the shim exits: normally its whole subtree is gone by then.
-  const gone = new Promise<void>((resolve) => streams.status.once('close', () => resolve()));
+  // The channel closes when the shim exits: normally its whole subtree is gone by then.
+  const gone = new Promise<void>((resolve) => streams.channel.once('close', () => resolve()));
   void gone.then(() => {
-    streams.control.destroy();
     if (exitReported) return;
     // The shim died before its task (killed from outside, or its spawner died): end what it held.
     killOrphans(cgroupDir, runKey);
@@ -127,7 +134,7 @@ function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: strin
     exit,
     gone: () => gone,
     signal(signal: KillSignal) {
-      if (!streams.control.destroyed) streams.control.write(`kill ${osConstants.signals[signal]}\n`);
+      if (!streams.channel.destroyed) streams.channel.write(`kill ${osConstants.signals[signal]}\n`);
     },
     // The shim is the spawner's child and reaped there; what is left here is its cgroup.
     release: async () => (cgroupDir === null ? null : removeCgroup(cgroupDir)),

@@ -1,6 +1,5 @@
 // The messages that cross the thread boundary between the supervisor and a task
 // worker. Both sides import this file and nothing else of each other.
-import type { MessagePort } from 'node:worker_threads';
 
 export type StreamName = 'stdout' | 'stderr';
 
@@ -39,9 +38,20 @@ export interface TaskSpec {
   spawner: 'native' | 'node';
   /** The task's own cgroup folder (created by the worker), or null: process group and shim only. */
   cgroupDir: string | null;
-  /** The worker's end of the task's channel: it reports on it and takes kill requests from it. */
-  port: MessagePort;
 }
+
+/**
+ * Reports and control travel on broadcast channels, one per worker thread for its reports and one
+ * for control, not on a MessageChannel per task: a channel costs about 15 KB, a task's run key
+ * addresses it just as well.
+ */
+export const reportChannelName = (threadId: number): string => `hive-bash-reports-${threadId}`;
+export const CONTROL_CHANNEL_NAME = 'hive-bash-control';
+
+/** On a worker's report channel: `accepted` first, once the worker takes control messages for the run; then its reports. */
+export type ReportEnvelope = { runKey: string; message: ReportMessage | { type: 'accepted' } };
+/** On the control channel, which every worker hears: for the worker running `runKey`. */
+export type ControlEnvelope = { runKey: string; message: ControlMessage };
 
 /** Supervisor → worker. An input is answered by an `input-done` report with the same requestId. */
 export type ControlMessage =

@@ -1,5 +1,5 @@
 // The piscina entry: runs one task from spawn to the release of its output, reporting
-// every state change over the task's MessagePort. Many tasks share one worker thread.
+// every state change on this thread's report channel. Many tasks share one worker thread.
 import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +10,8 @@ import { openOutputFile, pumpToFile } from './output-file.js';
 import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { terminate, type TerminationHandle } from './terminate.js';
-import type { ControlMessage, EndReason, KillSignal, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { CONTROL_CHANNEL_NAME, reportChannelName, type ControlEnvelope, type ControlMessage, type EndReason, type KillSignal, type ReportEnvelope, type ReportMessage, type StreamName, type TaskOutcome, type TaskSpec } from './protocol.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
@@ -19,14 +20,28 @@ const INPUT_WAIT_MS = 1000;
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
+/** The runs this thread hosts, by run key: where control messages go. */
+const runs = new Map<string, TaskRun>();
+const reports = new BroadcastChannel(reportChannelName(threadId));
+const control = new BroadcastChannel(CONTROL_CHANNEL_NAME);
+control.onmessage = (event) => {
+  const { runKey, message } = (event as MessageEvent).data as ControlEnvelope;
+  runs.get(runKey)?.onControl(message);
+};
+// Tasks keep the thread busy while they run; the channels alone must not.
+reports.unref();
+control.unref();
+
 export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
+  const run = new TaskRun(spec);
+  runs.set(spec.runKey, run);
   try {
-    await new TaskRun(spec).run();
+    await run.run();
     return { ok: true };
   } catch (error) {
     return { ok: false, error: (error as Error).stack ?? String(error) };
   } finally {
-    spec.port.close();
+    runs.delete(spec.runKey);
   }
 }
 
@@ -44,7 +59,8 @@ class TaskRun {
   constructor(private readonly spec: TaskSpec) {}
 
   async run(): Promise<void> {
-    this.spec.port.on('message', (message: ControlMessage) => this.onControl(message));
+    // From here control messages reach this run: the supervisor holds back what it sent before.
+    this.post({ type: 'accepted' });
     try {
       await this.supervise();
     } finally {
@@ -156,7 +172,7 @@ class TaskRun {
     }
   }
 
-  private onControl(message: ControlMessage): void {
+  onControl(message: ControlMessage): void {
     // Messages arrive after run() has launched the task (launch is synchronous); without a launch
     // (its output files could not be opened) the task has already ended.
     if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
@@ -179,7 +195,11 @@ class TaskRun {
   }
 
   private report(message: ReportMessage): void {
-    this.spec.port.postMessage(message);
+    this.post(message);
+  }
+
+  private post(message: ReportEnvelope['message']): void {
+    reports.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
   }
 }
 

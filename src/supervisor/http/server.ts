@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
-import { sendJsonRpcError } from '../mcp/sessions.js';
+import { sendJsonRpcError } from '../mcp/json-transport.js';
 import type { RequestGuard } from './guard.js';
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */

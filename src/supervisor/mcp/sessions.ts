@@ -2,9 +2,9 @@
 // so that sessions clients open and abandon cost nothing for long.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
 import type { ToolRegistry } from './server.js';
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -12,7 +12,7 @@ const SWEEP_INTERVAL_MS = 1000;
 export const MAX_SESSIONS = 1000;
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: JsonHttpTransport;
   lastSeen: number;
   /** POST requests in flight (a status call may wait 30 s); a busy session is never swept. */
   active: number;
@@ -49,20 +49,16 @@ export class SessionManager {
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     this.evictOverflow();
-    const session: Session = { transport: undefined as unknown as StreamableHTTPServerTransport, lastSeen: Date.now(), active: 0 };
-    session.transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
-      onsessioninitialized: (id) => {
-        this.sessions.set(id, session);
-      },
-    });
-    session.transport.onclose = () => {
-      const id = session.transport.sessionId;
-      if (id && this.sessions.get(id) === session) this.sessions.delete(id);
+    const transport = new JsonHttpTransport(randomUUID());
+    const session: Session = { transport, lastSeen: Date.now(), active: 0 };
+    transport.onclose = () => {
+      if (this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
     };
-    await this.registry.createServer().connect(session.transport);
-    await session.transport.handleRequest(req, res, body);
+    await this.registry.createServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+    // Known to the client only from the answer just sent; a refused initialize leaves no session.
+    if (transport.initialized) this.sessions.set(transport.sessionId, session);
+    else await transport.close();
   }
 
   private async serve(id: string, session: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -108,9 +104,4 @@ export class SessionManager {
     this.sessions.clear();
     await Promise.allSettled(sessions.map((session) => session.transport.close()));
   }
-}
-
-/** Answers with a JSON-RPC error object, as the SDK's transport does for its own refusals. */
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }

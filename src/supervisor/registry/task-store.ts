@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
 CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS finished_tasks_by_seq ON tasks (seq) WHERE state IN ('done', 'timed_out', 'killed', 'interrupted');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
 
@@ -166,6 +167,7 @@ export class TaskStore {
       countFinished: db.prepare<[], { count: number }>(`SELECT count(*) AS count FROM tasks WHERE state IN ${FINISHED_SQL}`),
       expired: db.prepare<[number, number], { id: string }>(`SELECT id FROM tasks WHERE state IN ${FINISHED_SQL}
         AND (ended_at < ? OR seq <= (SELECT seq FROM tasks WHERE state IN ${FINISHED_SQL} ORDER BY seq DESC LIMIT 1 OFFSET ?))`),
+      oldestFinished: db.prepare<[number], { id: string }>(`SELECT id FROM tasks INDEXED BY finished_tasks_by_seq WHERE state IN ${FINISHED_SQL} ORDER BY seq LIMIT ?`),
       counter: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE key = ?'),
       setCounter: db.prepare<[string, number]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     };
@@ -263,6 +265,15 @@ export class TaskStore {
   prune(endedBefore: number, keepCount: number): string[] {
     return this.db.transaction(() => {
       const ids = this.statements.expired.all(endedBefore, keepCount).map((row) => row.id);
+      for (const id of ids) this.statements.remove.run(id);
+      return ids;
+    })();
+  }
+
+  /** Deletes the `count` oldest finished tasks (through their own index: a few rows read, not all); returns their ids. */
+  pruneOldest(count: number): string[] {
+    return this.db.transaction(() => {
+      const ids = this.statements.oldestFinished.all(count).map((row) => row.id);
       for (const id of ids) this.statements.remove.run(id);
       return ids;
     })();

@@ -20,9 +20,16 @@ export class Retention {
     this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
   }
 
-  /** Counts a newly finished task; prunes as soon as the count is over the limit. */
+  /**
+   * Counts a newly finished task; past the limit the oldest finished go at once. At the limit
+   * (a long-lived daemon's usual state) that is every task's end, so it reads only the rows it
+   * deletes; the age limit is applied by the periodic prune.
+   */
   noteFinished(): void {
-    if (++this.finished > this.count) this.prune();
+    if (++this.finished <= this.count) return;
+    const ids = this.store.pruneOldest(this.finished - this.count);
+    for (const id of ids) this.files.remove(id);
+    this.finished -= ids.length;
   }
 
   prune(): string[] {

@@ -1,0 +1,154 @@
+// The server side of MCP's streamable HTTP transport in its JSON-response mode, written directly on
+// node:http: one per session, under the SDK's protocol Server (which it feeds through the SDK's
+// Transport interface).
+//
+// Why not the SDK's StreamableHTTPServerTransport: on Node it converts every request into a web
+// Request and every answer back (through @hono/node-server), validates each message with zod, and
+// scans all requests in flight on every answer. A profile of 8,000 status calls put that at about
+// a third of the daemon's time per call (bench/README.md). This daemon answers every POST with JSON
+// and sends nothing outside a response, so what it needs of the transport is small: the checks the
+// specification asks of a server (Accept, Content-Type, session, protocol version), requests
+// answered as one JSON body, notifications with 202, DELETE to end the session, and 405 for the
+// optional GET stream. The refusals use the SDK transport's own status codes and messages.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
+const MAX_BATCH = 100;
+
+/** The requests of one POST, answered together once every one has its response. */
+interface PendingPost {
+  res: ServerResponse;
+  ids: RequestId[];
+  responses: Map<RequestId, JSONRPCMessage>;
+  batch: boolean;
+  done: () => void;
+}
+
+export class JsonHttpTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly posts = new Map<RequestId, PendingPost>();
+  private isInitialized = false;
+  private closed = false;
+
+  constructor(readonly sessionId: string) {}
+
+  /** True once an initialize request was taken: the session exists for the client. */
+  get initialized(): boolean {
+    return this.isInitialized;
+  }
+
+  async start(): Promise<void> {}
+
+  /** Serves one request of this session; resolves once it is answered. `body` is a POST's parsed JSON. */
+  handleRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closed) return Promise.resolve(sendJsonRpcError(res, 404, -32001, 'Session not found'));
+    if (req.method === 'POST') return this.post(req, res, body);
+    if (req.method === 'DELETE') {
+      const refusal = protocolVersionRefusal(req);
+      if (refusal) return Promise.resolve(sendJsonRpcError(res, 400, -32000, refusal));
+      res.writeHead(200).end();
+      return this.close();
+    }
+    // No server-initiated stream: every message this server sends answers a POST.
+    res.writeHead(405, { allow: 'POST, DELETE', 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server answers every request in its POST response and offers no GET stream' }, id: null }));
+    return Promise.resolve();
+  }
+
+  private post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const accept = req.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return Promise.resolve(sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'));
+    }
+    if (!isJsonContentType(req.headers['content-type'])) {
+      return Promise.resolve(sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json'));
+    }
+    const batch = Array.isArray(body);
+    const messages = (batch ? body : [body]) as unknown[];
+    if (messages.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
+    if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
+      return Promise.resolve(sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message'));
+    }
+    const initializing = messages.some((message) => message.method === 'initialize');
+    if (initializing) {
+      if (this.isInitialized) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized'));
+      if (messages.length > 1) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed'));
+      this.isInitialized = true;
+    } else {
+      const refusal = protocolVersionRefusal(req);
+      if (refusal) return Promise.resolve(sendJsonRpcError(res, 400, -32000, refusal));
+    }
+    const ids = messages.filter((message) => message.method !== undefined && message.id !== undefined).map((message) => message.id as RequestId);
+    if (ids.some((id) => this.posts.has(id)) || new Set(ids).size !== ids.length) {
+      return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: a request id is already in flight in this session'));
+    }
+    if (ids.length === 0) {
+      for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
+      res.writeHead(202).end();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const post: PendingPost = { res, ids, responses: new Map(), batch, done: resolve };
+      for (const id of ids) this.posts.set(id, post);
+      for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
+    });
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // Only responses have a place to go; a notification outside a stream is dropped, as the
+    // SDK's transport does in JSON mode.
+    if (!('result' in message || 'error' in message) || message.id === undefined) return;
+    const post = this.posts.get(message.id);
+    if (!post) return; // its POST was answered already (the session closed meanwhile)
+    post.responses.set(message.id, message);
+    if (post.responses.size < post.ids.length) return;
+    for (const id of post.ids) this.posts.delete(id);
+    const answer = post.batch ? post.ids.map((id) => post.responses.get(id)) : post.responses.get(post.ids[0]!);
+    post.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId }).end(JSON.stringify(answer));
+    post.done();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const post of new Set(this.posts.values())) {
+      if (!post.res.headersSent) sendJsonRpcError(post.res, 404, -32001, 'Session not found: it was closed while this request ran');
+      post.done();
+    }
+    this.posts.clear();
+    this.onclose?.();
+  }
+}
+
+type LooseMessage = { jsonrpc?: unknown; method?: unknown; id?: unknown; result?: unknown; error?: unknown };
+
+/** The shape of a JSON-RPC 2.0 request, notification or response; the protocol layer checks the rest. */
+function isJsonRpcMessage(value: unknown): value is LooseMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const message = value as LooseMessage;
+  if (message.jsonrpc !== '2.0') return false;
+  const idOk = message.id === undefined || typeof message.id === 'string' || (typeof message.id === 'number' && Number.isFinite(message.id));
+  if (typeof message.method === 'string') return idOk;
+  return message.id !== undefined && idOk && ('result' in message || 'error' in message);
+}
+
+/** application/json by its parsed media type (parameters such as charset allowed), never a substring. */
+function isJsonContentType(header: string | undefined): boolean {
+  return header !== undefined && header.split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/** After initialization a client may name its protocol version; one this SDK does not know is refused. */
+function protocolVersionRefusal(req: IncomingMessage): string | null {
+  const version = req.headers['mcp-protocol-version'];
+  if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+  return `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+}
+
+/** Answers with a JSON-RPC error object, as the SDK's transport does for its refusals. */
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

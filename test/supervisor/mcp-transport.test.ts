@@ -1,0 +1,89 @@
+// The streamable HTTP transport as a client other than the SDK's sees it: raw requests, checked
+// against what the MCP specification asks of a server in JSON-response mode.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestDaemon } from '../helpers/daemon.js';
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+
+async function post(url: string, body: unknown, headers: Record<string, string> = HEADERS) {
+  const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
+}
+
+test('a session: initialize, notifications, single and batched requests, GET refused, DELETE ends it', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const init = await post(daemon.url, INITIALIZE);
+  assert.equal(init.status, 200);
+  assert.equal(init.headers.get('content-type'), 'application/json');
+  const session = init.headers.get('mcp-session-id')!;
+  assert.match(session, /^[0-9a-f-]{36}$/);
+  assert.equal(init.json.id, 1);
+  assert.equal(init.json.result.serverInfo.name, 'bash');
+  assert.equal(init.json.result.protocolVersion, '2025-06-18');
+  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+
+  const notified = await post(daemon.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  assert.deepEqual([notified.status, notified.text], [202, '']);
+
+  const listed = await post(daemon.url, { jsonrpc: '2.0', id: 'list-1', method: 'tools/list' }, headers);
+  assert.equal(listed.status, 200);
+  assert.equal(listed.headers.get('mcp-session-id'), session);
+  assert.equal(listed.json.id, 'list-1');
+  assert.deepEqual(listed.json.result.tools.map((tool: { name: string }) => tool.name), ['run', 'status', 'kill', 'list', 'input']);
+
+  const batch = await post(daemon.url, [
+    { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: { command: 'echo batched' } } },
+    { jsonrpc: '2.0', id: 8, method: 'tools/list' },
+  ], headers);
+  assert.equal(batch.status, 200);
+  assert.deepEqual(batch.json.map((answer: { id: number }) => answer.id), [7, 8]);
+  assert.equal(batch.json[0].result.structuredContent.stdout_tail, 'batched\n');
+
+  const unknownMethod = await post(daemon.url, { jsonrpc: '2.0', id: 9, method: 'no/such/method' }, headers);
+  assert.equal(unknownMethod.status, 200);
+  assert.equal(unknownMethod.json.error.code, -32601);
+
+  const get = await fetch(daemon.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get('allow'), 'POST, DELETE');
+  await get.text();
+
+  const again = await post(daemon.url, { ...INITIALIZE, id: 10 }, headers);
+  assert.equal(again.status, 400);
+  assert.equal(again.json.error.message, 'Invalid Request: Server already initialized');
+
+  const ended = await fetch(daemon.url, { method: 'DELETE', headers: { 'mcp-session-id': session } });
+  assert.equal(ended.status, 200);
+  await ended.text();
+  const gone = await post(daemon.url, { jsonrpc: '2.0', id: 11, method: 'tools/list' }, headers);
+  assert.equal(gone.status, 404);
+  assert.match(gone.json.error.message, /^Session not found/);
+});
+
+test('requests the specification says a server must refuse are refused, and open no session', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const refused = [
+    { headers: { ...HEADERS, accept: 'application/json' }, body: INITIALIZE, status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
+    { headers: { ...HEADERS, 'content-type': 'text/plain' }, body: INITIALIZE, status: 415, message: 'Unsupported Media Type: Content-Type must be application/json' },
+    { headers: HEADERS, body: { id: 1, method: 'initialize' }, status: 400, message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns' },
+    { headers: HEADERS, body: [INITIALIZE, { ...INITIALIZE, id: 2 }], status: 400, message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns' },
+  ];
+  for (const { headers, body, status, message } of refused) {
+    const answer = await post(daemon.url, body, headers);
+    assert.equal(answer.status, status, JSON.stringify(body));
+    assert.equal(answer.json.error.message, message);
+    assert.equal(answer.headers.get('mcp-session-id'), null);
+  }
+  const health = (await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number };
+  assert.equal(health.sessions, 0, 'no refused initialize left a session');
+
+  const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
+  const unsupported = await post(daemon.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' });
+  assert.equal(unsupported.status, 400);
+  assert.match(unsupported.json.error.message, /^Bad Request: Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/);
+  const malformed = await post(daemon.url, { jsonrpc: '1.0', id: 3, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session });
+  assert.deepEqual([malformed.status, malformed.json.error.code, malformed.json.error.message], [400, -32700, 'Parse error: Invalid JSON-RPC message']);
+});
