@@ -27,11 +27,16 @@ async function killRound(containment: 'cgroup' | 'process-group', round: number)
   const [client] = await connectClients(daemon.url, 1);
   try {
     const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as { containment: { cgroup_root: string | null } };
+    const root = health.containment.cgroup_root;
+    // The root may be shared with other daemons: this task's cgroup is the one that appears now.
+    const before = new Set(root === null ? [] : readdirSync(root));
     const run = await client!.callTool({ name: 'run', arguments: { command: `for i in $(seq ${PROCESSES}); do sleep 1000 & done; wait`, env: { BENCH_MARK: marker }, wait_seconds: 0 } });
     const id = (run.structuredContent as { id: string }).id;
     const deadline = Date.now() + 60_000;
     while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const cgroupDir = health.containment.cgroup_root === null ? null : readdirSync(health.containment.cgroup_root).map((name) => join(health.containment.cgroup_root!, name)).find((dir) => dir.includes('task-'));
+    const created = root === null ? undefined : readdirSync(root).find((name) => name.startsWith('task-') && !before.has(name));
+    const cgroupDir = root === null || created === undefined ? null : join(root, created);
+    if (root !== null && cgroupDir === null) throw new Error(`no new task cgroup appeared under ${root}`);
     const empty = cgroupDir ? () => cgroupEmpty(cgroupDir) : () => findMarkedProcesses(`BENCH_MARK=${marker}`).length === 0;
     // The kernel notifies cgroup.events' watchers when `populated` changes: no busy polling that
     // would take a core from the daemon. Without a cgroup the process table is polled every 5 ms.

@@ -76,6 +76,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       await pool.close();
+      await tasks.removeUnreleasedCgroups();
       releaseContainment(containment);
       store.close();
       unlock();

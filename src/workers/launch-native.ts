@@ -179,7 +179,7 @@ const RMDIR_RETRY_MS = 10;
  * somehow still in it). Right after the last process is reaped the kernel may still call it busy
  * for a moment, so removal is retried briefly.
  */
-async function removeCgroup(dir: string): Promise<number | null> {
+export async function removeCgroup(dir: string): Promise<number | null> {
   const { cpuMs } = readTaskResources(dir);
   killCgroup(dir);
   for (let attempt = 0; attempt < RMDIR_ATTEMPTS; attempt++) {

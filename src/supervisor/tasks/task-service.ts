@@ -13,6 +13,7 @@ import { TaskTodos } from './task-todos.js';
 import { composeClear } from '../todos/todo-message.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import { NO_RESOURCES, readTaskResources, type TaskResources } from '../../workers/task-resources.js';
+import { removeCgroup } from '../../workers/launch-native.js';
 import { taskEnvironment } from './task-environment.js';
 import { openTerminal } from './terminals.js';
 
@@ -56,7 +57,8 @@ export interface KillOutcome {
 
 interface LiveTask {
   record: TaskRecord;
-  request: RunRequest;
+  /** What run asked for, until the task is dispatched (then dropped: its stdin text may be large). */
+  request: RunRequest | null;
   worker: DispatchedTask | null;
   /** Resolves when the task reaches a finished state. */
   ended: Promise<void>;
@@ -275,7 +277,9 @@ export class TaskService {
   }
 
   private dispatch(task: LiveTask): void {
-    const { record, request } = task;
+    const { record } = task;
+    const request = task.request!;
+    task.request = null;
     const paths = this.files.pathsOf(record.id);
     let terminal: { masterFd: number; path: string } | null = null;
     try {
@@ -370,6 +374,15 @@ export class TaskService {
     task.inputs.clear();
     task.markReleased();
     if (this.live.get(task.record.id) === task) this.live.delete(task.record.id);
+  }
+
+  /**
+   * After the workers are gone at shutdown: removes the cgroups of tasks they did not release in
+   * time (killing what is left in them), so a stop leaves no task cgroup behind.
+   */
+  async removeUnreleasedCgroups(): Promise<void> {
+    const dirs = [...this.live.values()].map((task) => taskCgroupDir(this.containment, task.record.runKey));
+    await Promise.all(dirs.map((dir) => (dir === null ? null : removeCgroup(dir))));
   }
 
   /** Stops every task for a daemon shutdown: pending ones are dropped, running ones ended. */
