@@ -1,7 +1,8 @@
-// Which MCP session mode to serve: the SDK's streamable HTTP transport in stateful mode (a server
-// and transport per session, reused for every call) against stateless mode (both made anew for
-// every request), and a bare node:http JSON-RPC reply as the floor. Same tool, same payload, the
-// same loopback load from 16 connections, all in this run.
+// Which MCP session mode and transport to serve: the SDK's streamable HTTP transport in stateful
+// mode (a server and transport per session, reused for every call) against stateless mode (both
+// made anew for every request), the daemon's own JSON transport in stateful mode, and a bare
+// node:http JSON-RPC reply as the floor. Same tool, same payload, the same loopback load from 16
+// connections, all in this run.
 // Usage: node dist/bench/mcp-modes.js [--calls N] [--connections N]
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
@@ -11,6 +12,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Pool } from 'undici';
+import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
 import { secondsSince } from './lib.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '4000' }, connections: { type: 'string', default: '16' } } });
@@ -33,10 +35,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
-type Mode = 'bare' | 'stateless' | 'stateful';
+type Mode = 'bare' | 'stateless' | 'stateful' | 'daemon';
 
 function serve(mode: Mode): HttpServer {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const ownSessions = new Map<string, JsonHttpTransport>();
   return createServer(async (req, res) => {
     const body = await readJson(req);
     if (mode === 'bare') {
@@ -51,6 +54,16 @@ function serve(mode: Mode): HttpServer {
       return;
     }
     const id = req.headers['mcp-session-id'];
+    if (mode === 'daemon') {
+      let own = typeof id === 'string' ? ownSessions.get(id) : undefined;
+      if (!own) {
+        own = new JsonHttpTransport(randomUUID());
+        ownSessions.set(own.sessionId, own);
+        await makeServer().connect(own);
+      }
+      await own.handleRequest(req, res, body);
+      return;
+    }
     let transport = typeof id === 'string' ? sessions.get(id) : undefined;
     if (!transport) {
       transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, transport!) });
@@ -88,13 +101,18 @@ async function measure(mode: Mode): Promise<number> {
   return rate;
 }
 
+// A first pass warms the load generator's own code (undici, the pool), which would otherwise be
+// charged to whichever mode runs first.
+await measure('bare');
 const bare = await measure('bare');
 const stateless = await measure('stateless');
 const stateful = await measure('stateful');
+const daemon = await measure('daemon');
 const rows = [
   { mode: 'bare node:http JSON-RPC', calls_per_s: Math.round(bare), ratio: 1 },
   { mode: 'SDK stateless', calls_per_s: Math.round(stateless), ratio: Number((stateless / bare).toFixed(2)) },
   { mode: 'SDK stateful', calls_per_s: Math.round(stateful), ratio: Number((stateful / bare).toFixed(2)) },
+  { mode: "the daemon's JSON transport, stateful", calls_per_s: Math.round(daemon), ratio: Number((daemon / bare).toFixed(2)) },
 ];
 console.table(rows);
 console.log(JSON.stringify({ benchmark: 'mcp-modes', calls: CALLS, connections: CONNECTIONS, rows }));
