@@ -161,42 +161,25 @@ static char *pack_request(const char *cwd, const char *path, char **argv, char *
   return data;
 }
 
-/* Sends one spawn request to the spawner on `socket` and waits for its answer: the pid or -errno. */
-static long request_spawn(int socket, const char *cwd, const char *path, char **argv, char **envp, const int *fds, int nfds) {
-  size_t length;
-  char *request = pack_request(cwd, path, argv, envp, &length);
-  if (request == NULL) return -ENOMEM;
-  int err = send_frame(socket, request, length, fds, nfds);
-  free(request);
-  if (err < 0) return err;
-  char *answer = NULL;
-  int unexpected[FDPASS_MAX_FDS], nunexpected = 0;
-  long got = receive_frame(socket, &answer, unexpected, &nunexpected);
-  for (int i = 0; i < nunexpected; i++) close(unexpected[i]);
-  if (got <= 0) return got == 0 ? -EPIPE : got;
-  int code = 0, pid = 0;
-  int parsed = sscanf(answer, "%d %d", &code, &pid);
-  free(answer);
-  if (parsed != 2) return -EPROTO;
-  return code < 0 ? code : pid;
-}
-
-/* spawnVia(socket, { path, argv, env, cwd, fds }) -> pid: spawned by the spawner process */
-static napi_value js_spawn_via(napi_env env, napi_callback_info info) {
+/* spawnRequest(socket, { path, argv, env, cwd, fds }): sends one spawn request to the spawner on
+ * `socket` (blocking, as the socket is). The fds travel with it, so the caller may close its copies
+ * at once. The answer, "ERRNO PID", comes on the spawner's answer socket, which the caller reads. */
+static napi_value js_spawn_request(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value args[2];
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
   int socket;
-  if (argc < 2 || get_int(env, args[0], &socket) != 0) return throw_errno(env, EINVAL, "spawnVia");
+  if (argc < 2 || get_int(env, args[0], &socket) != 0) return throw_errno(env, EINVAL, "spawnRequest");
   struct spawn_options options;
-  napi_value result = NULL;
   if (read_spawn_options(env, args[1], &options) == 0) {
-    long pid = request_spawn(socket, options.cwd, options.path, options.argv, options.envp, options.fds, options.nfds);
-    if (pid < 0) throw_errno(env, (int)-pid, "spawn through hive-task-spawner");
-    else result = make_int(env, (int)pid);
+    size_t length;
+    char *request = pack_request(options.cwd, options.path, options.argv, options.envp, &length);
+    int err = request == NULL ? -ENOMEM : send_frame(socket, request, length, options.fds, options.nfds);
+    free(request);
+    if (err < 0) throw_errno(env, -err, "sending a spawn request to hive-task-spawner");
   }
   free_spawn_options(&options);
-  return result;
+  return NULL;
 }
 
 /* socketPair() -> [a, b]: a connected unix stream pair, both close-on-exec */
@@ -306,7 +289,7 @@ static napi_value js_send_signal(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"spawn", NULL, js_spawn, NULL, NULL, NULL, napi_default, NULL},
-      {"spawnVia", NULL, js_spawn_via, NULL, NULL, NULL, napi_default, NULL},
+      {"spawnRequest", NULL, js_spawn_request, NULL, NULL, NULL, napi_default, NULL},
       {"socketPair", NULL, js_socket_pair, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},

@@ -3,8 +3,10 @@
  * posix_spawn (clone with CLONE_VM|CLONE_VFORK) still costs more the larger the calling process is
  * (measured here: about 1,200 spawns/s from a small Node process, 700/s with 1 GiB more). This
  * process stays small whatever the daemon grows to, so spawning through it costs the same at any
- * daemon size. fd 3 is a unix stream socket to the daemon thread: each request frame carries
- * "cwd\0path\0argc\0argv...\0env...\0" and the child's stdio fds; the answer is "ERRNO PID".
+ * daemon size. fd 3 is a unix stream socket from the daemon thread: each request frame carries
+ * "cwd\0path\0argc\0argv...\0env...\0" and the child's stdio fds. The answers, "ERRNO PID" one
+ * frame each in the order of the requests, go to fd 4, a socket of their own that the thread reads
+ * from its event loop (so it never waits for a spawn).
  * It reaps the shims it starts, and dies with the thread that started it (PR_SET_PDEATHSIG), which
  * takes the shims with it. */
 #define _GNU_SOURCE
@@ -24,6 +26,7 @@
 #include "spawn.h"
 
 #define SOCKET_FD 3
+#define ANSWER_FD 4
 #define MAX_STRINGS 65536
 
 /* Splits the request's NUL-separated fields; returns 0 or -EINVAL. argv and envp point into data. */
@@ -60,7 +63,7 @@ static void serve_request(char *data, long length, int *fds, int nfds) {
   for (int i = 0; i < nfds; i++) close(fds[i]);
   char answer[64];
   int size = snprintf(answer, sizeof answer, "%d %d", err, (int)pid);
-  if (send_frame(SOCKET_FD, answer, (size_t)size, NULL, 0) < 0) exit(0);
+  if (send_frame(ANSWER_FD, answer, (size_t)size, NULL, 0) < 0) exit(0);
 }
 
 static void reap_children(void) {
@@ -72,6 +75,7 @@ int main(void) {
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
   fcntl(SOCKET_FD, F_SETFD, FD_CLOEXEC);
+  fcntl(ANSWER_FD, F_SETFD, FD_CLOEXEC);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);

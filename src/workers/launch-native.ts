@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
 import { hasEnvironmentMarker, listMarkedProcesses } from './process-table.js';
-import { spawnThroughSpawner } from './spawner.js';
+import { spawnThroughSpawner, type SpawnAnswer } from './spawner.js';
 import { readTaskResources } from './task-resources.js';
 import { RUN_MARKER_NAME, type KillSignal } from './protocol.js';
 
@@ -49,12 +49,12 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs] = ends as number[] & { length: 8 };
   // The shim reads control lines on fd 3 and writes status lines on fd 4: both are its end of the channel.
   const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, channelTheirs!, channelTheirs!];
-  let shimPid: number | null = null;
+  let spawned: Promise<SpawnAnswer> | null = null;
   let failure: string | null = null;
   try {
     // recursive: another daemon that shared the root may have removed it at its stop.
     if (request.cgroupDir !== null) mkdirSync(request.cgroupDir, { recursive: true });
-    shimPid = spawnThroughSpawner((spawnerPid) => ({
+    spawned = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
       argv: [SHIM_PATH, ...(terminalFd === -1 ? [] : ['-t']), String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
@@ -64,7 +64,8 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   } catch (error) {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
-  // The terminal's fd is the caller's to close. fs.openSync'd fds must go back through
+  // The request carries the child's fds: ours can go now. The terminal's fd is the caller's to
+  // close. fs.openSync'd fds must go back through
   // fs.closeSync: a worker thread tracks them, and warns when a number it thinks is still open
   // comes back from another open.
   for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
@@ -74,12 +75,12 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite!, readable: false, writable: true });
   channel.on('error', () => {}); // a write after the shim exited; its end is seen as 'close'
   stdin?.on('error', () => {});
-  if (shimPid === null) {
+  if (spawned === null) {
     for (const socket of [stdout, stderr, channel, stdin]) socket?.destroy();
     return failedLaunch(failure ?? 'spawn failed', request.cgroupDir);
   }
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
-  return trackShim({ stdout, stderr, channel, stdin }, request.cgroupDir, runKey);
+  return trackShim({ stdout, stderr, channel, stdin }, spawned, request.cgroupDir, runKey);
 }
 
 interface ShimStreams {
@@ -90,7 +91,7 @@ interface ShimStreams {
   stdin: Socket | null;
 }
 
-function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: string | null): LaunchedTask {
+function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, cgroupDir: string | null, runKey: string | null): LaunchedTask {
   let resolveStarted!: (value: LeaderStart) => void;
   let resolveExit!: (value: LeaderExit) => void;
   const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
@@ -118,10 +119,15 @@ function trackShim(streams: ShimStreams, cgroupDir: string | null, runKey: strin
     partial = lines.pop()!;
     for (const line of lines) onLine(line);
   });
-  // The channel closes when the shim exits: normally its whole subtree is gone by then.
+  // The channel closes when the shim exits (normally its whole subtree is gone by then), or when
+  // the spawner could not start it (the spawner closes the shim's end).
   const gone = new Promise<void>((resolve) => streams.channel.once('close', () => resolve()));
-  void gone.then(() => {
+  void Promise.all([gone, spawned]).then(([, answer]) => {
     if (exitReported) return;
+    if ('error' in answer) {
+      resolveExit({ exitCode: null, signal: null, error: `spawn failed: ${answer.error}`, endedAt: Date.now() });
+      return;
+    }
     // The shim died before its task (killed from outside, or its spawner died): end what it held.
     killOrphans(cgroupDir, runKey);
     resolveExit({ exitCode: null, signal: null, error: startError ?? 'the task ended without reporting its exit (its shim was killed)', endedAt: Date.now() });

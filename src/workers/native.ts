@@ -12,8 +12,8 @@ export const SPAWNER_PATH = `${BUILD_DIR}hive-task-spawner`;
 export interface NativeAddon {
   /** posix_spawn of `path` in a new session: no fork() of the daemon. */
   spawn(options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): { pid: number; pidfd: number };
-  /** Asks the spawner behind `socket` to spawn, as `spawn` does; returns the child's pid. */
-  spawnVia(socket: number, options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): number;
+  /** Sends the spawner behind `socket` a request to spawn, as `spawn` does; its answer comes on the spawner's answer socket. */
+  spawnRequest(socket: number, options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): void;
   /** A connected, close-on-exec unix stream socket pair. */
   socketPair(): [number, number];
   /** A close-on-exec pipe: [read end, write end]. */

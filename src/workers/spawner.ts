@@ -2,59 +2,121 @@
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
 // It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
 // for the daemon's whole life here (a fixed pool with no idle timeout).
-import { openSync, closeSync } from 'node:fs';
+//
+// A request is sent at once (it is small, and carries the child's fds); the answer comes back on a
+// socket of its own that this thread's event loop reads, so the thread goes on with its other
+// tasks while the spawner forks and execs.
+import { closeSync, openSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { constants as osConstants, endianness } from 'node:os';
 import { nativeAddon, SPAWNER_PATH, type NativeError } from './native.js';
 
+/** The spawner's answer: the child's pid, or why it could not be started. */
+export type SpawnAnswer = { pid: number } | { error: string };
+
 interface SpawnerProcess {
-  socket: number;
+  /** Requests go here (blocking writes from the addon). */
+  requests: number;
+  /** Answers come here, in the order of the requests. */
+  answers: Socket;
   pid: number;
   pidfd: number;
+  waiting: Array<(answer: SpawnAnswer) => void>;
 }
 
 type SpawnOptions = { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] };
 
 /** Errors that mean the spawner is gone (it is started again once). */
 const SPAWNER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ENOTCONN', 'EBADF']);
+/** A spawn is a fork and an exec; an answer this late means the spawner is stuck, and it is replaced. */
+const ANSWER_TIMEOUT_MS = 30_000;
+const HEADER_BYTES = 4;
 
 let current: SpawnerProcess | null = null;
 
 function startSpawner(): SpawnerProcess {
   const addon = nativeAddon();
-  const [socket, theirs] = addon.socketPair();
+  const [requests, theirRequests] = addon.socketPair();
+  const [answerFd, theirAnswers] = addon.socketPair();
   const devNull = openSync('/dev/null', 'r+');
+  let started: { pid: number; pidfd: number };
   try {
     // Spawned directly: this happens once per worker thread, while the daemon is still small.
-    const { pid, pidfd } = addon.spawn({ path: SPAWNER_PATH, argv: [SPAWNER_PATH], env: [], cwd: '/', fds: [devNull, devNull, 2, theirs] });
-    return { socket, pid, pidfd };
+    started = addon.spawn({ path: SPAWNER_PATH, argv: [SPAWNER_PATH], env: [], cwd: '/', fds: [devNull, devNull, 2, theirRequests, theirAnswers] });
   } catch (error) {
-    addon.close(socket);
+    addon.close(requests);
+    addon.close(answerFd);
     throw error;
   } finally {
-    addon.close(theirs);
+    addon.close(theirRequests);
+    addon.close(theirAnswers);
     closeSync(devNull);
   }
+  const spawner: SpawnerProcess = { requests, answers: new Socket({ fd: answerFd, readable: true, writable: false }), ...started, waiting: [] };
+  readAnswers(spawner);
+  return spawner;
 }
 
-function forgetSpawner(spawner: SpawnerProcess): void {
+/** Frames: a 32-bit length in this machine's byte order, then "ERRNO PID". */
+function readAnswers(spawner: SpawnerProcess): void {
+  let buffered: Buffer = Buffer.alloc(0);
+  spawner.answers.on('data', (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    for (;;) {
+      if (buffered.length < HEADER_BYTES) return;
+      const length = endianness() === 'LE' ? buffered.readUInt32LE(0) : buffered.readUInt32BE(0);
+      if (buffered.length < HEADER_BYTES + length) return;
+      const [code, pid] = buffered.subarray(HEADER_BYTES, HEADER_BYTES + length).toString('latin1').split(' ').map(Number);
+      buffered = buffered.subarray(HEADER_BYTES + length);
+      const answer: SpawnAnswer = code === 0 && pid! > 0 ? { pid: pid! } : { error: errnoText(-(code ?? 0)) };
+      spawner.waiting.shift()?.(answer);
+    }
+  });
+  spawner.answers.on('error', () => {}); // 'close' follows
+  spawner.answers.on('close', () => forgetSpawner(spawner, 'the spawner exited before answering'));
+}
+
+function errnoText(errno: number): string {
+  const name = Object.entries(osConstants.errno).find(([, value]) => value === errno)?.[0];
+  return name ? `${name} (errno ${errno})` : `errno ${errno}`;
+}
+
+/** Lets the spawner go: it exits at EOF on its request socket. Waiting spawns fail with `why`. */
+function forgetSpawner(spawner: SpawnerProcess, why: string): void {
+  if (current === spawner) current = null;
+  if (spawner.requests === -1) return;
   const addon = nativeAddon();
-  addon.close(spawner.socket); // a live spawner exits at EOF on its socket
+  addon.close(spawner.requests);
+  spawner.requests = -1;
+  spawner.answers.destroy();
+  for (const settle of spawner.waiting.splice(0)) settle({ error: why });
+  addon.sendSignal(spawner.pidfd, osConstants.signals.SIGKILL); // a stuck one too
   addon.reap(spawner.pidfd, 1);
   addon.close(spawner.pidfd);
-  if (current === spawner) current = null;
 }
 
 /**
- * Spawns through the spawner, as the addon's spawn does, and returns the child's pid. `build` gets
- * the spawner's pid: the child's parent, which a shim checks it still has once it runs.
+ * Asks the spawner to spawn, as the addon's spawn does, and returns the answer to come. The
+ * request (and the fds in it) is sent before this returns, so the caller may close its copies at
+ * once. `build` gets the spawner's pid: the child's parent, which a shim checks it still has once
+ * it runs. Throws only when no spawner can take the request.
  */
-export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions): number {
+export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions): Promise<SpawnAnswer> {
   for (let attempt = 0; ; attempt++) {
-    current ??= startSpawner();
+    const spawner = (current ??= startSpawner());
     try {
-      return nativeAddon().spawnVia(current.socket, build(current.pid));
+      nativeAddon().spawnRequest(spawner.requests, build(spawner.pid));
     } catch (error) {
       if (!SPAWNER_GONE.has((error as NativeError).code) || attempt > 0) throw error;
-      forgetSpawner(current);
+      forgetSpawner(spawner, 'the spawner died');
+      continue;
     }
+    return new Promise<SpawnAnswer>((resolve) => {
+      const timer = setTimeout(() => forgetSpawner(spawner, `the spawner did not answer in ${ANSWER_TIMEOUT_MS / 1000} s`), ANSWER_TIMEOUT_MS);
+      spawner.waiting.push((answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
+    });
   }
 }

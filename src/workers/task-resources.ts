@@ -1,6 +1,6 @@
 // Per-task figures a cgroup gives for almost nothing: CPU time, memory, process count. Read by the
 // supervisor for status and by a worker for a task's final CPU time.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface TaskResources {
@@ -11,10 +11,20 @@ export interface TaskResources {
 
 export const NO_RESOURCES: TaskResources = { cpuMs: null, memoryBytes: null, processes: null };
 
+/**
+ * Files found missing in a task cgroup that exists: their controller is not enabled for task
+ * cgroups (memory.current without the memory controller), which holds for every task cgroup of
+ * this daemon, so they are not tried again (a failed read throws, and a throw costs more than the
+ * read). A controller enabled later shows after a restart.
+ */
+const absent = new Set<string>();
+
 function readText(dir: string, name: string): string | null {
+  if (absent.has(name)) return null;
   try {
     return readFileSync(join(dir, name), 'utf8');
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dir)) absent.add(name);
     return null;
   }
 }
@@ -23,10 +33,15 @@ function readText(dir: string, name: string): string | null {
 export function readTaskResources(dir: string): TaskResources {
   const usage = /^usage_usec (\d+)$/m.exec(readText(dir, 'cpu.stat') ?? '');
   const memory = readText(dir, 'memory.current');
-  const procs = readText(dir, 'cgroup.procs');
   return {
     cpuMs: usage ? Math.round(Number(usage[1]) / 1000) : null,
     memoryBytes: memory === null ? null : Number(memory.trim()),
-    processes: procs === null ? null : procs.split('\n').filter((line) => line.length > 0).length,
+    processes: countCgroupProcesses(dir),
   };
+}
+
+/** The processes in the cgroup at `dir`, or null when it cannot be read (gone). */
+export function countCgroupProcesses(dir: string): number | null {
+  const procs = readText(dir, 'cgroup.procs');
+  return procs === null ? null : procs.split('\n').filter((line) => line.length > 0).length;
 }

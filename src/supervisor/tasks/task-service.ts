@@ -12,7 +12,7 @@ import { countLeftovers, killLeftovers } from './leftovers.js';
 import { TaskTodos } from './task-todos.js';
 import { composeClear } from '../todos/todo-message.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
-import { NO_RESOURCES, readTaskResources, type TaskResources } from '../../workers/task-resources.js';
+import { countCgroupProcesses, NO_RESOURCES, readTaskResources, type TaskResources } from '../../workers/task-resources.js';
 import { removeCgroup } from '../../workers/launch-native.js';
 import { taskEnvironment } from './task-environment.js';
 import { openTerminal } from './terminals.js';
@@ -195,7 +195,7 @@ export class TaskService {
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
     if (!unreleased) return 0;
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
-    if (cgroupDir !== null) return readTaskResources(cgroupDir).processes ?? 0;
+    if (cgroupDir !== null) return countCgroupProcesses(cgroupDir) ?? 0;
     return countLeftovers(record, 'anywhere');
   }
 
