@@ -2,6 +2,7 @@
 // cannot promise is stated where it is skipped: Node's spawn (no addon) has only the process
 // group, so a descendant that calls setsid is out of its reach.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, test, type TestContext } from 'node:test';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -130,6 +131,21 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       assert.equal(task.exit_code, null);
       assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');
       assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+    });
+
+    test('if the spawners die, their tasks end with nothing left and the next run starts a new one', { skip: containment === 'node' && 'Node spawn has no spawner' }, async (t) => {
+      const { daemon, tools, marker, env } = await setUp(t, containment, 'SPAWNER_GONE');
+      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300', env, wait_seconds: 0 });
+      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 3, 5000), 'started');
+      const spawners = execFileSync('pgrep', ['-P', String(daemon.child.pid), '-x', 'hive-task-spawn'], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      assert.ok(spawners.length > 0, 'the worker threads have spawners');
+      for (const pid of spawners) process.kill(pid, 'SIGKILL');
+      const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+      assert.equal(ended.state, 'done');
+      assert.equal(ended.error, 'the task ended without reporting its exit (its shim was killed)');
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+      const next = await tools.ok('run', { command: 'echo after', wait_seconds: 10 });
+      assert.equal(next.stdout_tail, 'after\n');
     });
 
     test('a kill for a task with nothing left signals nothing', async (t) => {
