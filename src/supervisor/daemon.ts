@@ -45,6 +45,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
   });
+  tasks.onTaskReplaced(() => retention.noteReplaced());
   const sessions = new SessionManager(createToolRegistry(TOOLS, { tasks }, VERSION, log), config.sessionIdleSeconds * 1000, log);
   const health = () => ({
     ok: true,

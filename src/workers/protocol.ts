@@ -1,6 +1,8 @@
 // The messages that cross the thread boundary between the supervisor and a task
 // worker. Both sides import this file and nothing else of each other.
 
+import type { MessagePort } from 'node:worker_threads';
+
 export type StreamName = 'stdout' | 'stderr';
 
 /** The variable, set to the run's key, that every process of one run of a task inherits. */
@@ -41,16 +43,19 @@ export interface TaskSpec {
 }
 
 /**
- * Reports and control travel on broadcast channels, one per worker thread for its reports and one
- * for control, not on a MessageChannel per task: a channel costs about 15 KB, a task's run key
- * addresses it just as well.
+ * The first piscina task each worker thread gets: the MessagePort that all of its tasks report on
+ * and take control messages from, addressed by run key. One port per thread, not a
+ * MessageChannel per task: a channel costs about 15 KB, a task's run key addresses it as well.
+ * The task is held for the thread's life (so piscina, which gives a task to its least busy
+ * thread, hands one to each); a thread that has a port already answers it at once, not ok.
  */
-export const reportChannelName = (threadId: number): string => `hive-bash-reports-${threadId}`;
-export const CONTROL_CHANNEL_NAME = 'hive-bash-control';
+export interface AttachTask {
+  attach: MessagePort;
+}
 
-/** On a worker's report channel: `accepted` first, once the worker takes control messages for the run; then its reports. */
+/** Worker → supervisor on a thread's port: `accepted` first, once the worker takes control messages for the run; then its reports. */
 export type ReportEnvelope = { runKey: string; message: ReportMessage | { type: 'accepted' } };
-/** On the control channel, which every worker hears: for the worker running `runKey`. */
+/** Supervisor → worker on the port of the thread running `runKey`. */
 export type ControlEnvelope = { runKey: string; message: ControlMessage };
 
 /** Supervisor → worker. An input is answered by an `input-done` report with the same requestId. */

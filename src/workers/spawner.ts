@@ -28,8 +28,14 @@ type SpawnOptions = { path: string; argv: string[]; env: string[]; cwd: string; 
 
 /** Errors that mean the spawner is gone (it is started again once). */
 const SPAWNER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ENOTCONN', 'EBADF']);
-/** A spawn is a fork and an exec; an answer this late means the spawner is stuck, and it is replaced. */
+/**
+ * A spawn is a fork and an exec; a spawner this late to answer is stuck (a cwd on a hung mount,
+ * say), and new spawns go to a new one. The stuck one is kept, with what it started: its shims
+ * die with it. Its late answers still reach their tasks.
+ */
 const ANSWER_TIMEOUT_MS = 30_000;
+/** Errors the addon raises before sending anything: the spawner's stream is still in step. */
+const NOT_SENT = new Set(['EINVAL', 'ENOMEM']);
 const HEADER_BYTES = 4;
 
 let current: SpawnerProcess | null = null;
@@ -81,7 +87,7 @@ function errnoText(errno: number): string {
   return name ? `${name} (errno ${errno})` : `errno ${errno}`;
 }
 
-/** Lets the spawner go: it exits at EOF on its request socket. Waiting spawns fail with `why`. */
+/** Lets a spawner that exited go (reaped here). Waiting spawns fail with `why`. */
 function forgetSpawner(spawner: SpawnerProcess, why: string): void {
   if (current === spawner) current = null;
   if (spawner.requests === -1) return;
@@ -90,7 +96,7 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
   spawner.requests = -1;
   spawner.answers.destroy();
   for (const settle of spawner.waiting.splice(0)) settle({ error: why });
-  addon.sendSignal(spawner.pidfd, osConstants.signals.SIGKILL); // a stuck one too
+  addon.sendSignal(spawner.pidfd, osConstants.signals.SIGKILL); // gone already, or about to be
   addon.reap(spawner.pidfd, 1);
   addon.close(spawner.pidfd);
 }
@@ -107,16 +113,27 @@ export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions)
     try {
       nativeAddon().spawnRequest(spawner.requests, build(spawner.pid));
     } catch (error) {
-      if (!SPAWNER_GONE.has((error as NativeError).code) || attempt > 0) throw error;
-      forgetSpawner(spawner, 'the spawner died');
-      continue;
+      const code = (error as NativeError).code;
+      if (SPAWNER_GONE.has(code)) {
+        forgetSpawner(spawner, 'the spawner died');
+        if (attempt === 0) continue;
+      } else if (!NOT_SENT.has(code)) {
+        // Part of a request may have gone: this spawner's stream is out of step for good.
+        retireSpawner(spawner);
+      }
+      throw error;
     }
     return new Promise<SpawnAnswer>((resolve) => {
-      const timer = setTimeout(() => forgetSpawner(spawner, `the spawner did not answer in ${ANSWER_TIMEOUT_MS / 1000} s`), ANSWER_TIMEOUT_MS);
+      const timer = setTimeout(() => retireSpawner(spawner), ANSWER_TIMEOUT_MS).unref();
       spawner.waiting.push((answer) => {
         clearTimeout(timer);
         resolve(answer);
       });
     });
   }
+}
+
+/** New spawns go to a new spawner; this one keeps its shims (they die with it) and its answers. */
+function retireSpawner(spawner: SpawnerProcess): void {
+  if (current === spawner) current = null;
 }

@@ -11,11 +11,13 @@ export interface TaskResources {
 
 export const NO_RESOURCES: TaskResources = { cpuMs: null, memoryBytes: null, processes: null };
 
+/** Files of a controller that may not be enabled for task cgroups (cgroup.procs and cpu.stat always exist). */
+const CONTROLLER_FILES = new Set(['memory.current']);
 /**
- * Files found missing in a task cgroup that exists: their controller is not enabled for task
- * cgroups (memory.current without the memory controller), which holds for every task cgroup of
- * this daemon, so they are not tried again (a failed read throws, and a throw costs more than the
- * read). A controller enabled later shows after a restart.
+ * Controller files found missing in a task cgroup that exists: the controller is not enabled for
+ * task cgroups, which holds for every task cgroup of this daemon, so they are not tried again (a
+ * failed read throws, and a throw costs more than the read). A controller enabled later shows
+ * after a restart.
  */
 const absent = new Set<string>();
 
@@ -24,7 +26,7 @@ function readText(dir: string, name: string): string | null {
   try {
     return readFileSync(join(dir, name), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dir)) absent.add(name);
+    if (CONTROLLER_FILES.has(name) && (error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dir)) absent.add(name);
     return null;
   }
 }

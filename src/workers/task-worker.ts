@@ -1,5 +1,5 @@
 // The piscina entry: runs one task from spawn to the release of its output, reporting
-// every state change on this thread's report channel. Many tasks share one worker thread.
+// every state change on its thread's port. Many tasks share one worker thread.
 import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,8 +10,8 @@ import { openOutputFile, pumpToFile } from './output-file.js';
 import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { terminate, type TerminationHandle } from './terminate.js';
-import { BroadcastChannel, threadId } from 'node:worker_threads';
-import { CONTROL_CHANNEL_NAME, reportChannelName, type ControlEnvelope, type ControlMessage, type EndReason, type KillSignal, type ReportEnvelope, type ReportMessage, type StreamName, type TaskOutcome, type TaskSpec } from './protocol.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { AttachTask, ControlEnvelope, ControlMessage, EndReason, KillSignal, ReportEnvelope, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
@@ -20,29 +20,46 @@ const INPUT_WAIT_MS = 1000;
 /** The kernel refuses one argv string longer than this (MAX_ARG_STRLEN); longer commands travel in the environment. */
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
+/** How long a task waits for its thread's port (its attach task is normally there first). */
+const PORT_WAIT_MS = 10_000;
+
 /** The runs this thread hosts, by run key: where control messages go. */
 const runs = new Map<string, TaskRun>();
-const reports = new BroadcastChannel(reportChannelName(threadId));
-const control = new BroadcastChannel(CONTROL_CHANNEL_NAME);
-control.onmessage = (event) => {
-  const { runKey, message } = (event as MessageEvent).data as ControlEnvelope;
-  runs.get(runKey)?.onControl(message);
-};
-// Tasks keep the thread busy while they run; the channels alone must not.
-reports.unref();
-control.unref();
+/** This thread's port to the supervisor, once its attach task came. */
+let threadPort: MessagePort | null = null;
+let markAttached!: (port: MessagePort) => void;
+const attached = new Promise<MessagePort>((resolve) => (markAttached = resolve));
 
-export default async function runTask(spec: TaskSpec): Promise<TaskOutcome> {
-  const run = new TaskRun(spec);
-  runs.set(spec.runKey, run);
+export default async function runTask(task: TaskSpec | AttachTask): Promise<TaskOutcome> {
+  if ('attach' in task) return attach(task.attach);
+  const wait = new AbortController();
+  const port = await Promise.race([attached, sleep(PORT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
+  wait.abort();
+  if (port === null) return { ok: false, error: `this worker thread got no port to report on within ${PORT_WAIT_MS / 1000} s` };
+  const run = new TaskRun(task, port);
+  runs.set(task.runKey, run);
   try {
     await run.run();
     return { ok: true };
   } catch (error) {
     return { ok: false, error: (error as Error).stack ?? String(error) };
   } finally {
-    runs.delete(spec.runKey);
+    runs.delete(task.runKey);
   }
+}
+
+/** Takes `port` as this thread's, and holds its task until the supervisor closes the port. */
+async function attach(port: MessagePort): Promise<TaskOutcome> {
+  if (threadPort !== null) {
+    port.close();
+    return { ok: false, error: 'this thread has its port already' };
+  }
+  threadPort = port;
+  port.on('message', ({ runKey, message }: ControlEnvelope) => runs.get(runKey)?.onControl(message));
+  port.unref(); // the thread's tasks keep it busy; the port alone must not
+  markAttached(port);
+  await new Promise((resolve) => port.once('close', resolve));
+  return { ok: true };
 }
 
 class TaskRun {
@@ -56,7 +73,10 @@ class TaskRun {
   private timer: NodeJS.Timeout | null = null;
   private exited = false;
 
-  constructor(private readonly spec: TaskSpec) {}
+  constructor(
+    private readonly spec: TaskSpec,
+    private readonly port: MessagePort,
+  ) {}
 
   async run(): Promise<void> {
     // From here control messages reach this run: the supervisor holds back what it sent before.
@@ -199,7 +219,7 @@ class TaskRun {
   }
 
   private post(message: ReportEnvelope['message']): void {
-    reports.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
+    this.port.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
   }
 }
 

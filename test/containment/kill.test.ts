@@ -137,8 +137,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const { daemon, tools, marker, env } = await setUp(t, containment, 'SPAWNER_GONE');
       const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300', env, wait_seconds: 0 });
       assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 3, 5000), 'started');
-      const spawners = execFileSync('pgrep', ['-P', String(daemon.child.pid), '-x', 'hive-task-spawn'], { encoding: 'utf8' }).trim().split('\n').map(Number);
-      assert.ok(spawners.length > 0, 'the worker threads have spawners');
+      const spawners = execFileSync('pgrep', ['-P', String(daemon.child.pid), '-x', 'hive-task-spawn'], { encoding: 'utf8' }).split('\n').filter((line) => line.trim() !== '').map(Number);
+      assert.ok(spawners.length > 0 && spawners.every((pid) => pid > 1), `the worker threads have spawners: ${spawners}`);
       for (const pid of spawners) process.kill(pid, 'SIGKILL');
       const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
       assert.equal(ended.state, 'done');

@@ -30,3 +30,26 @@ test('200 concurrent short tasks with --max-running 8 all finish with their own 
   assert.equal(health.tasks.done, 200);
   assert.doesNotMatch(daemon.stderr(), /Warning|"level":[4-6]0/, 'no warnings or errors were logged');
 });
+
+test('a burst of 600 runs arriving at once all start and finish (no spawner stalls on its answers)', async (t) => {
+  // Batches of 100 reach the workers in a few turns of their loops, so each thread sends its
+  // spawner hundreds of requests before it reads an answer.
+  const daemon = await startTestDaemon(t, { args: ['--max-running', '1000'] });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(daemon.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } } }) });
+  await init.text();
+  const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+  const batches = await Promise.all(
+    Array.from({ length: 6 }, async (_, b) => {
+      const body = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: b * 100 + i + 1, method: 'tools/call', params: { name: 'run', arguments: { command: `echo burst-${b * 100 + i}`, wait_seconds: 30 } } }));
+      const res = await fetch(daemon.url, { method: 'POST', headers: session, body: JSON.stringify(body) });
+      return (await res.json()) as Array<{ id: number; result: { structuredContent: { state: string; stdout_tail: string } } }>;
+    }),
+  );
+  const answers = batches.flat();
+  assert.equal(answers.length, 600);
+  for (const answer of answers) {
+    assert.equal(answer.result.structuredContent.state, 'done', `request ${answer.id}`);
+    assert.equal(answer.result.structuredContent.stdout_tail, `burst-${answer.id - 1}\n`);
+  }
+});

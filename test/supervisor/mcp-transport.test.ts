@@ -87,3 +87,34 @@ test('requests the specification says a server must refuse are refused, and open
   const malformed = await post(daemon.url, { jsonrpc: '1.0', id: 3, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session });
   assert.deepEqual([malformed.status, malformed.json.error.code, malformed.json.error.message], [400, -32700, 'Parse error: Invalid JSON-RPC message']);
 });
+
+test('a request the client cancels or walks away from holds nothing: its id is free again and the session is swept', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
+  const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
+  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  const slowCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'status', arguments: { id: 'waited-on', wait_seconds: 20 } } });
+  await post(daemon.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: 'sleep 30', name: 'waited-on', wait_seconds: 0 } } }, headers);
+
+  const started = Date.now();
+  const waiting = post(daemon.url, slowCall(5), headers);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const cancel = await post(daemon.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'changed my mind' } }, headers);
+  assert.equal(cancel.status, 202);
+  const cancelled = await waiting;
+  assert.deepEqual([cancelled.status, cancelled.text], [202, ''], 'a cancelled request gets no response');
+  assert.ok(Date.now() - started < 10_000, 'the POST ended at the cancellation, not at the end of the wait');
+  assert.equal((await post(daemon.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, headers)).status, 200, 'the id is free again');
+
+  const gone = new AbortController();
+  const abandoned = fetch(daemon.url, { method: 'POST', headers, body: JSON.stringify(slowCall(6)), signal: gone.signal }).catch(() => null);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  gone.abort();
+  await abandoned;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal((await post(daemon.url, { jsonrpc: '2.0', id: 6, method: 'tools/list' }, headers)).status, 200, 'the id of a request whose client went away is free again');
+
+  // Nothing holds the session busy any more: it is swept once idle.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  const health = (await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number };
+  assert.equal(health.sessions, 0);
+});

@@ -21,6 +21,15 @@ test('finished tasks beyond --retention-count are pruned oldest first, with thei
   await tools.ok('kill', { id: long.id, force: true });
 });
 
+test('rerunning a name replaces its finished task without pruning others', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--retention-count', '3'] });
+  const tools = await connectClient(t, daemon.url);
+  for (const name of ['t1', 't2', 't3']) await tools.ok('run', { command: `echo ${name}`, name });
+  for (let i = 0; i < 5; i++) assert.equal((await tools.ok('run', { command: `echo again ${i}`, name: 't3' })).state, 'done');
+  const listed = await tools.ok('list', {});
+  assert.deepEqual(listed.tasks.map((task: { id: string }) => task.id), ['t3', 't2', 't1']);
+});
+
 test('finished tasks older than --retention-days are pruned at start', async (t) => {
   const first = await startTestDaemon(t);
   const tools = await connectClient(t, first.url);

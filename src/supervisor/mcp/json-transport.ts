@@ -17,11 +17,13 @@ import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
 
-/** The requests of one POST, answered together once every one has its response. */
+/** The requests of one POST, answered together once every one has its response or was cancelled. */
 interface PendingPost {
   res: ServerResponse;
   ids: RequestId[];
   responses: Map<RequestId, JSONRPCMessage>;
+  /** Cancelled by the client (notifications/cancelled): answered by nothing, as the spec says. */
+  cancelled: Set<RequestId>;
   batch: boolean;
   done: () => void;
 }
@@ -73,10 +75,10 @@ export class JsonHttpTransport implements Transport {
     if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
       return Promise.resolve(sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message'));
     }
+    // A session's first request, and only it, is an initialize alone (SessionManager sees to it).
     const initializing = messages.some((message) => message.method === 'initialize');
     if (initializing) {
       if (this.isInitialized) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized'));
-      if (messages.length > 1) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed'));
       this.isInitialized = true;
     } else {
       const refusal = protocolVersionRefusal(req);
@@ -87,15 +89,45 @@ export class JsonHttpTransport implements Transport {
       return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: a request id is already in flight in this session'));
     }
     if (ids.length === 0) {
-      for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
+      this.deliver(messages);
       res.writeHead(202).end();
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const post: PendingPost = { res, ids, responses: new Map(), batch, done: resolve };
+      const post: PendingPost = { res, ids, responses: new Map(), cancelled: new Set(), batch, done: resolve };
       for (const id of ids) this.posts.set(id, post);
-      for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
+      // A client that goes away is answered by nothing: its requests are forgotten here (their
+      // handlers finish, and their responses find no POST).
+      res.once('close', () => {
+        if (res.writableEnded) return;
+        for (const id of post.ids) if (this.posts.get(id) === post) this.posts.delete(id);
+        post.done();
+      });
+      this.deliver(messages);
     });
+  }
+
+  /** Hands each message to the protocol; a cancellation also lets its request's POST end without it. */
+  private deliver(messages: LooseMessage[]): void {
+    for (const message of messages) {
+      this.onmessage?.(message as JSONRPCMessage);
+      if (message.method !== 'notifications/cancelled') continue;
+      const id = (message as { params?: { requestId?: RequestId } }).params?.requestId;
+      const post = id === undefined ? undefined : this.posts.get(id);
+      if (post === undefined) continue;
+      post.cancelled.add(id!);
+      this.settle(post);
+    }
+  }
+
+  /** Answers a POST once each of its requests has a response or was cancelled (202 if none has one). */
+  private settle(post: PendingPost): void {
+    if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
+    for (const id of post.ids) this.posts.delete(id);
+    const answers = post.ids.filter((id) => post.responses.has(id)).map((id) => post.responses.get(id));
+    if (answers.length === 0) post.res.writeHead(202).end();
+    else post.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId }).end(JSON.stringify(post.batch ? answers : answers[0]));
+    post.done();
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -103,13 +135,9 @@ export class JsonHttpTransport implements Transport {
     // SDK's transport does in JSON mode.
     if (!('result' in message || 'error' in message) || message.id === undefined) return;
     const post = this.posts.get(message.id);
-    if (!post) return; // its POST was answered already (the session closed meanwhile)
+    if (!post) return; // cancelled, its client gone, or the session closed meanwhile
     post.responses.set(message.id, message);
-    if (post.responses.size < post.ids.length) return;
-    for (const id of post.ids) this.posts.delete(id);
-    const answer = post.batch ? post.ids.map((id) => post.responses.get(id)) : post.responses.get(post.ids[0]!);
-    post.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId }).end(JSON.stringify(answer));
-    post.done();
+    this.settle(post);
   }
 
   async close(): Promise<void> {

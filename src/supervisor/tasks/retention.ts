@@ -32,6 +32,11 @@ export class Retention {
     this.finished -= ids.length;
   }
 
+  /** A finished task's record was replaced by a new run of its name: one finished task fewer. */
+  noteReplaced(): void {
+    this.finished--;
+  }
+
   prune(): string[] {
     const ids = this.store.prune(Date.now() - this.days * DAY_MS, this.count);
     for (const id of ids) this.files.remove(id);

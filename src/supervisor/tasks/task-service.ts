@@ -86,6 +86,7 @@ export class TaskService {
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
   private readonly endListeners: Array<(record: TaskRecord) => void> = [];
+  private readonly replaceListeners: Array<() => void> = [];
   private readonly todos: TaskTodos;
 
   constructor(
@@ -103,6 +104,11 @@ export class TaskService {
   /** Called with each task's record when it reaches a finished state. */
   onTaskEnded(listener: (record: TaskRecord) => void): void {
     this.endListeners.push(listener);
+  }
+
+  /** Called when a run reuses the name of a finished task, whose record it replaces. */
+  onTaskReplaced(listener: () => void): void {
+    this.replaceListeners.push(listener);
   }
 
   /** Admits a task: pending at once, running as soon as a slot is free. */
@@ -137,7 +143,10 @@ export class TaskService {
     };
     const admitted = this.store.insert(record, composeClear(id));
     if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
-    if (admitted.replaced) this.files.remove(id);
+    if (admitted.replaced) {
+      this.files.remove(id);
+      for (const listener of this.replaceListeners) listener();
+    }
     let markEnded = () => {};
     let markReleased = () => {};
     const ended = new Promise<void>((resolve) => (markEnded = resolve));

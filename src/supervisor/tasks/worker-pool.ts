@@ -1,18 +1,10 @@
 // The piscina pool of task workers. Each task is one long-lived piscina task on a worker thread;
-// its reports come on its thread's report channel and control goes out on the shared control
-// channel, both addressed by the task's run key.
+// its reports come, and its control messages go, on its thread's MessagePort, addressed by the
+// task's run key.
 import { availableParallelism } from 'node:os';
-import { BroadcastChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import {
-  CONTROL_CHANNEL_NAME,
-  reportChannelName,
-  type ControlMessage,
-  type ReportEnvelope,
-  type ReportMessage,
-  type TaskOutcome,
-  type TaskSpec,
-} from '../../workers/protocol.js';
+import type { AttachTask, ControlMessage, ReportEnvelope, ReportMessage, TaskOutcome, TaskSpec } from '../../workers/protocol.js';
 
 const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.url);
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
@@ -26,15 +18,22 @@ export interface DispatchedTask {
 
 interface Dispatched {
   onReport: (message: ReportMessage) => void;
+  /** The port of the thread running it, known from its first report. */
+  port: MessagePort | null;
   /** Control sent before the worker took the run; null once it has (then it is sent at once). */
   held: ControlMessage[] | null;
 }
 
+/** Attempts at giving a new thread its port before giving up (each lands on the least busy thread). */
+const ATTACH_ATTEMPTS = 20;
+const ATTACH_RETRY_MS = 20;
+
 export class WorkerPool {
   private readonly piscina: Piscina;
   private readonly dispatched = new Map<string, Dispatched>();
-  private readonly reportChannels: BroadcastChannel[] = [];
-  private readonly control = new BroadcastChannel(CONTROL_CHANNEL_NAME);
+  /** The supervisor's end of each thread's port. */
+  private readonly ports = new Set<MessagePort>();
+  private closing = false;
 
   constructor() {
     const threads = Math.max(2, Math.min(4, availableParallelism()));
@@ -51,13 +50,27 @@ export class WorkerPool {
       // Measured with 1,000 running tasks (bench/running-rss): 153 MB, 149 MB with 4.
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
     });
-    // Emitted for the first threads (in a microtask, before any task) and for any replacement;
-    // piscina's worker interface names the thread's id `id`.
-    this.piscina.on('workerCreate', (worker: { id: number }) => {
-      const channel = new BroadcastChannel(reportChannelName(worker.id));
-      channel.onmessage = (event) => this.onReport((event as MessageEvent).data as ReportEnvelope);
-      this.reportChannels.push(channel);
-    });
+    // Emitted for the first threads (in a microtask, before any task) and for any replacement.
+    this.piscina.on('workerCreate', () => this.attach(0));
+  }
+
+  /** Gives a thread without a port its port: an attach task, held there for the thread's life. */
+  private attach(attempt: number): void {
+    if (this.closing) return;
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (envelope: ReportEnvelope) => this.onReport(envelope, port1));
+    port1.once('close', () => this.ports.delete(port1));
+    this.ports.add(port1);
+    const task: AttachTask = { attach: port2 };
+    void this.piscina.run(task, { transferList: [port2] }).then(
+      (outcome: TaskOutcome) => {
+        if (outcome.ok) return;
+        // It reached a thread that had a port: that one is busier now, so the next goes elsewhere.
+        port1.close();
+        if (attempt + 1 < ATTACH_ATTEMPTS) setTimeout(() => this.attach(attempt + 1), ATTACH_RETRY_MS).unref();
+      },
+      () => port1.close(), // the thread died; its replacement gets an attach of its own
+    );
   }
 
   get threads(): number {
@@ -66,10 +79,14 @@ export class WorkerPool {
 
   /** Starts `spec` on a worker; `onReport` gets each of its state changes in order. */
   dispatch(spec: TaskSpec, onReport: (message: ReportMessage) => void): DispatchedTask {
-    const entry: Dispatched = { onReport, held: [] };
+    const entry: Dispatched = { onReport, port: null, held: [] };
     this.dispatched.set(spec.runKey, entry);
     const outcome = this.piscina.run(spec).then(
-      (result: TaskOutcome) => result,
+      (result: TaskOutcome) => {
+        // A failed run sends no `released`: nothing more will come for it.
+        if (!result.ok) this.dispatched.delete(spec.runKey);
+        return result;
+      },
       (error: Error) => {
         this.dispatched.delete(spec.runKey);
         return { ok: false, error: `worker thread failed: ${error.message}` };
@@ -79,26 +96,29 @@ export class WorkerPool {
     // travel on different channels, so the answer may come first.
     const send = (message: ControlMessage) => {
       if (entry.held) entry.held.push(message);
-      else this.control.postMessage({ runKey: spec.runKey, message });
+      else entry.port?.postMessage({ runKey: spec.runKey, message });
     };
     return { send, outcome };
   }
 
-  private onReport({ runKey, message }: ReportEnvelope): void {
+  private onReport({ runKey, message }: ReportEnvelope, port: MessagePort): void {
     const entry = this.dispatched.get(runKey);
     if (!entry) return;
     if (message.type === 'accepted') {
       const held = entry.held ?? [];
       entry.held = null;
-      for (const control of held) this.control.postMessage({ runKey, message: control });
+      entry.port = port;
+      for (const control of held) port.postMessage({ runKey, message: control });
       return;
     }
     if (message.type === 'released') this.dispatched.delete(runKey);
     entry.onReport(message);
   }
 
+  /** At the daemon's stop, once its tasks were ended: the threads go at once (their attach tasks never end). */
   async close(): Promise<void> {
-    await this.piscina.close({ force: true });
-    for (const channel of [...this.reportChannels, this.control]) channel.close();
+    this.closing = true;
+    for (const port of this.ports) port.close();
+    await this.piscina.destroy();
   }
 }
