@@ -14,6 +14,7 @@ import { chooseContainment, releaseContainment, type Containment } from './conta
 import { OutputFiles } from './tasks/output-files.js';
 import { interruptLeftovers } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
+import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
@@ -40,7 +41,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
-  const tasks = new TaskService(store, pool, files, config, containment, taskEnvironment(), log);
+  const tasks = new TaskService(store, pool, files, config, containment, inheritedEnvironment(), log);
   tasks.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
@@ -87,13 +88,4 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 
 function describeContainment(containment: Containment) {
   return { mode: containment.mode, spawner: containment.spawner, cgroup_root: containment.cgroupRoot, reason: containment.reason };
-}
-
-/** What every task starts from: the daemon's environment less its own settings. */
-function taskEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !name.startsWith('HIVE_BASH_')) env[name] = value;
-  }
-  return env;
 }

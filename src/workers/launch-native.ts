@@ -65,20 +65,19 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     failure = `spawn failed: ${(error as NativeError).code ?? ''} ${(error as Error).message}`.trim();
   }
   // The request carries the child's fds: ours can go now. The terminal's fd is the caller's to
-  // close. fs.openSync'd fds must go back through
-  // fs.closeSync: a worker thread tracks them, and warns when a number it thinks is still open
-  // comes back from another open.
+  // close. fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and
+  // warns when a number it thinks is still open comes back from another open.
   for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
+  if (spawned === null) {
+    for (const fd of [stdinWrite!, stdoutRead!, stderrRead!, channelOurs!]) if (fd !== -1) addon.close(fd);
+    return failedLaunch(failure ?? 'spawn failed', request.cgroupDir);
+  }
   const readEnd = (fd: number) => (fd === -1 ? null : new Socket({ fd, readable: true, writable: false }));
   const [stdout, stderr] = [readEnd(stdoutRead!), readEnd(stderrRead!)];
   const channel = new Socket({ fd: channelOurs!, readable: true, writable: true });
   const stdin = stdinWrite === -1 ? null : new Socket({ fd: stdinWrite!, readable: false, writable: true });
   channel.on('error', () => {}); // a write after the shim exited; its end is seen as 'close'
   stdin?.on('error', () => {});
-  if (spawned === null) {
-    for (const socket of [stdout, stderr, channel, stdin]) socket?.destroy();
-    return failedLaunch(failure ?? 'spawn failed', request.cgroupDir);
-  }
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
   return trackShim({ stdout, stderr, channel, stdin }, spawned, request.cgroupDir, runKey);
 }

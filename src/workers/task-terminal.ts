@@ -27,8 +27,8 @@ export class TaskTerminal {
   private readonly sink = new PassThrough();
   /** The task's output as read from the master, ending once the task is gone and all of it was read. */
   readonly output: Readable = this.sink;
-  /** The slave fd the task's stdio is made from; this side's copy stays open until finish. */
-  readonly slaveFd: number;
+  /** The slave fd the task's stdio is made from; this side's copy stays open until finish (-1 after). */
+  slaveFd: number;
   private readonly path: string;
   private readonly sentinel = Buffer.from(`HIVE-BASH-END-${randomBytes(12).toString('hex').toUpperCase()}`);
   /** After the sentinel was written: what came since, up to it. */
@@ -124,7 +124,7 @@ export class TaskTerminal {
     this.master.destroy();
     if (this.slaveFd !== -1) {
       closeSync(this.slaveFd);
-      (this as { slaveFd: number }).slaveFd = -1;
+      this.slaveFd = -1;
     }
   }
 }

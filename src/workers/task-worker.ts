@@ -11,7 +11,7 @@ import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { terminate, type TerminationHandle } from './terminate.js';
 import type { MessagePort } from 'node:worker_threads';
-import type { AttachTask, ControlEnvelope, ControlMessage, EndReason, KillSignal, ReportEnvelope, ReportMessage, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
+import type { AttachTask, ControlEnvelope, ControlMessage, EndReason, KillSignal, ReportEnvelope, StreamName, TaskOutcome, TaskSpec } from './protocol.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
@@ -80,15 +80,19 @@ class TaskRun {
 
   async run(): Promise<void> {
     // From here control messages reach this run: the supervisor holds back what it sent before.
-    this.post({ type: 'accepted' });
+    this.report({ type: 'accepted' });
     try {
       await this.supervise();
     } finally {
-      // Whatever failed: nothing more is written to the task, and its terminal is let go.
-      this.released = true;
-      this.input?.release();
-      this.terminal?.close();
+      this.letGo(); // whatever failed
     }
+  }
+
+  /** Nothing more is written to the task, and its terminal is closed (idempotent). */
+  private letGo(): void {
+    this.released = true;
+    this.input?.release();
+    this.terminal?.close();
   }
 
   private async supervise(): Promise<void> {
@@ -128,9 +132,7 @@ class TaskRun {
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (this.spec.spawner === 'native') await launched.gone();
-    this.released = true;
-    this.input?.release();
-    terminal?.close();
+    this.letGo();
     this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
   }
 
@@ -214,11 +216,7 @@ class TaskRun {
     this.termination = terminate(this.launched!, signal, this.spec.killGraceMs);
   }
 
-  private report(message: ReportMessage): void {
-    this.post(message);
-  }
-
-  private post(message: ReportEnvelope['message']): void {
+  private report(message: ReportEnvelope['message']): void {
     this.port.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
   }
 }

@@ -56,9 +56,8 @@ export class JsonHttpTransport implements Transport {
       return this.close();
     }
     // No server-initiated stream: every message this server sends answers a POST.
-    res.writeHead(405, { allow: 'POST, DELETE', 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server answers every request in its POST response and offers no GET stream' }, id: null }));
-    return Promise.resolve();
+    const refusal = 'Method not allowed: this server answers every request in its POST response and offers no GET stream';
+    return Promise.resolve(sendJsonRpcError(res, 405, -32000, refusal, { allow: 'POST, DELETE' }));
   }
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -177,6 +176,6 @@ function protocolVersionRefusal(req: IncomingMessage): string | null {
 }
 
 /** Answers with a JSON-RPC error object, as the SDK's transport does for its refusals. */
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }

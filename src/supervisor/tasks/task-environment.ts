@@ -1,6 +1,6 @@
-// The environment a task starts with: the daemon's, then defaults that keep a task from waiting on
-// a human nobody will be, then the run's own env (which can override any of them), then the
-// daemon's markers.
+// The environment a task starts with: the daemon's (but its own settings), then defaults that keep
+// a task from waiting on a human nobody will be, then the run's own env (which can override any of
+// them), then the daemon's markers.
 import { RUN_MARKER_NAME } from '../../workers/protocol.js';
 
 /**
@@ -27,6 +27,15 @@ export const PROMPT_DEFAULTS: Readonly<Record<string, string>> = {
 
 /** The terminal type a pty task declares (its programs look it up for colours and cursor moves). */
 export const PTY_TERM = 'xterm-256color';
+
+/** The daemon's environment as tasks inherit it: all but its own HIVE_BASH_* settings. */
+export function inheritedEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('HIVE_BASH_')) env[name] = value;
+  }
+  return env;
+}
 
 export interface TaskEnvironmentRequest {
   id: string;

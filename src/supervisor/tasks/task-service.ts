@@ -333,8 +333,7 @@ export class TaskService {
   private applyReport(task: LiveTask, message: ReportMessage): void {
     switch (message.type) {
       case 'input-done':
-        task.inputs.get(message.requestId)?.(message);
-        task.inputs.delete(message.requestId);
+        task.inputs.get(message.requestId)?.(message); // input() forgets it
         return;
       case 'started':
         task.record = { ...task.record, pid: message.pid, pgid: message.pgid, startedAt: message.startedAt };

@@ -18,10 +18,9 @@ export interface DispatchedTask {
 
 interface Dispatched {
   onReport: (message: ReportMessage) => void;
-  /** The port of the thread running it, known from its first report. */
+  /** The port of the thread running it, known from its `accepted` report; until then control is held. */
   port: MessagePort | null;
-  /** Control sent before the worker took the run; null once it has (then it is sent at once). */
-  held: ControlMessage[] | null;
+  held: ControlMessage[];
 }
 
 /** Attempts at giving a new thread its port before giving up (each lands on the least busy thread). */
@@ -95,8 +94,8 @@ export class WorkerPool {
     // On success the entry stays until the `released` report: the reports and piscina's answer
     // travel on different channels, so the answer may come first.
     const send = (message: ControlMessage) => {
-      if (entry.held) entry.held.push(message);
-      else entry.port?.postMessage({ runKey: spec.runKey, message });
+      if (entry.port) entry.port.postMessage({ runKey: spec.runKey, message });
+      else entry.held.push(message);
     };
     return { send, outcome };
   }
@@ -105,10 +104,8 @@ export class WorkerPool {
     const entry = this.dispatched.get(runKey);
     if (!entry) return;
     if (message.type === 'accepted') {
-      const held = entry.held ?? [];
-      entry.held = null;
       entry.port = port;
-      for (const control of held) port.postMessage({ runKey, message: control });
+      for (const control of entry.held.splice(0)) port.postMessage({ runKey, message: control });
       return;
     }
     if (message.type === 'released') this.dispatched.delete(runKey);
