@@ -11,7 +11,8 @@ import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './lau
 import { nativeAddon, SHIM_PATH, type NativeError } from './native.js';
 import { hasEnvironmentMarker, listMarkedProcesses } from './process-table.js';
 import { spawnThroughSpawner, type SpawnAnswer } from './spawner.js';
-import { readTaskResources } from './task-resources.js';
+import { readLines } from '../agent-socket/json-lines.js';
+import { readCpuMs } from './task-resources.js';
 import { RUN_MARKER_NAME, type KillSignal } from './protocol.js';
 
 const signalName = (number: number): string | null =>
@@ -111,13 +112,7 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, cgroupDi
       else resolveExit({ exitCode: 128 + number, signal: signalName(number), error: null, endedAt: Date.now() });
     }
   };
-  let partial = '';
-  streams.channel.setEncoding('utf8');
-  streams.channel.on('data', (text: string) => {
-    const lines = (partial + text).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) onLine(line);
-  });
+  readLines(streams.channel, onLine);
   // The channel closes when the shim exits (normally its whole subtree is gone by then), or when
   // the spawner could not start it (the spawner closes the shim's end).
   const gone = new Promise<void>((resolve) => streams.channel.once('close', () => resolve()));
@@ -168,7 +163,8 @@ function killOrphans(cgroupDir: string | null, runKey: string | null): void {
   }
 }
 
-function killCgroup(dir: string): void {
+/** Writes cgroup.kill (every process in it gets SIGKILL at once); a cgroup already gone is no error. */
+export function killCgroup(dir: string): void {
   try {
     writeFileSync(join(dir, 'cgroup.kill'), '1');
   } catch {
@@ -185,7 +181,7 @@ const RMDIR_RETRY_MS = 10;
  * for a moment, so removal is retried briefly.
  */
 export async function removeCgroup(dir: string): Promise<number | null> {
-  const { cpuMs } = readTaskResources(dir);
+  const cpuMs = readCpuMs(dir);
   killCgroup(dir);
   for (let attempt = 0; attempt < RMDIR_ATTEMPTS; attempt++) {
     try {

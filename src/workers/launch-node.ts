@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
-import { groupExists, listGroupMembers } from './process-table.js';
+import { listGroupMembers } from './process-table.js';
 import type { KillSignal } from './protocol.js';
 import type { TerminationTarget } from './terminate.js';
 
@@ -60,7 +60,7 @@ export function groupTarget(pgid: number): TerminationTarget {
 }
 
 async function waitForEmptyGroup(pgid: number): Promise<void> {
-  while (groupExists(pgid) && listGroupMembers(pgid).length > 0) await sleep(GROUP_POLL_MS);
+  while (listGroupMembers(pgid).length > 0) await sleep(GROUP_POLL_MS);
 }
 
 /** A shell's view of a signalled exit: 128 + the signal's number. */

@@ -33,13 +33,18 @@ function readText(dir: string, name: string): string | null {
 
 /** Reads the cgroup at `dir`; each figure is null where its controller or file is missing. */
 export function readTaskResources(dir: string): TaskResources {
-  const usage = /^usage_usec (\d+)$/m.exec(readText(dir, 'cpu.stat') ?? '');
   const memory = readText(dir, 'memory.current');
   return {
-    cpuMs: usage ? Math.round(Number(usage[1]) / 1000) : null,
+    cpuMs: readCpuMs(dir),
     memoryBytes: memory === null ? null : Number(memory.trim()),
     processes: countCgroupProcesses(dir),
   };
+}
+
+/** The CPU time of every process that ran in the cgroup at `dir`, or null when it cannot be read. */
+export function readCpuMs(dir: string): number | null {
+  const usage = /^usage_usec (\d+)$/m.exec(readText(dir, 'cpu.stat') ?? '');
+  return usage ? Math.round(Number(usage[1]) / 1000) : null;
 }
 
 /** The processes in the cgroup at `dir`, or null when it cannot be read (gone). */

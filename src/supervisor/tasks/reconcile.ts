@@ -1,8 +1,9 @@
 // Start-up: what the last daemon left. Every process and cgroup of any task in the registry is
 // ended (a finished task may have left a setsid'd grandchild when the daemon died), and the tasks
 // the registry shows as pending or running are marked interrupted.
-import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { killCgroup } from '../../workers/launch-native.js';
 import { groupProcessesByMarker } from '../../workers/process-table.js';
 import { taskCgroupDir, type Containment } from '../containment.js';
 import type { TaskRecord, TaskStore } from '../registry/task-store.js';
@@ -38,18 +39,14 @@ async function killEveryLeftover(store: TaskStore, containment: Containment): Pr
   const marked = groupProcessesByMarker(RUN_MARKER_NAME);
   for (const runKey of store.listRunKeys()) {
     const cgroupDir = taskCgroupDir(containment, runKey);
-    if (cgroupDir !== null && existsSync(cgroupDir)) await killCgroup(cgroupDir);
+    if (cgroupDir !== null && existsSync(cgroupDir)) await killAndRemoveCgroup(cgroupDir);
     for (const pid of marked.get(runKey) ?? []) killQuietly(pid);
   }
 }
 
 /** cgroup.kill, then waits (briefly) for `populated 0` and removes the folder. */
-async function killCgroup(dir: string): Promise<void> {
-  try {
-    writeFileSync(join(dir, 'cgroup.kill'), '1');
-  } catch {
-    // an older kernel without cgroup.kill: the marker scan below still ends the processes
-  }
+async function killAndRemoveCgroup(dir: string): Promise<void> {
+  killCgroup(dir); // without cgroup.kill (an older kernel) the marker scan below still ends the processes
   const deadline = Date.now() + CGROUP_EMPTY_WAIT_MS;
   while (Date.now() < deadline && /^populated 1$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8'))) {
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -199,20 +199,24 @@ export class TaskService {
 
   /** Processes of a finished task still alive after its leader exited. */
   countLeftovers(record: TaskRecord): number {
-    const unreleased = this.live.get(record.id)?.record.runKey === record.runKey;
     if (this.containment.spawner === 'node') return countLeftovers(record, 'group');
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
-    if (!unreleased) return 0;
+    if (!this.held(record)) return 0;
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
     if (cgroupDir !== null) return countCgroupProcesses(cgroupDir) ?? 0;
     return countLeftovers(record, 'anywhere');
+  }
+
+  /** Whether this run of the task is still held by a worker (not yet released). */
+  private held(record: TaskRecord): boolean {
+    return this.live.get(record.id)?.record.runKey === record.runKey;
   }
 
   /** CPU, memory and process figures of a task, where its cgroup gives them. */
   resourcesOf(record: TaskRecord): TaskResources {
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
     if (cgroupDir === null) return NO_RESOURCES;
-    if (this.live.get(record.id)?.record.runKey === record.runKey) return readTaskResources(cgroupDir);
+    if (this.held(record)) return readTaskResources(cgroupDir);
     return { ...NO_RESOURCES, cpuMs: record.cpuMs, processes: 0 };
   }
 
