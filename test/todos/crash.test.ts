@@ -33,6 +33,8 @@ test('a task running when the daemon dies gets an interrupted todo after restart
   const { peer, daemon: first, tools } = await startDaemonWithPeer(t);
   await tools.ok('run', { command: 'sleep 60', name: 'long', wait_seconds: 0 });
   await peer.waitForTodo('long', (request) => request.state === 'running');
+  // Its todo shows it running from the moment run returns; its start (and so its runtime) comes a little later.
+  assert.ok(await waitFor(async () => (await tools.call('status', { id: 'long' })).structured?.pid > 0), 'the long task has started');
   const waiting = tools.call('run', { command: 'sleep 60', name: 'waiting', wait_seconds: 30 }).catch((error: Error) => error);
   assert.ok(await waitFor(async () => (await tools.call('status', { id: 'waiting' })).structured?.pid > 0), 'the waiting task has started');
   await first.crash();
