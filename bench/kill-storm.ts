@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectClients, median, startBenchDaemon } from './lib.js';
 import { findMarkedProcesses } from '../test/helpers/processes.js';
-import { cgroup2Mount } from '../src/supervisor/containment.js';
+import { cgroup2Mount } from '../src/process/cgroups.js';
 
 const { values } = parseArgs({ options: { processes: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '5' } } });
 const PROCESSES = Number(values.processes);

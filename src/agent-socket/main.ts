@@ -4,7 +4,8 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { serveTodoSocket, SocketBusyError } from './socket-server.js';
+import { SocketBusyError } from '../errors.js';
+import { serveTodoSocket } from './socket-server.js';
 import { TodoBoard } from './todo-board.js';
 
 const EXIT_USAGE = 2;

@@ -1,6 +1,7 @@
 // Serves the todo protocol on a unix socket: one answer line per request line, in order.
 import { chmodSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { SocketBusyError } from '../errors.js';
 import { readLines } from './json-lines.js';
 import { parseRequest, type HarnessAnswer } from './protocol.js';
 import type { BoardChange, TodoBoard } from './todo-board.js';
@@ -11,10 +12,6 @@ export interface ServeOptions {
   onRefused(line: string, error: string): void;
 }
 
-/** Thrown when another process already serves `path`. */
-export class SocketBusyError extends Error {
-  readonly code = 'ERR_SOCKET_BUSY';
-}
 
 /** Listens on `path` (replacing a stale socket file that nothing serves) and answers each request. */
 export async function serveTodoSocket(path: string, board: TodoBoard, options: ServeOptions): Promise<Server> {

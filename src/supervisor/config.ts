@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { ContainmentChoice } from './containment.js';
+import { ConfigError } from '../errors.js';
+import type { ContainmentChoice } from '../process/containment.js';
 
 export interface Config {
   host: string;
@@ -23,10 +24,6 @@ export interface Config {
   cgroupRoot: string | null;
 }
 
-/** Thrown for anything wrong on the command line or in the environment; main exits with code 2. */
-export class ConfigError extends Error {
-  readonly code = 'ERR_CONFIG';
-}
 
 const integer = (min: number, max: number) =>
   z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // hive-bash-daemon: parse the configuration, start the daemon, stop it cleanly on SIGTERM or SIGINT.
 import { readFileSync } from 'node:fs';
-import { ConfigError, helpText, loadConfig, type Config } from './config.js';
+import { ConfigError, StateDirBusyError } from '../errors.js';
+import { helpText, loadConfig, type Config } from './config.js';
 import { startDaemon, VERSION } from './daemon.js';
 import { isLoopbackHost } from './http/guard.js';
 import { createLogger } from './log.js';
-import { StateDirBusyError } from './state-lock.js';
 
 const EXIT_USAGE = 2;
 

@@ -1,10 +1,7 @@
 // One daemon per state directory: a second one would mark the first one's tasks interrupted.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-export class StateDirBusyError extends Error {
-  readonly code = 'ERR_STATE_DIR_BUSY';
-}
+import { StateDirBusyError } from '../errors.js';
 
 /** Takes `<stateDir>/daemon.pid`, replacing one left by a daemon that is gone; returns its release. */
 export function lockStateDir(stateDir: string): () => void {

@@ -1,12 +1,18 @@
-// The messages that cross the thread boundary between the supervisor and a task
-// worker. Both sides import this file and nothing else of each other.
-
+// The messages that cross the thread boundary between the supervisor and a task worker. The
+// supervisor imports nothing else of src/workers/ (test/architecture.test.ts checks it).
 import type { MessagePort } from 'node:worker_threads';
+import type { InputRefusalCode } from '../errors.js';
+import type { KillSignal } from '../process/signals.js';
+
+export type { KillSignal };
+
+/** Why an input was not written: a refusal code, and words of the worker's when the code's own do not say it all. */
+export interface InputRefusal {
+  code: InputRefusalCode;
+  detail: string | null;
+}
 
 export type StreamName = 'stdout' | 'stderr';
-
-/** The variable, set to the run's key, that every process of one run of a task inherits. */
-export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
 
 /** Why a task ended, when the daemon ended it; `exit` when the leader ended by itself. */
 export type EndReason = 'exit' | 'killed' | 'timed_out';
@@ -63,13 +69,10 @@ export type ControlMessage =
   | { type: 'kill'; signal: KillSignal }
   | { type: 'input'; requestId: number; text: string; eof: boolean };
 
-export const KILL_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGKILL'] as const;
-export type KillSignal = (typeof KILL_SIGNALS)[number];
-
 /** Worker → supervisor, in the order they happen for a task (input-done whenever an input was written). */
 export type ReportMessage =
-  /** An input was written (or failed); pendingBytes of it the task has not read yet. */
-  | { type: 'input-done'; requestId: number; pendingBytes: number; error: string | null }
+  /** An input was written (or refused); pendingBytes of it the task has not read yet. */
+  | { type: 'input-done'; requestId: number; pendingBytes: number; refusal: InputRefusal | null }
   | { type: 'started'; pid: number; pgid: number; startedAt: number }
   | { type: 'truncated'; stream: StreamName }
   | {
@@ -84,7 +87,10 @@ export type ReportMessage =
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
   | { type: 'released'; stdoutBytes: number; stderrBytes: number; cpuMs: number | null };
 
-/** What the piscina task resolves to. Errors travel inside it, never as a throw. */
+/**
+ * What the piscina task resolves to. Errors travel inside it, never as a throw. The supervisor reads
+ * it only for a failure: a run's end and release are its reports.
+ */
 export interface TaskOutcome {
   ok: boolean;
   error?: string;

@@ -11,7 +11,7 @@ import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:f
 import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream as TerminalStream } from 'node:tty';
-import { loadNative } from './native.js';
+import { loadNative } from '../process/native.js';
 import { TerminalInput } from './task-input.js';
 
 /** How long the sentinel may take to come through (a task may have left the terminal stopped with Ctrl-S). */

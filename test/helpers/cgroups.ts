@@ -1,7 +1,7 @@
 // A cgroup v2 folder per test daemon, so that its tasks' cgroups can be found, checked and
 // removed at teardown without touching any other daemon's.
 import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { cgroup2Mount } from '../../src/supervisor/containment.js';
+import { cgroup2Mount } from '../../src/process/cgroups.js';
 import { dirname, join } from 'node:path';
 
 /** The cgroup2 mount if this process may create cgroups in it, else null (tests then use process-group mode). */

@@ -38,9 +38,28 @@ test('every bad input gets an error that names the field, echoes the value and s
   const unknownTool = await tools.call('launch', {});
   assert.equal(unknownTool.isError, true);
   assert.equal(unknownTool.text, 'unknown tool "launch"; this server has: run, status, kill, list, input');
+  assert.deepEqual(unknownTool.structured, { error: { code: 'ERR_UNKNOWN_TOOL', message: unknownTool.text } });
   // After all of that the daemon still serves.
   const ok = await tools.ok('run', { command: 'echo still here' });
   assert.equal(ok.stdout_tail, 'still here\n');
+});
+
+test('every refusal carries a stable code beside its message, in structured content the client validates', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  await tools.ok('run', { command: 'sleep 30', name: 'busy', wait_seconds: 0 });
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['run', { command: '' }, 'ERR_INVALID_INPUT'],
+    ['status', { id: 'nope' }, 'ERR_UNKNOWN_TASK'],
+    ['run', { command: 'true', name: 'busy' }, 'ERR_NAME_BUSY'],
+    ['input', { id: 'busy', text: 'y' }, 'ERR_INPUT_NOT_INTERACTIVE'],
+  ];
+  for (const [tool, args, code] of cases) {
+    const result = await tools.call(tool, args);
+    assert.equal(result.isError, true, `${tool} ${JSON.stringify(args)}`);
+    assert.deepEqual(result.structured, { error: { code, message: result.text } }, `${tool} ${JSON.stringify(args)}`);
+  }
+  await tools.ok('kill', { id: 'busy', force: true });
 });
 
 test('the pending queue refuses new tasks beyond --max-pending', async (t) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { test } from 'node:test';
-import { decodeWholeCharacters } from '../../src/supervisor/tasks/output-tail.js';
+import { decodeWholeCharacters } from '../../src/supervisor/output/output-tail.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';

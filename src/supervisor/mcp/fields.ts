@@ -1,7 +1,7 @@
 // Input fields that more than one tool takes.
 import { z } from 'zod';
 import { field } from './tool.js';
-import { DEFAULT_TAIL_BYTES, MAX_TAIL_BYTES } from './task-view.js';
+import { DEFAULT_TAIL_BYTES, MAX_TAIL_BYTES } from '../model/task-snapshot.js';
 
 export const MAX_WAIT_SECONDS = 30;
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

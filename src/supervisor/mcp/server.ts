@@ -2,7 +2,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { ToolInputError } from '../errors.js';
+import { HiveError, ToolInputError, UnknownToolError, type ErrorBody } from '../../errors.js';
 import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
 
 export const SERVER_NAME = 'bash';
@@ -24,14 +24,15 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
 
   const callTool = async (name: string, args: unknown): Promise<CallToolResult> => {
     const tool = byName.get(name);
-    if (!tool) return errorResult(`unknown tool "${name}"; this server has: ${[...byName.keys()].join(', ')}`);
     try {
+      if (!tool) throw new UnknownToolError(name, [...byName.keys()]);
       const result = await tool.handler(parseToolInput(tool, args), context);
       return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
     } catch (error) {
-      if (error instanceof ToolInputError) return errorResult(error.message);
+      if (error instanceof ToolInputError) return errorResult({ code: error.code, message: error.message });
       log.error({ err: error, tool: name }, 'tool call failed');
-      return errorResult(`internal error in ${name}: ${(error as Error).message}`);
+      const code = error instanceof HiveError ? error.code : 'ERR_INTERNAL';
+      return errorResult({ code, message: `internal error in ${name}: ${(error as Error).message}` });
     }
   };
 
@@ -45,6 +46,7 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
   };
 }
 
-function errorResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
+/** A refused or failed call: the message as text, and `{error: {code, message}}` as structured content. */
+function errorResult(error: ErrorBody): CallToolResult {
+  return { content: [{ type: 'text', text: error.message }], structuredContent: { error }, isError: true };
 }

@@ -1,11 +1,8 @@
-// A task as run and status return it: the record, its output tails and what is left of it.
+// The task view of run and status: the snapshot's fields as an output schema (what an agent reads
+// about each field), and the short text beside the structured content.
 import { z } from 'zod';
-import { FINISHED_STATES, TASK_STATES, type TaskRecord } from '../registry/task-store.js';
-import { readTail } from '../tasks/output-tail.js';
-import type { TaskResources } from '../../workers/task-resources.js';
-
-export const DEFAULT_TAIL_BYTES = 4096;
-export const MAX_TAIL_BYTES = 65_536;
+import { TASK_STATES } from '../model/task.js';
+import { describeStream, summarizeTask, type TaskSnapshot } from '../model/task-snapshot.js';
 
 const isoTime = z.string().nullable();
 
@@ -39,72 +36,13 @@ export const taskViewSchema = z.object({
   processes: z.number().int().nullable().describe('Processes of the task alive now, where the task has a cgroup; else null'),
 });
 
-export type TaskView = z.output<typeof taskViewSchema>;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** Where a view finds a task's files, what is left of it and its figures (the TaskService is one). */
-export interface TaskViewSource {
-  outputPaths(id: string): { stdout: string; stderr: string };
-  countLeftovers(record: TaskRecord): number;
-  resourcesOf(record: TaskRecord): TaskResources;
-  stdinOpen(record: TaskRecord): boolean;
-}
-
-/** Builds the view of `record`, reading the last `tailBytes` of each output file. */
-export function viewTask(record: TaskRecord, tailBytes: number, tasks: TaskViewSource): TaskView {
-  const paths = tasks.outputPaths(record.id);
-  const stdout = readTail(paths.stdout, tailBytes);
-  const stderr = readTail(paths.stderr, tailBytes);
-  const finished = FINISHED_STATES.includes(record.state);
-  const resources = tasks.resourcesOf(record);
-  const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
-  return {
-    id: record.id,
-    name: record.name,
-    command: record.command,
-    state: record.state,
-    pty: record.pty,
-    interactive: record.interactive,
-    stdin_open: tasks.stdinOpen(record),
-    exit_code: record.exitCode,
-    signal: record.signal,
-    error: record.error,
-    started_at: iso(record.startedAt),
-    ended_at: iso(record.endedAt),
-    runtime_ms: record.startedAt === null || runtimeEnd === null ? null : Math.max(0, runtimeEnd - record.startedAt),
-    pid: record.pid,
-    pgid: record.pgid,
-    stdout_tail: stdout.text,
-    stderr_tail: stderr.text,
-    stdout_bytes: stdout.bytes,
-    stderr_bytes: stderr.bytes,
-    stdout_truncated: record.stdoutTruncated,
-    stderr_truncated: record.stderrTruncated,
-    stdout_path: paths.stdout,
-    stderr_path: paths.stderr,
-    lingering: finished ? tasks.countLeftovers(record) : 0,
-    cpu_ms: resources.cpuMs,
-    memory_bytes: resources.memoryBytes,
-    processes: resources.processes,
-  };
-}
-
-/** One line: `task build-1 done: exit 0 after 12.3 s`. */
-export function summarizeTask(view: TaskView): string {
-  const seconds = view.runtime_ms === null ? '' : ` after ${(view.runtime_ms / 1000).toFixed(1)} s`;
-  let outcome: string;
-  if (view.state === 'pending') outcome = 'waiting for a free slot';
-  else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
-  else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
-  else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
-  else outcome = `exit ${view.exit_code}${seconds}`;
-  const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';
-  return `task ${view.id} ${view.state}: ${outcome}${lingering}`;
-}
+// The schema describes the snapshot exactly: a field added to one and not the other fails to compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaMatchesSnapshot: Same<z.output<typeof taskViewSchema>, TaskSnapshot> = true;
+void schemaMatchesSnapshot;
 
 /** The summary line and each non-empty tail, for the text content of run and status. */
-export function describeTask(view: TaskView): string {
+export function describeTask(view: TaskSnapshot): string {
   const parts = [summarizeTask(view)];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = view[`${stream}_tail`];
@@ -113,10 +51,3 @@ export function describeTask(view: TaskView): string {
   return parts.join('\n');
 }
 
-/** `--- stdout (last 10 of 20 bytes): PATH`: a stream's header line, for the tail below it. */
-export function describeStream(view: TaskView, stream: 'stdout' | 'stderr'): string {
-  const tailBytes = Buffer.byteLength(view[`${stream}_tail`]);
-  const bytes = view[`${stream}_bytes`];
-  const cut = tailBytes < bytes ? `last ${tailBytes} of ${bytes} bytes` : `${bytes} bytes`;
-  return `--- ${stream} (${cut}${view[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${view[`${stream}_path`]}`;
-}

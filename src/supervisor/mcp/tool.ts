@@ -1,6 +1,6 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../errors.js';
+import { echoValue, ToolInputError } from '../../errors.js';
 import type { TaskService } from '../tasks/task-service.js';
 
 export interface ToolContext {
@@ -67,18 +67,29 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
   throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
 }
 
+/** What every refused call carries as structured content. */
+export const errorOutputSchema = z.strictObject({
+  error: z.strictObject({
+    code: z.string().describe('A stable code to match on, e.g. ERR_UNKNOWN_TASK, ERR_NAME_BUSY, ERR_INVALID_INPUT'),
+    message: z.string().describe('What was wrong, naming the field and echoing the value, and what is accepted'),
+  }),
+});
+
 /** The tool as tools/list shows it, with JSON Schemas made once from the zod ones. */
 export function listedTool(tool: ToolDefinition) {
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
     const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
-    return rest as { type: 'object'; [key: string]: unknown };
+    return rest as { [key: string]: unknown };
   };
+  // A result is the tool's own output or, with isError, the error body; clients (the SDK's among
+  // them) validate structured content against this schema on errors too.
+  const outputSchema = { type: 'object' as const, anyOf: [jsonSchema(tool.outputSchema, 'output'), jsonSchema(errorOutputSchema, 'output')] };
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchema(tool.inputSchema, 'input'),
-    outputSchema: jsonSchema(tool.outputSchema, 'output'),
+    inputSchema: { type: 'object' as const, ...jsonSchema(tool.inputSchema, 'input') },
+    outputSchema,
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
   };
 }

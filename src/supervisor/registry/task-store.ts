@@ -1,73 +1,10 @@
 // The task registry: one SQLite row per task (by id), written on every change of its state,
 // together with the todo that change causes (the outbox shares the database and the transaction).
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
+import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
+import { FINISHED_SQL, openDatabase } from './database.js';
 import { TodoOutbox } from './todo-outbox.js';
-
-export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-export const FINISHED_STATES: readonly TaskState[] = ['done', 'timed_out', 'killed', 'interrupted'];
-
-export interface TaskRecord {
-  id: string;
-  /** The caller's name, or null for a generated id. */
-  name: string | null;
-  command: string;
-  cwd: string;
-  /** Runs on a pseudo-terminal. */
-  pty: boolean;
-  /** Its stdin stays open for the input tool. */
-  interactive: boolean;
-  state: TaskState;
-  runKey: string;
-  timeoutMs: number | null;
-  exitCode: number | null;
-  signal: string | null;
-  error: string | null;
-  createdAt: number;
-  startedAt: number | null;
-  endedAt: number | null;
-  pid: number | null;
-  pgid: number | null;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
-  cpuMs: number | null;
-  /** A todo for this task has been queued for the harness and not cleared since. */
-  todoShown: boolean;
-}
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS tasks (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  name TEXT,
-  command TEXT NOT NULL,
-  cwd TEXT NOT NULL,
-  state TEXT NOT NULL,
-  run_key TEXT NOT NULL,
-  timeout_ms INTEGER,
-  exit_code INTEGER,
-  signal TEXT,
-  error TEXT,
-  created_at INTEGER NOT NULL,
-  started_at INTEGER,
-  ended_at INTEGER,
-  pid INTEGER,
-  pgid INTEGER,
-  stdout_truncated INTEGER NOT NULL DEFAULT 0,
-  stderr_truncated INTEGER NOT NULL DEFAULT 0,
-  cpu_ms INTEGER,
-  todo_shown INTEGER NOT NULL DEFAULT 0,
-  pty INTEGER NOT NULL DEFAULT 0,
-  interactive INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
-CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS finished_tasks_by_seq ON tasks (seq) WHERE state IN ('done', 'timed_out', 'killed', 'interrupted');
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-`;
 
 interface TaskRow {
   id: string;
@@ -117,8 +54,6 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   todoShown: row.todo_shown === 1,
 });
 
-const FINISHED_SQL = `('done', 'timed_out', 'killed', 'interrupted')`;
-
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
 export class TaskStore {
   private readonly db: Database.Database;
@@ -126,23 +61,9 @@ export class TaskStore {
   readonly outbox: TodoOutbox;
 
   constructor(stateDir: string) {
-    this.db = new Database(join(stateDir, 'tasks.sqlite'));
-    this.db.pragma('journal_mode = WAL');
-    // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
-    this.migrate();
+    this.db = openDatabase(stateDir);
     this.outbox = new TodoOutbox(this.db);
     this.statements = this.prepare();
-  }
-
-  /** Brings a registry written by an older version up to this schema. */
-  private migrate(): void {
-    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name);
-    if (!columns.includes('cpu_ms')) this.db.exec('ALTER TABLE tasks ADD COLUMN cpu_ms INTEGER');
-    if (!columns.includes('todo_shown')) this.db.exec('ALTER TABLE tasks ADD COLUMN todo_shown INTEGER NOT NULL DEFAULT 0');
-    if (!columns.includes('pty')) this.db.exec('ALTER TABLE tasks ADD COLUMN pty INTEGER NOT NULL DEFAULT 0');
-    if (!columns.includes('interactive')) this.db.exec('ALTER TABLE tasks ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0');
   }
 
   private prepare() {
@@ -153,12 +74,9 @@ export class TaskStore {
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
       insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at)
         VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt)`),
-      dispatched: db.prepare<[string]>(`UPDATE tasks SET state = 'running' WHERE id = ?`),
-      started: db.prepare(`UPDATE tasks SET pid = @pid, pgid = @pgid, started_at = @startedAt WHERE id = @id`),
-      ended: db.prepare(`UPDATE tasks SET state = @state, exit_code = @exitCode, signal = @signal, error = @error,
-        ended_at = @endedAt, stdout_truncated = @stdoutTruncated, stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs,
-        todo_shown = @todoShown WHERE id = @id`),
-      todoShown: db.prepare<[number, string]>('UPDATE tasks SET todo_shown = ? WHERE id = ?'),
+      save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, started_at = @startedAt, exit_code = @exitCode,
+        signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
+        stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown WHERE id = @id`),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
@@ -186,7 +104,7 @@ export class TaskStore {
   insert(record: TaskRecord, clear: TodoRequest): { busyState: TaskState } | { replaced: boolean } {
     return this.db.transaction(() => {
       const existing = this.statements.stateOf.get(record.id);
-      if (existing && !FINISHED_STATES.includes(existing.state)) return { busyState: existing.state };
+      if (existing && !isFinished(existing.state)) return { busyState: existing.state };
       if (existing) this.statements.remove.run(record.id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
       this.statements.insert.run({ ...record, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
@@ -194,44 +112,26 @@ export class TaskStore {
     })();
   }
 
-  /** The task has a slot and is being spawned. */
-  markRunning(id: string): void {
-    this.statements.dispatched.run(id);
-  }
-
-  /** The leader is running; `todo` (if any) is queued in the same transaction. */
-  markStarted(record: TaskRecord, todo: TodoRequest | null): void {
-    const { id, pid, pgid, startedAt } = record;
-    this.withTodo(todo, () => this.statements.started.run({ id, pid, pgid, startedAt }));
-  }
-
-  /** The task reached a finished state (or a finished one changed); `todo` (if any) is queued in the same transaction. */
-  markEnded(record: TaskRecord, todo: TodoRequest | null = null): void {
-    this.withTodo(todo, () =>
-      this.statements.ended.run({
-        id: record.id,
-        state: record.state,
-        exitCode: record.exitCode,
-        signal: record.signal,
-        error: record.error,
-        endedAt: record.endedAt,
-        stdoutTruncated: record.stdoutTruncated ? 1 : 0,
-        stderrTruncated: record.stderrTruncated ? 1 : 0,
-        cpuMs: record.cpuMs,
-        todoShown: record.todoShown ? 1 : 0,
-      }),
-    );
-  }
-
-  /** Queues `todo` and records whether the task's todo is now shown, in one transaction. */
-  markTodo(record: TaskRecord, todo: TodoRequest): void {
-    this.withTodo(todo, () => this.statements.todoShown.run(record.todoShown ? 1 : 0, record.id));
-  }
-
-  private withTodo(todo: TodoRequest | null, write: () => void): void {
-    if (todo === null) return void write();
+  /** Writes every changing field of `record`; `todo` (if any) is queued in the same transaction. */
+  save(record: TaskRecord, todo: TodoRequest | null): void {
+    const row = {
+      id: record.id,
+      state: record.state,
+      pid: record.pid,
+      pgid: record.pgid,
+      startedAt: record.startedAt,
+      exitCode: record.exitCode,
+      signal: record.signal,
+      error: record.error,
+      endedAt: record.endedAt,
+      stdoutTruncated: record.stdoutTruncated ? 1 : 0,
+      stderrTruncated: record.stderrTruncated ? 1 : 0,
+      cpuMs: record.cpuMs,
+      todoShown: record.todoShown ? 1 : 0,
+    };
+    if (todo === null) return void this.statements.save.run(row);
     this.db.transaction(() => {
-      write();
+      this.statements.save.run(row);
       this.outbox.enqueue(todo);
     })();
   }
@@ -251,12 +151,12 @@ export class TaskStore {
     return this.statements.countFinished.get()?.count ?? 0;
   }
 
-  /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
   /** The run key of every task in the registry. */
   listRunKeys(): string[] {
     return this.statements.runKeys.all().map((row) => row.run_key);
   }
 
+  /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
   listUnfinished(): TaskRecord[] {
     return this.statements.unfinished.all().map(fromRow);
   }

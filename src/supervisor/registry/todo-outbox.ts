@@ -4,15 +4,6 @@
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS todo_outbox (
-  key TEXT PRIMARY KEY,
-  version INTEGER NOT NULL UNIQUE,
-  line TEXT NOT NULL,
-  queued_at INTEGER NOT NULL
-);
-`;
-
 /** One queued operation; `version` grows with every enqueue, so a newer operation on a key is told apart. */
 export interface OutboxEntry {
   key: string;
@@ -27,7 +18,6 @@ export class TodoOutbox {
   private readonly listeners: Array<() => void> = [];
 
   constructor(db: Database.Database) {
-    db.exec(SCHEMA);
     this.statements = {
       upsert: db.prepare(`INSERT INTO todo_outbox (key, version, line, queued_at) VALUES (@key, @version, @line, @queuedAt)
         ON CONFLICT (key) DO UPDATE SET version = excluded.version, line = excluded.line, queued_at = excluded.queued_at`),

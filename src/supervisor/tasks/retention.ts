@@ -1,6 +1,6 @@
 // Prunes finished tasks, records and files, beyond the retention age and count.
 import type { TaskStore } from '../registry/task-store.js';
-import type { OutputFiles } from './output-files.js';
+import type { OutputFiles } from '../output/output-files.js';
 
 const DAY_MS = 86_400_000;
 const PRUNE_INTERVAL_MS = 60_000;

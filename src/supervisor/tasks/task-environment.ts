@@ -1,7 +1,7 @@
 // The environment a task starts with: the daemon's (but its own settings), then defaults that keep
 // a task from waiting on a human nobody will be, then the run's own env (which can override any of
 // them), then the daemon's markers.
-import { RUN_MARKER_NAME } from '../../workers/protocol.js';
+import { RUN_MARKER_NAME } from '../../process/process-table.js';
 
 /**
  * Set for every task. Output goes to files and nobody is there to press q: a pager would print

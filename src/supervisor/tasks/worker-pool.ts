@@ -10,17 +10,18 @@ const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.ur
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
 const TASKS_PER_WORKER = 1_000_000;
 
+/** What a dispatched task tells the supervisor: its worker's reports, or that its worker failed (nothing follows). */
+export type PoolReport = ReportMessage | { type: 'worker-failed'; error: string };
+
 export interface DispatchedTask {
   send(message: ControlMessage): void;
-  /** Resolves when the worker lets go of the task; never rejects. */
-  outcome: Promise<TaskOutcome>;
 }
 
 interface Dispatched {
-  onReport: (message: ReportMessage) => void;
-  /** The port of the thread running it, known from its `accepted` report; until then control is held. */
+  onReport: (message: PoolReport) => void;
+  /** The port of the thread running it, known from its `accepted` report; until then control is queued. */
   port: MessagePort | null;
-  held: ControlMessage[];
+  queued: ControlMessage[];
 }
 
 /** Attempts at giving a new thread its port before giving up (each lands on the least busy thread). */
@@ -76,28 +77,29 @@ export class WorkerPool {
     return this.piscina.threads.length;
   }
 
-  /** Starts `spec` on a worker; `onReport` gets each of its state changes in order. */
-  dispatch(spec: TaskSpec, onReport: (message: ReportMessage) => void): DispatchedTask {
-    const entry: Dispatched = { onReport, port: null, held: [] };
+  /**
+   * Starts `spec` on a worker; `onReport` gets each of its state changes in order, the last being
+   * `released`, or `worker-failed` when the worker's run failed.
+   */
+  dispatch(spec: TaskSpec, onReport: (message: PoolReport) => void): DispatchedTask {
+    const entry: Dispatched = { onReport, port: null, queued: [] };
     this.dispatched.set(spec.runKey, entry);
-    const outcome = this.piscina.run(spec).then(
-      (result: TaskOutcome) => {
-        // A failed run sends no `released`: nothing more will come for it.
-        if (!result.ok) this.dispatched.delete(spec.runKey);
-        return result;
-      },
-      (error: Error) => {
-        this.dispatched.delete(spec.runKey);
-        return { ok: false, error: `worker thread failed: ${error.message}` };
-      },
+    // A successful run's answer says nothing its `released` report has not (the two travel on
+    // different channels, so the answer may even come first): only a failure is read here.
+    const failed = (error: string) => {
+      if (this.dispatched.get(spec.runKey) !== entry) return;
+      this.dispatched.delete(spec.runKey);
+      onReport({ type: 'worker-failed', error });
+    };
+    void this.piscina.run(spec).then(
+      (result: TaskOutcome) => (result.ok ? undefined : failed(result.error ?? 'the worker failed')),
+      (error: Error) => failed(`worker thread failed: ${error.message}`),
     );
-    // On success the entry stays until the `released` report: the reports and piscina's answer
-    // travel on different channels, so the answer may come first.
     const send = (message: ControlMessage) => {
       if (entry.port) entry.port.postMessage({ runKey: spec.runKey, message });
-      else entry.held.push(message);
+      else entry.queued.push(message);
     };
-    return { send, outcome };
+    return { send };
   }
 
   private onReport({ runKey, message }: ReportEnvelope, port: MessagePort): void {
@@ -105,7 +107,7 @@ export class WorkerPool {
     if (!entry) return;
     if (message.type === 'accepted') {
       entry.port = port;
-      for (const control of entry.held.splice(0)) port.postMessage({ runKey, message: control });
+      for (const control of entry.queued.splice(0)) port.postMessage({ runKey, message: control });
       return;
     }
     if (message.type === 'released') this.dispatched.delete(runKey);

@@ -3,6 +3,7 @@
 import { createConnection, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { readLines } from '../../agent-socket/json-lines.js';
+import { Backoff } from './backoff.js';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
@@ -22,7 +23,7 @@ export class HarnessConnection {
   private socket: Socket | null = null;
   private open = false;
   private stopped = false;
-  private delayMs = RECONNECT_MIN_MS;
+  private readonly backoff = new Backoff(RECONNECT_MIN_MS, RECONNECT_MAX_MS);
   private timer: NodeJS.Timeout | null = null;
   /** Set once an outage has been logged, so that a long one is one line, not one per attempt. */
   private outageLogged = false;
@@ -101,7 +102,7 @@ export class HarnessConnection {
     }
     if (this.stopped) return;
     // After a healthy connection, come back quickly; a harness that is down, or accepts and hangs up, backs off.
-    this.delayMs = healthy ? RECONNECT_MIN_MS : Math.min(RECONNECT_MAX_MS, this.delayMs * 2);
-    this.timer = setTimeout(() => this.connect(), this.delayMs);
+    if (healthy) this.backoff.reset();
+    this.timer = setTimeout(() => this.connect(), this.backoff.next());
   }
 }

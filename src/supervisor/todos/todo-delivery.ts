@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { parseAnswer } from '../../agent-socket/protocol.js';
 import type { OutboxEntry, TodoOutbox } from '../registry/todo-outbox.js';
+import { Backoff } from './backoff.js';
 import { HarnessConnection } from './harness-connection.js';
 
 /** Requests sent and not yet answered, at most. */
@@ -22,7 +23,7 @@ export class TodoDelivery {
   private cursor = 0;
   private pumpScheduled = false;
   private retryTimer: NodeJS.Timeout | null = null;
-  private failures = 0;
+  private readonly retryBackoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS);
   private answerTimer: NodeJS.Timeout | null = null;
   private readonly drained: Array<() => void> = [];
 
@@ -114,7 +115,7 @@ export class TodoDelivery {
   /** Sends again, after a backoff, what is still in the outbox and not in flight. */
   private scheduleRetry(): void {
     if (this.retryTimer) return;
-    const delayMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
+    const delayMs = this.retryBackoff.next();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.cursor = 0;
@@ -123,7 +124,7 @@ export class TodoDelivery {
   }
 
   private onDrained(): void {
-    this.failures = 0;
+    this.retryBackoff.reset();
     for (const resolve of this.drained.splice(0)) resolve();
   }
 

@@ -1,16 +1,37 @@
 // What a task's todo says: a one-line summary and a body the agent can act on without another call.
-import { TODO_SOURCE, type TodoClear, type TodoUpsert } from '../../agent-socket/protocol.js';
-import type { TaskRecord } from '../registry/task-store.js';
-import { describeStream, summarizeTask, viewTask, type TaskView, type TaskViewSource } from '../mcp/task-view.js';
+// When a todo is shown, upserted or cleared is the lifecycle's rule (model/lifecycle.ts).
+import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '../../agent-socket/protocol.js';
+import { NO_RESOURCES } from '../../process/resources.js';
+import type { TaskRecord } from '../model/task.js';
+import { describeStream, snapshotTask, summarizeTask, type SnapshotSource, type TaskSnapshot } from '../model/task-snapshot.js';
 
 const TAIL_BYTES = 2048;
 const TAIL_LINES = 20;
 const COMMAND_CHARS = 2000;
 const SUMMARY_CHARS = 300;
 
+/**
+ * What a todo's snapshot reads through `live` (the service's own source): only a task that ended by
+ * itself can have leftovers worth reporting (a kill, timeout or interruption is still escalating
+ * when its end is reported: what it counts is about to die), and a todo shows no resource figures.
+ */
+export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
+  return {
+    outputPaths: (id) => live.outputPaths(id),
+    countLeftovers: (record) => (record.state === 'done' ? live.countLeftovers(record) : 0),
+    resourcesOf: () => NO_RESOURCES,
+    stdinOpen: (record) => live.stdinOpen(record),
+  };
+}
+
+/** The todo request for a lifecycle effect on `record`. */
+export function composeTodo(record: TaskRecord, todo: 'upsert' | 'clear', source: SnapshotSource): TodoRequest {
+  return todo === 'upsert' ? composeUpsert(record, source) : composeClear(record.id);
+}
+
 /** The upsert that shows `record` in its current state. */
-export function composeUpsert(record: TaskRecord, source: TaskViewSource): TodoUpsert {
-  const view = viewTask(record, TAIL_BYTES, source);
+export function composeUpsert(record: TaskRecord, source: SnapshotSource): TodoUpsert {
+  const view = snapshotTask(record, TAIL_BYTES, source);
   return {
     cmd: 'todo_upsert',
     source: TODO_SOURCE,
@@ -27,7 +48,7 @@ export function composeClear(id: string): TodoClear {
   return { cmd: 'todo_clear', source: TODO_SOURCE, key: id };
 }
 
-function composeBody(view: TaskView): string {
+function composeBody(view: TaskSnapshot): string {
   const command = view.command.length > COMMAND_CHARS
     ? `${view.command.slice(0, COMMAND_CHARS)}... (${view.command.length - COMMAND_CHARS} more characters)`
     : view.command;
@@ -43,7 +64,7 @@ function composeBody(view: TaskView): string {
   return lines.join('\n');
 }
 
-function describeExit(view: TaskView): string {
+function describeExit(view: TaskSnapshot): string {
   if (view.exit_code === null) return view.state === 'running' || view.state === 'pending' ? 'none yet' : 'none';
   return view.signal === null ? `code ${view.exit_code}` : `signal ${view.signal} (code ${view.exit_code})`;
 }

@@ -1,6 +1,6 @@
 // input: writes to the stdin of a task started with interactive: true.
 import { z } from 'zod';
-import { TASK_STATES } from '../../registry/task-store.js';
+import { TASK_STATES } from '../../model/task.js';
 import { defineTool, field } from '../tool.js';
 import { inputTextField, taskIdField } from '../fields.js';
 

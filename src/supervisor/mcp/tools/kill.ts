@@ -1,7 +1,7 @@
 // kill: ends a task and everything it started, without waiting.
 import { z } from 'zod';
-import { KILL_SIGNALS } from '../../../workers/protocol.js';
-import { FINISHED_STATES, TASK_STATES } from '../../registry/task-store.js';
+import { KILL_SIGNALS } from '../../../process/signals.js';
+import { isFinished, TASK_STATES } from '../../model/task.js';
 import { defineTool, field } from '../tool.js';
 import { taskIdField } from '../fields.js';
 
@@ -31,7 +31,7 @@ export const killTool = defineTool({
     const { record, signal: sent, leftovers } = tasks.kill(input.id, signal);
     let message: string;
     if (record.state === 'killed' && sent === null && record.startedAt === null) message = `task ${record.id} was cancelled before it started`;
-    else if (!FINISHED_STATES.includes(record.state)) message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
+    else if (!isFinished(record.state)) message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
     else if (leftovers > 0) message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${leftovers} process(es) it left running`;
     else message = `task ${record.id} had already finished (${record.state}) and nothing of it is left running`;
     return { structured: { id: record.id, state: record.state, signal: sent, message }, text: message };

@@ -1,6 +1,6 @@
 // list: the newest tasks, optionally of one state.
 import { z } from 'zod';
-import { TASK_STATES } from '../../registry/task-store.js';
+import { TASK_STATES } from '../../model/task.js';
 import { defineTool, field } from '../tool.js';
 
 const MAX_LIST_LIMIT = 1000;

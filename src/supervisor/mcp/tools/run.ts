@@ -2,11 +2,12 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../../errors.js';
+import { echoValue, ToolInputError } from '../../../errors.js';
 import { defineTool, field } from '../tool.js';
 import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
-import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../tasks/terminals.js';
-import { describeTask, DEFAULT_TAIL_BYTES, taskViewSchema, viewTask } from '../task-view.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
+import { DEFAULT_TAIL_BYTES, snapshotTask } from '../../model/task-snapshot.js';
+import { describeTask, taskViewSchema } from '../task-view.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
@@ -100,7 +101,7 @@ export const runTool = defineTool({
     });
     await tasks.waitForEnd(record.id, input.wait_seconds);
     const current = tasks.settleRun(record.id);
-    const view = viewTask(current, DEFAULT_TAIL_BYTES, tasks);
+    const view = snapshotTask(current, DEFAULT_TAIL_BYTES, tasks.probes);
     return { structured: view, text: describeTask(view) };
   },
 });

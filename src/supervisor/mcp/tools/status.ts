@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { defineTool } from '../tool.js';
 import { tailBytesField, taskIdField, waitSecondsField } from '../fields.js';
-import { describeTask, taskViewSchema, viewTask } from '../task-view.js';
+import { snapshotTask } from '../../model/task-snapshot.js';
+import { describeTask, taskViewSchema } from '../task-view.js';
 
 export const statusTool = defineTool({
   name: 'status',
@@ -19,7 +20,7 @@ export const statusTool = defineTool({
   async handler(input, { tasks }) {
     await tasks.waitForEnd(input.id, input.wait_seconds);
     const record = tasks.handOver(input.id);
-    const view = viewTask(record, input.tail_bytes, tasks);
+    const view = snapshotTask(record, input.tail_bytes, tasks.probes);
     return { structured: view, text: describeTask(view) };
   },
 });

@@ -1,5 +1,12 @@
-// Reads the kernel's process table (/proc) to find what is left of a task.
+// Reads the kernel's process table (/proc) to find what is left of a task: by process group, and
+// by the run marker every process of one run of a task inherits in its environment.
 import { readdirSync, readFileSync } from 'node:fs';
+
+/** The variable, set to the run's key, that every process of one run of a task inherits. */
+export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
+
+/** `HIVE_BASH_RUN=<run key>`: the marker of one run of a task. */
+export const runMarker = (runKey: string): string => `${RUN_MARKER_NAME}=${runKey}`;
 
 export interface ProcessEntry {
   pid: number;

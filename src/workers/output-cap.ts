@@ -1,4 +1,4 @@
-// Writes one stream of a task into its file as it arrives, up to the cap; the rest is discarded.
+// The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest is discarded.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 

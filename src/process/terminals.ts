@@ -11,7 +11,7 @@
 // timed out and killed the same way, down to every process it started.
 import { closeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadNative } from '../../workers/native.js';
+import { loadNative } from './native.js';
 
 interface PtyNative {
   /** openpty(): the master (non-blocking) and the slave, both open, and the slave's path. */

@@ -2,6 +2,7 @@
 // load (another OS, a failed build), `loadNative` says why once and callers fall back.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { NativeUnavailableError } from '../errors.js';
 
 const BUILD_DIR = fileURLToPath(new URL('../../../native/build/Release/', import.meta.url));
 /** The per-task shim executable (native/src/shim.c). */
@@ -32,7 +33,7 @@ export interface NativeAddon {
   sendSignal(pidfd: number, signal: number): boolean;
 }
 
-/** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...). */
+/** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */
 export interface NativeError extends Error {
   code: string;
 }
@@ -55,6 +56,6 @@ export function loadNative(): { addon: NativeAddon } | { error: string } {
 /** The addon, for code that runs only where loadNative succeeded. */
 export function nativeAddon(): NativeAddon {
   const result = loadNative();
-  if ('error' in result) throw new Error(result.error);
+  if ('error' in result) throw new NativeUnavailableError(result.error);
   return result.addon;
 }

@@ -1,4 +1,4 @@
-// This worker thread's hive-task-spawner: a small process that posix_spawns the task shims, so the
+// The client of this worker thread's hive-task-spawner: a small process that posix_spawns the task shims, so the
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
 // It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
 // for the daemon's whole life here (a fixed pool with no idle timeout).
@@ -8,11 +8,13 @@
 // tasks while the spawner forks and execs.
 import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { constants as osConstants, endianness } from 'node:os';
+import { endianness } from 'node:os';
+import { describeErrno } from '../errors.js';
 import { nativeAddon, SPAWNER_PATH, type NativeError } from './native.js';
+import { signalNumber } from './signals.js';
 
-/** The spawner's answer: the child's pid, or why it could not be started. */
-export type SpawnAnswer = { pid: number } | { error: string };
+/** The spawner's answer: the child's pid, or why it could not be started (with posix_spawn's errno, when it failed). */
+export type SpawnAnswer = { pid: number } | { error: string; errno: number | null };
 
 interface SpawnerProcess {
   /** Requests go here (blocking writes from the addon). */
@@ -74,17 +76,13 @@ function readAnswers(spawner: SpawnerProcess): void {
       if (buffered.length < HEADER_BYTES + length) return;
       const [code, pid] = buffered.subarray(HEADER_BYTES, HEADER_BYTES + length).toString('latin1').split(' ').map(Number);
       buffered = buffered.subarray(HEADER_BYTES + length);
-      const answer: SpawnAnswer = code === 0 && pid! > 0 ? { pid: pid! } : { error: errnoText(-(code ?? 0)) };
+      const errno = -(code ?? 0);
+      const answer: SpawnAnswer = code === 0 && pid! > 0 ? { pid: pid! } : { error: describeErrno(errno), errno };
       spawner.waiting.shift()?.(answer);
     }
   });
   spawner.answers.on('error', () => {}); // 'close' follows
   spawner.answers.on('close', () => forgetSpawner(spawner, 'the spawner exited before answering'));
-}
-
-function errnoText(errno: number): string {
-  const name = Object.entries(osConstants.errno).find(([, value]) => value === errno)?.[0];
-  return name ? `${name} (errno ${errno})` : `errno ${errno}`;
 }
 
 /** Lets a spawner that exited go (reaped here). Waiting spawns fail with `why`. */
@@ -95,8 +93,8 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
   addon.close(spawner.requests);
   spawner.requests = -1;
   spawner.answers.destroy();
-  for (const settle of spawner.waiting.splice(0)) settle({ error: why });
-  addon.sendSignal(spawner.pidfd, osConstants.signals.SIGKILL); // gone already, or about to be
+  for (const settle of spawner.waiting.splice(0)) settle({ error: why, errno: null });
+  addon.sendSignal(spawner.pidfd, signalNumber('SIGKILL')); // gone already, or about to be
   addon.reap(spawner.pidfd, 1);
   addon.close(spawner.pidfd);
 }

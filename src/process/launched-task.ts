@@ -1,6 +1,6 @@
 // What a launcher hands back for one started task, whichever way it was spawned.
 import type { Readable, Writable } from 'node:stream';
-import type { KillSignal } from './protocol.js';
+import type { KillSignal } from './signals.js';
 
 export interface LeaderExit {
   exitCode: number | null;

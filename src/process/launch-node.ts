@@ -3,9 +3,10 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SpawnError } from '../errors.js';
 import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
 import { listGroupMembers } from './process-table.js';
-import type { KillSignal } from './protocol.js';
+import { exitCodeOfSignal, type KillSignal } from './signals.js';
 import type { TerminationTarget } from './terminate.js';
 
 const GROUP_POLL_MS = 20;
@@ -26,9 +27,9 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   const exit = new Promise<LeaderExit>((resolve) => {
     child.once('error', (error) => {
       // Only a failed spawn reaches here before 'exit'; later errors are on the pipes.
-      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error: `spawn failed: ${error.message}`, endedAt: Date.now() });
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error: SpawnError.fromSystemError(error).message, endedAt: Date.now() });
     });
-    child.once('exit', (code, signal) => resolve({ exitCode: code ?? exitCodeOfSignal(signal), signal, error: null, endedAt: Date.now() }));
+    child.once('exit', (code, signal) => resolve({ exitCode: code ?? signalExitCode(signal), signal, error: null, endedAt: Date.now() }));
   });
   const group = child.pid === undefined ? null : groupTarget(child.pid);
   return {
@@ -63,9 +64,7 @@ async function waitForEmptyGroup(pgid: number): Promise<void> {
   while (listGroupMembers(pgid).length > 0) await sleep(GROUP_POLL_MS);
 }
 
-/** A shell's view of a signalled exit: 128 + the signal's number. */
-function exitCodeOfSignal(signal: NodeJS.Signals | null): number | null {
-  if (signal === null) return null;
-  const number = osConstants.signals[signal];
-  return number === undefined ? null : 128 + number;
+function signalExitCode(signal: NodeJS.Signals | null): number | null {
+  const number = signal === null ? undefined : osConstants.signals[signal];
+  return number === undefined ? null : exitCodeOfSignal(number);
 }

@@ -1,5 +1,5 @@
-// Per-task figures a cgroup gives for almost nothing: CPU time, memory, process count. Read by the
-// supervisor for status and by a worker for a task's final CPU time.
+// Per-task figures a cgroup gives for almost nothing: CPU time, memory, process count. Read on the
+// main thread for status, and by a worker for a task's final CPU time.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

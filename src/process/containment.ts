@@ -1,8 +1,10 @@
 // Chooses, once at start-up, how tasks are started and contained: a cgroup v2 per task where a
 // writable subtree exists, else the shim's process group and subreaper, else (no addon) Node's spawn.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadNative } from '../workers/native.js';
+import { ContainmentError } from '../errors.js';
+import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';
+import { loadNative } from './native.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode | 'node';
@@ -28,7 +30,7 @@ export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string 
   if (choice === 'node') return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: 'forced by --containment node: Node child_process spawn, process group only' };
   const native = loadNative();
   if ('error' in native) {
-    if (choice !== 'auto') throw new Error(`--containment ${choice} needs the native addon: ${native.error}`);
+    if (choice !== 'auto') throw new ContainmentError(`--containment ${choice} needs the native addon: ${native.error}`);
     return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: `${native.error}; falling back to Node child_process spawn (process group only)` };
   }
   if (choice === 'process-group') {
@@ -36,7 +38,7 @@ export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string 
   }
   const found = cgroupRoot !== null ? checkCgroupRoot(cgroupRoot) : findCgroupRoot();
   if ('root' in found) return { mode: 'cgroup', spawner: 'native', cgroupRoot: found.root, reason: found.reason, ownsCgroupRoot: found.shared === true };
-  if (choice === 'cgroup') throw new Error(`--containment cgroup: ${found.error}`);
+  if (choice === 'cgroup') throw new ContainmentError(`--containment cgroup: ${found.error}`);
   return { mode: 'process-group', spawner: 'native', cgroupRoot: null, reason: `no writable cgroup v2 subtree (${found.error}): per-task shim as subreaper of its process tree` };
 }
 
@@ -44,17 +46,17 @@ type Found = { root: string; reason: string; shared?: boolean } | { error: strin
 
 function checkCgroupRoot(dir: string): Found {
   if (!existsSync(join(dir, 'cgroup.procs'))) return { error: `--cgroup-root ${dir} is not a cgroup v2 folder` };
-  return probeWritable(dir) ?? { root: dir, reason: `--cgroup-root ${dir}` };
+  return probeCgroupFolder(dir) ?? { root: dir, reason: `--cgroup-root ${dir}` };
 }
 
 /** The daemon's own delegated cgroup, else (as root) a folder in a writable cgroup2 mount. */
 function findCgroupRoot(): Found {
   const mount = cgroup2Mount();
   if (mount === null) return { error: 'no cgroup2 file system is mounted' };
-  const own = /^0::(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
-  if (own !== undefined && own !== '/') {
+  const own = ownCgroupPath();
+  if (own !== null && own !== '/') {
     const ownDir = join(mount, own);
-    if (probeWritable(ownDir) === null) return delegateOwnCgroup(ownDir);
+    if (probeCgroupFolder(ownDir) === null) return delegateOwnCgroup(ownDir);
   }
   const shared = join(mount, 'hive-bash-daemon');
   try {
@@ -62,7 +64,7 @@ function findCgroupRoot(): Found {
   } catch (error) {
     return { error: `cannot create ${shared}: ${(error as Error).message}` };
   }
-  return probeWritable(shared) ?? { root: shared, reason: `a folder of the writable cgroup2 mount ${mount}`, shared: true };
+  return probeCgroupFolder(shared) ?? { root: shared, reason: `a folder of the writable cgroup2 mount ${mount}`, shared: true };
 }
 
 /**
@@ -92,38 +94,4 @@ export function releaseContainment(containment: Containment): void {
   } catch {
     // still in use by another daemon's tasks, or already gone
   }
-}
-
-/** Best effort: per-task memory and pids figures need these controllers; containment does not. */
-function enableControllers(dir: string): void {
-  const available = readFileSync(join(dir, 'cgroup.controllers'), 'utf8').split(/\s+/).filter((name) => ['cpu', 'memory', 'pids'].includes(name));
-  for (const name of available) {
-    try {
-      writeFileSync(join(dir, 'cgroup.subtree_control'), `+${name}`);
-    } catch {
-      // not delegated to us; the figure stays unavailable
-    }
-  }
-}
-
-/** Null when a child cgroup with cgroup.kill can be created and removed in `dir`, else the reason it cannot. */
-function probeWritable(dir: string): { error: string } | null {
-  const probe = join(dir, `probe-${process.pid}`);
-  try {
-    mkdirSync(probe);
-    const killable = existsSync(join(probe, 'cgroup.kill'));
-    rmdirSync(probe);
-    return killable ? null : { error: 'this kernel has no cgroup.kill (Linux 5.14 or later has it)' };
-  } catch (error) {
-    return { error: `cannot create cgroups in ${dir}: ${(error as Error).message}` };
-  }
-}
-
-/** Where the cgroup v2 file system is mounted, or null. */
-export function cgroup2Mount(): string | null {
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [mountFields, fsFields] = line.split(' - ');
-    if (fsFields?.startsWith('cgroup2 ')) return mountFields!.split(' ')[4]!;
-  }
-  return null;
 }

@@ -1,0 +1,165 @@
+// Every error the daemon raises on purpose: one base with a stable `code` (what a client or a
+// script matches on) and the `cause` kept, one subclass per failure (undici's lib/core/errors.js).
+// A message names the input, echoes the value and says what would be accepted.
+import { constants as osConstants } from 'node:os';
+import { getSystemErrorName } from 'node:util';
+
+export class HiveError extends Error {
+  readonly code: string = 'ERR_HIVE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A tool call's arguments were refused: a tool error, never a crash. */
+export class ToolInputError extends HiveError {
+  override readonly code: string = 'ERR_INVALID_INPUT';
+}
+
+export class UnknownToolError extends ToolInputError {
+  override readonly code = 'ERR_UNKNOWN_TOOL';
+  constructor(name: string, known: string[]) {
+    super(`unknown tool ${JSON.stringify(name)}; this server has: ${known.join(', ')}`);
+  }
+}
+
+export class UnknownTaskError extends ToolInputError {
+  override readonly code = 'ERR_UNKNOWN_TASK';
+  constructor(id: string) {
+    super(`"id" names no task: got ${JSON.stringify(id)}; call list to see the ids of known tasks`);
+  }
+}
+
+export class NameBusyError extends ToolInputError {
+  override readonly code = 'ERR_NAME_BUSY';
+  constructor(name: string, state: string) {
+    super(`"name" is taken: got ${JSON.stringify(name)}, whose task is still ${state}; choose another name, or wait for it to finish or kill it first`);
+  }
+}
+
+export class QueueFullError extends ToolInputError {
+  override readonly code = 'ERR_QUEUE_FULL';
+  constructor(maxPending: number) {
+    super(`the pending queue is full (${maxPending} tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again`);
+  }
+}
+
+/** Why input to a task was refused; each has its own code. */
+export const INPUT_REFUSALS = {
+  ERR_INPUT_NOT_INTERACTIVE: 'it was not started with interactive: true, so its stdin is /dev/null or was closed after its stdin text; run it again with interactive: true',
+  ERR_INPUT_PENDING: 'it is still pending (waiting for a free slot); input is taken once it runs',
+  ERR_INPUT_ENDED: 'it has ended, so its stdin is closed',
+  ERR_INPUT_STDIN_CLOSED: 'its stdin was closed by an earlier input with eof: true',
+  ERR_INPUT_NO_ANSWER: 'its worker did not answer in time; call status to see the task',
+  ERR_INPUT_WRITE_FAILED: 'its stdin could not take the text',
+} as const;
+export type InputRefusalCode = keyof typeof INPUT_REFUSALS;
+
+export class InputRefusedError extends ToolInputError {
+  override readonly code: InputRefusalCode;
+  constructor(taskId: string, code: InputRefusalCode, detail?: string) {
+    super(`input to task ${JSON.stringify(taskId)} refused: ${detail ?? INPUT_REFUSALS[code]}`);
+    this.code = code;
+  }
+}
+
+/** Anything wrong on the command line or in the environment; the program exits with code 2. */
+export class ConfigError extends HiveError {
+  override readonly code = 'ERR_CONFIG';
+}
+
+export class StateDirBusyError extends HiveError {
+  override readonly code = 'ERR_STATE_DIR_BUSY';
+}
+
+/** The registry was written by a newer daemon, whose schema this one does not know. */
+export class RegistryVersionError extends HiveError {
+  override readonly code = 'ERR_REGISTRY_VERSION';
+}
+
+/** Another process already serves the todo socket's path. */
+export class SocketBusyError extends HiveError {
+  override readonly code = 'ERR_SOCKET_BUSY';
+}
+
+/** A forced containment mode is not available on this host. */
+export class ContainmentError extends HiveError {
+  override readonly code = 'ERR_CONTAINMENT';
+}
+
+/** The native addon is not loaded here (another OS, or a failed build). */
+export class NativeUnavailableError extends HiveError {
+  override readonly code = 'ERR_NATIVE_UNAVAILABLE';
+}
+
+/**
+ * A task could not be started: `call` is what failed (a syscall and its object, e.g. `posix_spawn
+ * bash` or `write .../cgroup.procs`), `errno` its error number when the OS gave one.
+ */
+export class SpawnError extends HiveError {
+  override readonly code = 'ERR_SPAWN_FAILED';
+  readonly call: string;
+  readonly errno: number | null;
+  constructor(call: string, errno: number | null, options?: { cause?: unknown }) {
+    super(`spawn failed: ${call}${errno === null ? '' : `: ${describeErrno(errno)}`}`, options);
+    this.call = call;
+    this.errno = errno;
+  }
+
+  /** From a failed system call: fs's errors (`syscall`, `path`) or the addon's (`CALL failed: TEXT`), both with an errno `code`. */
+  static fromSystemError(error: unknown): SpawnError {
+    const { code, syscall, path, message } = error as NodeJS.ErrnoException;
+    const errno = code === undefined ? null : ((osConstants.errno as Record<string, number | undefined>)[code] ?? null);
+    const call = syscall !== undefined ? `${syscall}${path === undefined ? '' : ` ${path}`}` : String(message).replace(/ failed: [^:]*$/, '');
+    return new SpawnError(call, errno, { cause: error });
+  }
+}
+
+/** `ENOENT (errno 2)`: an errno's name and number; `errno 999` for one the OS does not name. */
+export function describeErrno(errno: number): string {
+  let name: string | null = null;
+  try {
+    name = getSystemErrorName(-Math.abs(errno));
+  } catch {
+    // not an errno this platform knows
+  }
+  return name === null || name.startsWith('Unknown') ? `errno ${errno}` : `${name} (errno ${errno})`;
+}
+
+/** The shape every refused tool call carries in its structuredContent. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+}
+
+const ECHO_CHARS = 60;
+/** How deep a value is shown before `...`: a deeply nested input must not cost a deep walk. */
+const ECHO_DEPTH = 4;
+
+/** Shows a client's value in a message: JSON, cut to a readable length, with its type. */
+export function echoValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string' && value.length > ECHO_CHARS) {
+    return `${JSON.stringify(value.slice(0, ECHO_CHARS))}... (string of ${value.length} characters)`;
+  }
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  let shown = showShallow(value, ECHO_DEPTH);
+  if (shown.length > ECHO_CHARS + 20) shown = `${shown.slice(0, ECHO_CHARS + 20)}...`;
+  return `${shown} (${type})`;
+}
+
+/** JSON of `value` down to `depth` levels, with `...` below and at most a few entries per level. */
+function showShallow(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  }
+  if (depth === 0) return Array.isArray(value) ? '[...]' : '{...}';
+  const entries = Array.isArray(value) ? value.slice(0, ECHO_CHARS) : Object.entries(value).slice(0, ECHO_CHARS);
+  if (Array.isArray(value)) return `[${entries.map((item) => showShallow(item, depth - 1)).join(',')}]`;
+  return `{${(entries as Array<[string, unknown]>).map(([key, item]) => `${JSON.stringify(key)}:${showShallow(item, depth - 1)}`).join(',')}}`;
+}

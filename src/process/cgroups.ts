@@ -1,0 +1,85 @@
+// cgroup v2 primitives, once: where the hierarchy is mounted, whether a folder takes child cgroups,
+// creating a task's cgroup, cgroup.kill, and removal. Which containment to use is containment.ts.
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readCpuMs } from './resources.js';
+
+/** Where the cgroup v2 file system is mounted, or null. */
+export function cgroup2Mount(): string | null {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [mountFields, fsFields] = line.split(' - ');
+    if (fsFields?.startsWith('cgroup2 ')) return mountFields!.split(' ')[4]!;
+  }
+  return null;
+}
+
+/** The daemon's own cgroup v2 path (`/system.slice/x.service`), or null when it has none. */
+export function ownCgroupPath(): string | null {
+  return /^0::(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? null;
+}
+
+/** Null when a child cgroup with cgroup.kill can be created and removed in `dir`, else the reason it cannot. */
+export function probeCgroupFolder(dir: string): { error: string } | null {
+  const probe = join(dir, `probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    const killable = existsSync(join(probe, 'cgroup.kill'));
+    rmdirSync(probe);
+    return killable ? null : { error: 'this kernel has no cgroup.kill (Linux 5.14 or later has it)' };
+  } catch (error) {
+    return { error: `cannot create cgroups in ${dir}: ${(error as Error).message}` };
+  }
+}
+
+/** Best effort: per-task memory and pids figures need these controllers; containment does not. */
+export function enableControllers(dir: string): void {
+  const available = readFileSync(join(dir, 'cgroup.controllers'), 'utf8').split(/\s+/).filter((name) => ['cpu', 'memory', 'pids'].includes(name));
+  for (const name of available) {
+    try {
+      writeFileSync(join(dir, 'cgroup.subtree_control'), `+${name}`);
+    } catch {
+      // not delegated to us; the figure stays unavailable
+    }
+  }
+}
+
+/** Creates a task's cgroup; recursive, since another daemon that shared the root may have removed it at its stop. */
+export function createCgroup(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+}
+
+/** Writes cgroup.kill (every process in it gets SIGKILL at once); a cgroup already gone is no error. */
+export function killCgroup(dir: string): void {
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // gone already
+  }
+}
+
+const RMDIR_RETRY_MS = 10;
+/** How long removal waits for the kernel to let go of a cgroup whose last process was just reaped. */
+export const CGROUP_REMOVE_WAIT_MS = 500;
+
+/**
+ * Reads the task's CPU time from its cgroup, then removes the cgroup, killing anything still in
+ * it. Right after the last process is reaped the kernel may still call it busy (EBUSY) for a
+ * moment, so removal is retried for up to `waitMs`; one still busy then (zombies waiting for a
+ * parent that never reaps) is left for the next start.
+ */
+export async function removeCgroup(dir: string, waitMs = CGROUP_REMOVE_WAIT_MS): Promise<number | null> {
+  const cpuMs = readCpuMs(dir);
+  killCgroup(dir);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      rmdirSync(dir);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() >= deadline) break;
+      await sleep(RMDIR_RETRY_MS);
+    }
+  }
+  return cpuMs;
+}

@@ -1,0 +1,72 @@
+// What is left of a task: counting and ending the processes that outlived its leader, or its shim,
+// or the daemon that ran it. Every such kill path is here; a running task's kill is terminate.ts.
+import { groupTarget } from './launch-node.js';
+import { killCgroup, removeCgroup } from './cgroups.js';
+import { nativeAddon } from './native.js';
+import { groupProcessesByMarker, hasEnvironmentMarker, listMarkedGroupMembers, listMarkedProcesses, RUN_MARKER_NAME, runMarker } from './process-table.js';
+import { signalNumber, type KillSignal } from './signals.js';
+import { terminate } from './terminate.js';
+
+/** Where one run of a task can be found. */
+export interface TaskProcesses {
+  runKey: string;
+  /** Its process group, once the leader started. */
+  pgid: number | null;
+  cgroupDir: string | null;
+}
+
+/** How long a start waits for a dead daemon's task cgroups to empty before removing them. */
+const STALE_CGROUP_WAIT_MS = 2000;
+
+/**
+ * Living processes that carry the task's run marker (a reused group id is not the task's): in its
+ * process group, or anywhere (what left the group too) except its shim.
+ */
+export function countLeftovers(task: TaskProcesses, where: 'group' | 'anywhere'): number {
+  if (task.pgid === null) return 0;
+  if (where === 'group') return listMarkedGroupMembers(task.pgid, runMarker(task.runKey)).length;
+  return listMarkedProcesses(runMarker(task.runKey), true).length;
+}
+
+/** Starts ending what is left in a finished task's process group (Node-spawned tasks only). */
+export function killGroupLeftovers(task: TaskProcesses, signal: KillSignal, graceMs: number): void {
+  if (task.pgid !== null) terminate(groupTarget(task.pgid), signal, graceMs);
+}
+
+/** Without its shim nothing reaps or signals the task: SIGKILL by cgroup, else by run marker through pidfds. */
+export function killOrphans(task: TaskProcesses): void {
+  if (task.cgroupDir !== null) return killCgroup(task.cgroupDir);
+  const addon = nativeAddon();
+  const marker = runMarker(task.runKey);
+  for (const pid of listMarkedProcesses(marker)) {
+    let pidfd: number;
+    try {
+      pidfd = addon.pidfdOpen(pid);
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Checked after the pidfd is taken: if the pid was reused, the marker is not there.
+    if (hasEnvironmentMarker(pid, marker)) addon.sendSignal(pidfd, signalNumber('SIGKILL'));
+    addon.close(pidfd);
+  }
+}
+
+/**
+ * At start-up: ends every process and cgroup of the last daemon's tasks, by cgroup and by run
+ * marker (a task may have run under another containment, or left its cgroup).
+ */
+export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDir: string | null }>): Promise<void> {
+  const marked = groupProcessesByMarker(RUN_MARKER_NAME);
+  for (const task of tasks) {
+    if (task.cgroupDir !== null) await removeCgroup(task.cgroupDir, STALE_CGROUP_WAIT_MS);
+    for (const pid of marked.get(task.runKey) ?? []) killPid(pid);
+  }
+}
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
+}

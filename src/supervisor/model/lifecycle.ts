@@ -1,0 +1,119 @@
+// A task's lifecycle as one pure function: a record and an event in, the new record and what must
+// follow out. The state machine and the todo rules live here and nowhere else; the TaskService
+// carries out the effects (one registry write, with its todo, per event).
+//
+//   pending ──dispatched──▶ running ──started──▶ running ──ended──▶ done | killed | timed_out
+//      │                       │                                    (interrupted while stopping)
+//      └─cancelled─▶ killed    └─failed─▶ done (error set)     any unfinished ──interrupted──▶ interrupted
+//
+// Todo rules: a task's todo is shown once it outlives run's wait (`shown`); while shown, every
+// change of state is upserted; it is cleared when a finished result is handed to a caller
+// (`handed-over`). While the daemon stops, and for a dead daemon's tasks, every end is shown: no
+// caller is left to hand it to.
+import type { EndReason, StreamName } from '../../workers/protocol.js';
+import { isFinished, type TaskRecord, type TaskState } from './task.js';
+
+export type LifecycleEvent =
+  /** A slot is free and the task goes to a worker. */
+  | { type: 'dispatched' }
+  | { type: 'started'; pid: number; pgid: number; startedAt: number }
+  | { type: 'truncated'; stream: StreamName }
+  | { type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number }
+  /** The worker let go of the task: nothing of it is left (its CPU time, where a cgroup kept it). */
+  | { type: 'released'; cpuMs: number | null }
+  /** Killed while pending: it never starts. */
+  | { type: 'cancelled'; endedAt: number }
+  /** It could not be run (no terminal could be opened, or its worker failed). */
+  | { type: 'failed'; error: string; endedAt: number }
+  /** The daemon stopped (or died) before the task finished. */
+  | { type: 'interrupted'; error: string; endedAt: number }
+  /** run's wait is over and the task still runs: its todo appears. */
+  | { type: 'shown' }
+  /** A caller is handed the task's finished result: its todo goes. */
+  | { type: 'handed-over' };
+
+export interface LifecycleContext {
+  /** The daemon is stopping: every end is interrupted, and shown. */
+  stopping: boolean;
+}
+
+export interface LifecycleEffects {
+  /** Write the record to the registry. */
+  persist: boolean;
+  /** The todo the write carries, in the same transaction. */
+  todo: 'upsert' | 'clear' | null;
+  /** The task reached a finished state with this event. */
+  finished: boolean;
+  /** It held a running slot and gave it back. */
+  freedSlot: boolean;
+  /** Its worker let go of it (or never will have it): it can leave memory once finished. */
+  released: boolean;
+}
+
+export interface Transition {
+  record: TaskRecord;
+  effects: LifecycleEffects;
+}
+
+const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
+const NOTHING: LifecycleEffects = { persist: false, todo: null, finished: false, freedSlot: false, released: false };
+
+/** The next record of `record` after `event`, and what the service must do about it. */
+export function advance(record: TaskRecord, event: LifecycleEvent, context: LifecycleContext): Transition {
+  switch (event.type) {
+    case 'dispatched':
+      // Kept in memory: the start's own write follows within milliseconds, and a crash before it
+      // leaves a pending row, which the next start ends as interrupted like any unstarted task.
+      return record.state === 'pending' ? { record: { ...record, state: 'running' }, effects: NOTHING } : unchanged(record);
+    case 'started': {
+      const next = { ...record, pid: event.pid, pgid: event.pgid, startedAt: event.startedAt };
+      return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
+    }
+    case 'truncated': {
+      const next = { ...record, [`${event.stream}Truncated`]: true };
+      // A running task's flag is written with its end; a finished one's now.
+      return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
+    }
+    case 'ended':
+      if (isFinished(record.state)) return unchanged(record);
+      return finish(record, { state: context.stopping ? 'interrupted' : END_STATE[event.reason], exitCode: event.exitCode, signal: event.signal, error: event.error, endedAt: event.endedAt }, context);
+    case 'released': {
+      const next = event.cpuMs === null ? record : { ...record, cpuMs: event.cpuMs };
+      return { record: next, effects: { ...NOTHING, persist: event.cpuMs !== null, released: true } };
+    }
+    case 'cancelled':
+      if (record.state !== 'pending') return unchanged(record);
+      return finish(record, { state: 'killed', exitCode: null, signal: null, error: null, endedAt: event.endedAt }, context);
+    case 'failed': {
+      if (isFinished(record.state)) return { record, effects: { ...NOTHING, released: true } };
+      const ended = finish(record, { state: 'done', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt }, context);
+      return { record: ended.record, effects: { ...ended.effects, released: true } };
+    }
+    case 'interrupted':
+      if (isFinished(record.state)) return unchanged(record);
+      return finish(record, { state: 'interrupted', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt }, { stopping: true });
+    case 'shown': {
+      if (isFinished(record.state) || context.stopping) return unchanged(record);
+      const next = { ...record, todoShown: true };
+      return { record: next, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
+    }
+    case 'handed-over':
+      if (!isFinished(record.state) || !record.todoShown || context.stopping) return unchanged(record);
+      return { record: { ...record, todoShown: false }, effects: { ...NOTHING, persist: true, todo: 'clear' } };
+  }
+}
+
+type End = Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt'>;
+
+function finish(record: TaskRecord, end: End, context: LifecycleContext): Transition {
+  const next: TaskRecord = { ...record, ...end, todoShown: record.todoShown || context.stopping };
+  return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next), finished: true, freedSlot: record.state === 'running' } };
+}
+
+function upsertIfShown(record: TaskRecord): 'upsert' | null {
+  return record.todoShown ? 'upsert' : null;
+}
+
+function unchanged(record: TaskRecord): Transition {
+  return { record, effects: NOTHING };
+}

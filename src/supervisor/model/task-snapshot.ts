@@ -1,0 +1,110 @@
+// A task's snapshot: its record with what only the moment knows (output tails and sizes, what is
+// left of it, its resource figures), in the fields every reader gets. The MCP view and the todo
+// message are both made from it.
+import type { TaskResources } from '../../process/resources.js';
+import { readTail } from '../output/output-tail.js';
+import { isFinished, type TaskRecord, type TaskState } from './task.js';
+
+export const DEFAULT_TAIL_BYTES = 4096;
+export const MAX_TAIL_BYTES = 65_536;
+
+/** One task as every reader sees it (the run and status tools, the todo body): snake_case, as on the wire. */
+export interface TaskSnapshot {
+  id: string;
+  name: string | null;
+  command: string;
+  state: TaskState;
+  pty: boolean;
+  interactive: boolean;
+  stdin_open: boolean;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+  runtime_ms: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdout_tail: string;
+  stderr_tail: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  stdout_path: string;
+  stderr_path: string;
+  lingering: number;
+  cpu_ms: number | null;
+  memory_bytes: number | null;
+  processes: number | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Where a snapshot finds a task's files, what is left of it and its figures. */
+export interface SnapshotSource {
+  outputPaths(id: string): { stdout: string; stderr: string };
+  countLeftovers(record: TaskRecord): number;
+  resourcesOf(record: TaskRecord): TaskResources;
+  stdinOpen(record: TaskRecord): boolean;
+}
+
+/** The snapshot of `record`, reading the last `tailBytes` of each output file. */
+export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: SnapshotSource): TaskSnapshot {
+  const paths = tasks.outputPaths(record.id);
+  const stdout = readTail(paths.stdout, tailBytes);
+  const stderr = readTail(paths.stderr, tailBytes);
+  const finished = isFinished(record.state);
+  const resources = tasks.resourcesOf(record);
+  const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
+  return {
+    id: record.id,
+    name: record.name,
+    command: record.command,
+    state: record.state,
+    pty: record.pty,
+    interactive: record.interactive,
+    stdin_open: tasks.stdinOpen(record),
+    exit_code: record.exitCode,
+    signal: record.signal,
+    error: record.error,
+    started_at: iso(record.startedAt),
+    ended_at: iso(record.endedAt),
+    runtime_ms: record.startedAt === null || runtimeEnd === null ? null : Math.max(0, runtimeEnd - record.startedAt),
+    pid: record.pid,
+    pgid: record.pgid,
+    stdout_tail: stdout.text,
+    stderr_tail: stderr.text,
+    stdout_bytes: stdout.bytes,
+    stderr_bytes: stderr.bytes,
+    stdout_truncated: record.stdoutTruncated,
+    stderr_truncated: record.stderrTruncated,
+    stdout_path: paths.stdout,
+    stderr_path: paths.stderr,
+    lingering: finished ? tasks.countLeftovers(record) : 0,
+    cpu_ms: resources.cpuMs,
+    memory_bytes: resources.memoryBytes,
+    processes: resources.processes,
+  };
+}
+
+/** One line: `task build-1 done: exit 0 after 12.3 s`. */
+export function summarizeTask(view: TaskSnapshot): string {
+  const seconds = view.runtime_ms === null ? '' : ` after ${(view.runtime_ms / 1000).toFixed(1)} s`;
+  let outcome: string;
+  if (view.state === 'pending') outcome = 'waiting for a free slot';
+  else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
+  else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
+  else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
+  else outcome = `exit ${view.exit_code}${seconds}`;
+  const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';
+  return `task ${view.id} ${view.state}: ${outcome}${lingering}`;
+}
+
+/** `--- stdout (last 10 of 20 bytes): PATH`: a stream's header line, for the tail below it. */
+export function describeStream(view: TaskSnapshot, stream: 'stdout' | 'stderr'): string {
+  const tailBytes = Buffer.byteLength(view[`${stream}_tail`]);
+  const bytes = view[`${stream}_bytes`];
+  const cut = tailBytes < bytes ? `last ${tailBytes} of ${bytes} bytes` : `${bytes} bytes`;
+  return `--- ${stream} (${cut}${view[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${view[`${stream}_path`]}`;
+}

@@ -1,0 +1,46 @@
+// The task model: a task's record, its states and which of them are final. Every layer (registry,
+// lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
+
+export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** The states a task does not leave. */
+export const FINISHED_STATES = ['done', 'timed_out', 'killed', 'interrupted'] as const satisfies readonly TaskState[];
+export type FinishedState = (typeof FINISHED_STATES)[number];
+
+const FINISHED = new Set<TaskState>(FINISHED_STATES);
+
+/** Whether `state` is one a task does not leave. */
+export function isFinished(state: TaskState): state is FinishedState {
+  return FINISHED.has(state);
+}
+
+export interface TaskRecord {
+  id: string;
+  /** The caller's name, or null for a generated id. */
+  name: string | null;
+  command: string;
+  cwd: string;
+  /** Runs on a pseudo-terminal. */
+  pty: boolean;
+  /** Its stdin stays open for the input tool. */
+  interactive: boolean;
+  state: TaskState;
+  /** Unique per run of a task, even when a name is reused: the marker in its processes' environment. */
+  runKey: string;
+  timeoutMs: number | null;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
+  cpuMs: number | null;
+  /** A todo for this task has been queued for the harness and not cleared since. */
+  todoShown: boolean;
+}

@@ -1,0 +1,84 @@
+// The registry's one SQLite database (task rows, the todo outbox, counters): opened once, brought
+// up to the current schema by numbered migrations recorded in SQLite's user_version.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { RegistryVersionError } from '../../errors.js';
+import { FINISHED_STATES } from '../model/task.js';
+
+/** The SQL list of finished states, for queries that use the partial index. */
+export const FINISHED_SQL = `(${FINISHED_STATES.map((state) => `'${state}'`).join(', ')})`;
+
+/**
+ * Migration N brings user_version N-1 to N; each runs in one transaction with its version bump.
+ * Registries from before the numbering report version 0 with some of version 1's tables already
+ * there, so version 1 creates only what is missing.
+ */
+const MIGRATIONS: Array<(db: Database.Database) => void> = [
+  (db) => {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS tasks (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        name TEXT,
+        command TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        state TEXT NOT NULL,
+        run_key TEXT NOT NULL,
+        timeout_ms INTEGER,
+        exit_code INTEGER,
+        signal TEXT,
+        error TEXT,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        ended_at INTEGER,
+        pid INTEGER,
+        pgid INTEGER,
+        stdout_truncated INTEGER NOT NULL DEFAULT 0,
+        stderr_truncated INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS todo_outbox (
+        key TEXT PRIMARY KEY,
+        version INTEGER NOT NULL UNIQUE,
+        line TEXT NOT NULL,
+        queued_at INTEGER NOT NULL
+      );
+    `);
+    const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name));
+    const added: Array<[string, string]> = [
+      ['cpu_ms', 'INTEGER'],
+      ['todo_shown', 'INTEGER NOT NULL DEFAULT 0'],
+      ['pty', 'INTEGER NOT NULL DEFAULT 0'],
+      ['interactive', 'INTEGER NOT NULL DEFAULT 0'],
+    ];
+    for (const [name, type] of added) if (!columns.has(name)) db.exec(`ALTER TABLE tasks ADD COLUMN ${name} ${type}`);
+    db.exec(`
+      CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, seq);
+      CREATE INDEX IF NOT EXISTS tasks_by_end ON tasks (ended_at) WHERE ended_at IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS finished_tasks_by_seq ON tasks (seq) WHERE state IN ${FINISHED_SQL};
+    `);
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Opens `<stateDir>/tasks.sqlite` (WAL) and migrates it; one connection, for the main thread only. */
+export function openDatabase(stateDir: string): Database.Database {
+  const db = new Database(join(stateDir, 'tasks.sqlite'));
+  db.pragma('journal_mode = WAL');
+  // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
+  db.pragma('synchronous = NORMAL');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    db.close();
+    throw new RegistryVersionError(`the registry in ${stateDir} has schema version ${version}, newer than this daemon's ${SCHEMA_VERSION}; run the newer daemon or choose another --state-dir`);
+  }
+  for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+    db.transaction(() => {
+      MIGRATIONS[next - 1]!(db);
+      db.pragma(`user_version = ${next}`);
+    })();
+  }
+  return db;
+}

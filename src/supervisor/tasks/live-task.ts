@@ -1,0 +1,52 @@
+// A task this daemon holds in memory: from run until it has finished and its worker let go of it.
+import type { TaskRecord } from '../model/task.js';
+import type { InputRefusal } from '../../workers/protocol.js';
+import type { DispatchedTask } from './worker-pool.js';
+
+export interface RunRequest {
+  command: string;
+  name: string | null;
+  timeoutSeconds: number | null;
+  cwd: string;
+  env: Record<string, string>;
+  stdin: string | null;
+  /** Run on a pseudo-terminal of this size; null: on pipes. */
+  terminal: { cols: number; rows: number } | null;
+  /** Keep stdin open for input. */
+  interactive: boolean;
+}
+
+/** A worker's answer to one input: how much of it the task has not read, or why it was refused. */
+export type InputAnswer = { pendingBytes: number; refusal: InputRefusal | null };
+
+/** A promise with its resolve, for the moments a task reaches. */
+export interface Moment {
+  reached: Promise<void>;
+  reach(): void;
+}
+
+export function createMoment(): Moment {
+  let reach = () => {};
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  return { reached, reach: () => reach() };
+}
+
+export interface LiveTask {
+  record: TaskRecord;
+  /** What run asked for, until the task is dispatched (then dropped: its stdin text may be large). */
+  request: RunRequest | null;
+  /** Its worker, once dispatched. */
+  worker: DispatchedTask | null;
+  /** When it reaches a finished state. */
+  ended: Moment;
+  /** When its worker lets go of it: nothing of the task is left (with the native spawner). */
+  released: Moment;
+  /** Interactive, and no input has closed stdin yet. */
+  stdinOpen: boolean;
+  /** Inputs sent to the worker and not yet answered, by request id. */
+  inputs: Map<number, (answer: InputAnswer) => void>;
+}
+
+export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTask {
+  return { record, request, worker: null, ended: createMoment(), released: createMoment(), stdinOpen: request.interactive, inputs: new Map() };
+}

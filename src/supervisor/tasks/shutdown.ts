@@ -1,0 +1,45 @@
+// A daemon's stop, for its tasks: pending ones are dropped, running ones ended within the grace
+// period and marked interrupted, and no task cgroup is left behind.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { removeCgroup } from '../../process/cgroups.js';
+import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import type { LifecycleEvent } from '../model/lifecycle.js';
+import type { LiveTask } from './live-task.js';
+
+/** Margin past the grace period for the workers to reap and report. */
+const REAP_MARGIN_MS = 2000;
+
+export interface ShutdownHost {
+  readonly live: ReadonlyMap<string, LiveTask>;
+  readonly containment: Containment;
+  readonly killGraceMs: number;
+  /** From here every task that ends, ends as interrupted; returns what was still pending. */
+  beginStop(): LiveTask[];
+  apply(task: LiveTask, event: LifecycleEvent): void;
+}
+
+/** Ends every task for a stop: pending ones now, running ones (and finished ones' leftovers) by their workers. */
+export async function interruptAll(host: ShutdownHost): Promise<void> {
+  for (const task of host.beginStop()) {
+    host.apply(task, { type: 'interrupted', error: 'the daemon stopped before the task started', endedAt: Date.now() });
+  }
+  // Running tasks, and finished ones whose leftovers the workers still hold.
+  const held = [...host.live.values()].filter((task) => task.worker !== null);
+  for (const task of held) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
+  // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups.
+  const timer = new AbortController();
+  await Promise.race([Promise.all(held.map((task) => task.released.reached)), sleep(host.killGraceMs + REAP_MARGIN_MS, undefined, { signal: timer.signal }).catch(() => {})]);
+  timer.abort();
+  for (const task of held) {
+    if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: 'the daemon stopped while the task was running', endedAt: Date.now() });
+  }
+}
+
+/**
+ * After the workers are gone: removes the cgroups of tasks they did not release in time (killing
+ * what is left in them), so a stop leaves no task cgroup behind.
+ */
+export async function removeUnreleasedCgroups(host: ShutdownHost): Promise<void> {
+  const dirs = [...host.live.values()].map((task) => taskCgroupDir(host.containment, task.record.runKey));
+  await Promise.all(dirs.map((dir) => (dir === null ? null : removeCgroup(dir))));
+}

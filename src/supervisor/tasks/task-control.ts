@@ -1,0 +1,92 @@
+// Control of a task once admitted: kill (cancel a pending one, signal a running one, end what a
+// finished one left) and input (to an interactive task's stdin, answered by its worker).
+import { InputRefusedError } from '../../errors.js';
+import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { killGroupLeftovers } from '../../process/leftovers.js';
+import type { KillSignal } from '../../process/signals.js';
+import type { TaskRecord } from '../model/task.js';
+import type { InputAnswer, LiveTask } from './live-task.js';
+import type { TaskProbes } from './task-probes.js';
+
+/** How long input waits for the worker's answer (which comes after at most a second). */
+const INPUT_ANSWER_MS = 10_000;
+
+export interface KillOutcome {
+  record: TaskRecord;
+  /** The signal sent, or null when nothing was left to signal. */
+  signal: KillSignal | null;
+  /** Processes of a finished task that were still alive and are now being ended. */
+  leftovers: number;
+}
+
+export interface InputOutcome {
+  record: TaskRecord;
+  /** Bytes of the text the task had not taken when the answer came (it is not reading). */
+  pendingBytes: number;
+  stdinOpen: boolean;
+}
+
+/** What control needs of the service. */
+export interface ControlHost {
+  readonly live: ReadonlyMap<string, LiveTask>;
+  readonly probes: TaskProbes;
+  readonly containment: Containment;
+  readonly killGraceMs: number;
+  get(id: string): TaskRecord;
+  /** Ends a pending task before it starts. */
+  cancel(task: LiveTask): void;
+}
+
+export class TaskControl {
+  private inputRequests = 0;
+
+  constructor(private readonly host: ControlHost) {}
+
+  /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */
+  kill(id: string, signal: KillSignal): KillOutcome {
+    const task = this.host.live.get(id);
+    if (task?.record.state === 'pending') {
+      this.host.cancel(task);
+      return { record: task.record, signal: null, leftovers: 0 };
+    }
+    if (task?.worker && task.record.state === 'running') {
+      task.worker.send({ type: 'kill', signal });
+      return { record: task.record, signal, leftovers: 0 };
+    }
+    const record = this.host.get(id);
+    const leftovers = this.host.probes.countLeftovers(record);
+    if (leftovers > 0) {
+      // Finished but not released: the worker still holds the task and ends what it left.
+      if (task?.worker) task.worker.send({ type: 'kill', signal });
+      else killGroupLeftovers({ runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) }, signal, this.host.killGraceMs);
+    }
+    return { record, signal: leftovers > 0 ? signal : null, leftovers };
+  }
+
+  /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
+  async input(id: string, text: string, eof: boolean): Promise<InputOutcome> {
+    const task = this.host.live.get(id);
+    const record = task?.record ?? this.host.get(id);
+    if (!record.interactive) throw new InputRefusedError(id, 'ERR_INPUT_NOT_INTERACTIVE');
+    if (record.state === 'pending') throw new InputRefusedError(id, 'ERR_INPUT_PENDING');
+    if (!task?.worker || record.state !== 'running') throw new InputRefusedError(id, 'ERR_INPUT_ENDED', `it has ended (${record.state}), so its stdin is closed`);
+    if (!task.stdinOpen) throw new InputRefusedError(id, 'ERR_INPUT_STDIN_CLOSED');
+    if (eof) task.stdinOpen = false;
+    const requestId = ++this.inputRequests;
+    const answer = new Promise<InputAnswer>((resolve) => task.inputs.set(requestId, resolve));
+    task.worker.send({ type: 'input', requestId, text, eof });
+    // The worker answers within about a second; a call must never hang on one that cannot.
+    const timer = setTimeout(() => task.inputs.get(requestId)?.({ pendingBytes: 0, refusal: { code: 'ERR_INPUT_NO_ANSWER', detail: null } }), INPUT_ANSWER_MS);
+    const { pendingBytes, refusal } = await answer;
+    clearTimeout(timer);
+    task.inputs.delete(requestId);
+    if (refusal !== null) throw new InputRefusedError(id, refusal.code, refusal.detail ?? undefined);
+    return { record: task.record, pendingBytes, stdinOpen: task.stdinOpen };
+  }
+}
+
+/** Answers every input still waiting on a task its worker let go of. */
+export function refuseWaitingInputs(task: LiveTask): void {
+  for (const answer of task.inputs.values()) answer({ pendingBytes: 0, refusal: { code: 'ERR_INPUT_ENDED', detail: 'the task ended before it took the input' } });
+  task.inputs.clear();
+}

@@ -1,0 +1,42 @@
+// Builds what a worker gets for one task (piscina's payload): the command, its environment, its
+// output files and limits, and how it is started and contained.
+import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import type { TaskSpec } from '../../workers/protocol.js';
+import type { TaskRecord } from '../model/task.js';
+import type { OutputFiles } from '../output/output-files.js';
+import type { RunRequest } from './live-task.js';
+import { taskEnvironment } from './task-environment.js';
+
+export interface SpecLimits {
+  killGraceMs: number;
+  maxOutputBytes: number;
+}
+
+export interface SpecContext {
+  limits: SpecLimits;
+  containment: Containment;
+  files: OutputFiles;
+  baseEnv: Record<string, string>;
+}
+
+/** The worker's spec for `record` as `request` asked it, on `terminal` when it has one. */
+export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal: TaskSpec['terminal'], context: SpecContext): TaskSpec {
+  const paths = context.files.pathsOf(record.id);
+  return {
+    taskId: record.id,
+    runKey: record.runKey,
+    command: record.command,
+    cwd: record.cwd,
+    env: taskEnvironment(context.baseEnv, { id: record.id, runKey: record.runKey, env: request.env, pty: record.pty, interactive: record.interactive }),
+    stdin: request.stdin,
+    interactive: request.interactive,
+    terminal,
+    stdoutPath: paths.stdout,
+    stderrPath: paths.stderr,
+    maxOutputBytes: context.limits.maxOutputBytes,
+    timeoutMs: record.timeoutMs,
+    killGraceMs: context.limits.killGraceMs,
+    spawner: context.containment.spawner,
+    cgroupDir: taskCgroupDir(context.containment, record.runKey),
+  };
+}

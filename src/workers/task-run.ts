@@ -1,0 +1,179 @@
+// One task on a worker thread, from spawn to the release of its output: launches it, pumps its
+// output into capped files, writes its input, times it out, and reports each change on its port.
+import { closeSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { MessagePort } from 'node:worker_threads';
+import type { LaunchedTask, LaunchStdio, LeaderStart } from '../process/launched-task.js';
+import { launchNative } from '../process/launch-native.js';
+import { launchNode } from '../process/launch-node.js';
+import { terminate, type TerminationHandle } from '../process/terminate.js';
+import { MAX_ARGUMENT_BYTES, splitLongCommand } from './long-command.js';
+import { openOutputFile, pumpToFile } from './output-cap.js';
+import type { ControlMessage, EndReason, InputRefusal, KillSignal, ReportEnvelope, StreamName, TaskSpec } from './protocol.js';
+import { PipeInput, type TaskInput } from './task-input.js';
+import { TaskTerminal } from './task-terminal.js';
+
+/** How long the end's report waits for output still in the pipes when the leader has exited. */
+const OUTPUT_DRAIN_MS = 100;
+/** How long an input's answer waits for the task to take the text before saying how much is still pending. */
+const INPUT_WAIT_MS = 1000;
+
+export class TaskRun {
+  private launched: LaunchedTask | null = null;
+  private terminal: TaskTerminal | null = null;
+  private input: TaskInput | null = null;
+  /** Set once the task is let go: input has nowhere to go. */
+  private released = false;
+  private reason: EndReason | null = null;
+  private termination: TerminationHandle | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private exited = false;
+
+  constructor(
+    private readonly spec: TaskSpec,
+    private readonly port: MessagePort,
+  ) {}
+
+  async run(): Promise<void> {
+    // From here control messages reach this run: the supervisor holds back what it sent before.
+    this.report({ type: 'accepted' });
+    try {
+      await this.supervise();
+    } finally {
+      this.letGo(); // whatever failed
+    }
+  }
+
+  /** Nothing more is written to the task, and its terminal is closed (idempotent). */
+  private letGo(): void {
+    this.released = true;
+    this.input?.release();
+    this.terminal?.close();
+  }
+
+  private async supervise(): Promise<void> {
+    let fds: [number, number];
+    try {
+      // First: from here on the terminal's master is this worker's to close.
+      if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
+      fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
+    } catch (error) {
+      this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now() });
+      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, cpuMs: null });
+      return;
+    }
+    const terminal = this.terminal;
+    const launched = this.launch(terminal === null ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' } : { terminalFd: terminal.slaveFd });
+    this.launched = launched;
+    this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
+    if (terminal !== null) {
+      if (!this.spec.interactive) terminal.keepAtEndOfFile();
+      // A terminal carries both streams (stderr's file stays empty), and its output ends once
+      // nothing of the task is left and the terminal has been read to the end.
+      void launched.gone().then(() => terminal.finish()).catch(() => terminal.close());
+    }
+    const pumps = Promise.all([this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]), this.pump(terminal ? null : launched.stderr, 'stderr', fds[1])]);
+    void launched.started.then((started) => this.onStart(started));
+    const exit = await launched.exit;
+    this.exited = true;
+    if (this.timer) clearTimeout(this.timer);
+    // What the leader wrote before it exited may still sit in the pipes: let it reach the files
+    // first, so the end's report and tails are complete. A descendant holding a pipe open costs
+    // at most OUTPUT_DRAIN_MS of delay, never the end itself.
+    const drain = new AbortController();
+    await Promise.race([pumps, sleep(OUTPUT_DRAIN_MS, undefined, { signal: drain.signal }).catch(() => {})]);
+    drain.abort();
+    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit });
+    const [stdoutBytes, stderrBytes] = await pumps;
+    // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
+    await this.termination?.done;
+    if (this.spec.spawner === 'native') await launched.gone();
+    this.letGo();
+    this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
+  }
+
+  private launch(stdio: LaunchStdio): LaunchedTask {
+    const { command } = this.spec;
+    const long = Buffer.byteLength(command) > MAX_ARGUMENT_BYTES ? splitLongCommand(command) : null;
+    const request = {
+      argv: ['bash', '-c', long ? long.script : command],
+      env: long ? { ...this.spec.env, ...long.env } : this.spec.env,
+      cwd: this.spec.cwd,
+      stdio,
+      cgroupDir: this.spec.cgroupDir,
+    };
+    return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
+  }
+
+  /** Writes the stdin text, then closes stdin unless the task is interactive. */
+  private openInput(input: TaskInput | null): void {
+    this.input = input;
+    const { stdin, interactive } = this.spec;
+    if (input === null || (stdin === null && interactive)) return;
+    // The task may end without reading it: EPIPE (or EIO on a terminal) is no failure.
+    input.write(stdin ?? '', !interactive).catch(() => {});
+  }
+
+  private async onInput(requestId: number, text: string, eof: boolean): Promise<void> {
+    let refusal: InputRefusal | null = null;
+    if (this.released) refusal = { code: 'ERR_INPUT_ENDED', detail: null };
+    else if (this.input === null) refusal = { code: 'ERR_INPUT_NOT_INTERACTIVE', detail: 'the task has no open stdin' };
+    else if (this.input.closed) refusal = { code: 'ERR_INPUT_STDIN_CLOSED', detail: null };
+    else {
+      const wait = new AbortController();
+      const written = this.input.write(text, eof).then(
+        () => null,
+        (failure: Error): InputRefusal => ({ code: 'ERR_INPUT_WRITE_FAILED', detail: `its stdin could not take it: ${failure.message}` }),
+      );
+      refusal = await Promise.race([written, sleep(INPUT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
+      wait.abort();
+    }
+    this.report({ type: 'input-done', requestId, pendingBytes: this.input?.pendingBytes ?? 0, refusal });
+  }
+
+  private pump(source: Readable | null, stream: StreamName, fd: number): Promise<number> {
+    if (source === null) {
+      closeSync(fd);
+      return Promise.resolve(0);
+    }
+    return pumpToFile(source, fd, {
+      path: stream === 'stdout' ? this.spec.stdoutPath : this.spec.stderrPath,
+      maxBytes: this.spec.maxOutputBytes,
+      onTruncated: () => this.report({ type: 'truncated', stream }),
+    }).closed;
+  }
+
+  private onStart({ pid, pgid, startedAt }: LeaderStart): void {
+    this.report({ type: 'started', pid, pgid, startedAt });
+    if (this.spec.timeoutMs !== null && !this.exited) {
+      this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
+    }
+  }
+
+  onControl(message: ControlMessage): void {
+    // Messages arrive after run() has launched the task (launch is synchronous); without a launch
+    // (its output files could not be opened) the task has already ended.
+    if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
+    else if (message.type === 'input') void this.onInput(message.requestId, message.text, message.eof);
+  }
+
+  private startTermination(reason: EndReason, signal: KillSignal): void {
+    // After the leader's own exit, a kill ends what it left but does not change why it ended.
+    if (!this.exited) this.reason ??= reason;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.termination) {
+      if (signal !== 'SIGKILL') return;
+      // A later force skips the grace period, and is sent even if an earlier SIGKILL was: what
+      // outlived it (a fork racing the shim's walk) stays killable.
+      this.termination.forceNow();
+      this.launched!.signal('SIGKILL');
+      return;
+    }
+    this.termination = terminate(this.launched!, signal, this.spec.killGraceMs);
+  }
+
+  private report(message: ReportEnvelope['message']): void {
+    this.port.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
+  }
+}
