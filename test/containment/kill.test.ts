@@ -21,6 +21,15 @@ const ESCAPES: Array<{ name: string; command: string; processes: number; leavesG
   { name: 'a double fork that calls setsid', command: '(setsid sleep 300 &); sleep 300', processes: 2, leavesGroup: true },
 ];
 
+/**
+ * What status gives as cpu_ms in each containment: the CPU time its cgroup counted (an integer of
+ * milliseconds), else null, as no other containment measures CPU time today.
+ */
+function assertCpuMs(containment: TestContainment, cpuMs: unknown, what: string): void {
+  if (containment === 'cgroup') assert.ok(Number.isInteger(cpuMs) && (cpuMs as number) >= 0, `${what}: cpu_ms ${cpuMs} is the CPU time the cgroup counted`);
+  else assert.equal(cpuMs, null, `${what}: without a cgroup (${containment}) nothing measures CPU time`);
+}
+
 /** A daemon in `containment`, a client, and a marker `VARIABLE=<unique>` to give a task's env. */
 async function setUp(t: TestContext, containment: TestContainment, variable: string, args = ['--kill-grace-ms', String(GRACE_MS)]) {
   const daemon = await startTestDaemon(t, { containment, args });
@@ -110,7 +119,9 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
         const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
         assert.equal(ended.state, 'killed', `round ${round}`);
         assert.equal(ended.stdout_tail, '', `round ${round}: the command was stopped before it finished`);
-        assert.ok(ended.runtime_ms < 900, `round ${round}: runtime ${ended.runtime_ms}`);
+        // A kill that arrives before the worker reports the start leaves no start time, and so no runtime.
+        if (ended.started_at === null) assert.equal(ended.runtime_ms, null, `round ${round}`);
+        else assert.ok(Number.isInteger(ended.runtime_ms) && ended.runtime_ms < 900, `round ${round}: runtime ${ended.runtime_ms}`);
       }
     });
 
@@ -148,6 +159,26 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       assert.equal(next.stdout_tail, 'after\n');
     });
 
+    test('status gives cpu_ms as this containment measures it, while the task runs and once it has ended', async (t) => {
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      const task = await tools.ok('run', { command: 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 300', wait_seconds: 0 });
+      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'), 'the task has started');
+      const running = await tools.ok('status', { id: task.id });
+      assert.equal(running.state, 'running');
+      assertCpuMs(daemon.containment, running.cpu_ms, 'running');
+      await tools.ok('kill', { id: task.id, force: true });
+      assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
+      // In cgroup mode the figures are final once the worker has let go of the task (processes 0).
+      const ended = daemon.containment === 'cgroup' ? await waitFor(async () => {
+        const view = await tools.ok('status', { id: task.id });
+        return view.processes === 0 ? view : null;
+      }, 10_000) : await tools.ok('status', { id: task.id });
+      assert.ok(ended, 'the task was released');
+      assertCpuMs(daemon.containment, ended.cpu_ms, 'ended');
+      if (daemon.containment === 'cgroup') assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
+    });
+
     test('a kill for a task with nothing left signals nothing', async (t) => {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
@@ -178,14 +209,18 @@ test('in cgroup mode a task reports its CPU time and processes, and its cgroup i
   assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
   const running = await tools.ok('status', { id: task.id });
   assert.equal(running.processes, 3);
-  assert.ok(running.cpu_ms >= 0);
+  assertCpuMs('cgroup', running.cpu_ms, 'running');
   const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });
   assert.ok(busy.cpu_ms > 0, `cpu_ms ${busy.cpu_ms}`);
   await tools.ok('kill', { id: task.id, force: true });
   const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
   assert.equal(ended.state, 'killed');
   assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 5000), 'the cgroup was removed');
-  const final = await tools.ok('status', { id: task.id });
-  assert.ok(final.cpu_ms > 0);
-  assert.equal(final.processes, 0);
+  // The worker removes the cgroup, then lets go of the task: from then on the figures are the final ones.
+  const final = await waitFor(async () => {
+    const view = await tools.ok('status', { id: task.id });
+    return view.processes === 0 ? view : null;
+  }, 10_000);
+  assert.ok(final, 'the task was released with no process left');
+  assert.ok(Number.isInteger(final.cpu_ms) && final.cpu_ms > 0, `cpu_ms ${final.cpu_ms}`);
 });

@@ -65,18 +65,34 @@ test('with --auth-token-file every request needs the bearer token', async (t) =>
 });
 
 test('abandoned MCP sessions are swept and do not pile up', async (t) => {
-  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
+  const IDLE_MS = 3000;
+  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', String(IDLE_MS / 1000)] });
+  const sessions = async () => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).sessions as number;
+  const opened: Array<{ id: string; sentAt: number }> = [];
   for (let i = 0; i < 300; i++) {
+    const sentAt = Date.now();
     const res = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
     assert.equal(res.statusCode, 200);
+    const id = res.headers['mcp-session-id'];
+    assert.equal(typeof id, 'string');
+    opened.push({ id: id as string, sentAt });
     await res.body.text();
   }
-  const health = async () => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).sessions;
-  assert.ok((await health()) >= 250, 'the sessions were open');
-  assert.ok(await waitFor(async () => (await health()) === 0, 5000), 'every idle session was closed');
-  const stale = await request(daemon.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': 'no-such-session' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
-  assert.equal(stale.statusCode, 404);
-  assert.match(((await stale.body.json()) as any).error.message, /^Session not found/);
+  const open = await sessions();
+  const answeredAt = Date.now();
+  // The daemon last saw a session no earlier than its initialize was sent, and sweeps it only once
+  // it has been idle IDLE_MS since: those sent within IDLE_MS before the count was answered are
+  // surely counted, however long opening them took.
+  const surelyOpen = opened.filter((session) => session.sentAt > answeredAt - IDLE_MS).length;
+  t.diagnostic(`opening 300 sessions took ${answeredAt - opened[0]!.sentAt} ms; /healthz counted ${open}, ${surelyOpen} of them surely open`);
+  assert.ok(surelyOpen > 0, 'at least the last session was opened within the idle limit');
+  assert.ok(open >= surelyOpen && open <= 300, `${open} sessions counted, ${surelyOpen} of them surely open`);
+  assert.ok(await waitFor(async () => (await sessions()) === 0, IDLE_MS + 20_000), 'every idle session was closed');
+  for (const { id } of opened) {
+    const stale = await request(daemon.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    assert.equal(stale.statusCode, 404, `session ${id} was closed`);
+    assert.match(((await stale.body.json()) as any).error.message, /^Session not found/);
+  }
 });
 
 test('a session in use is kept while it waits on a long call', async (t) => {

@@ -1,23 +1,39 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
 
 test('200 concurrent short tasks with --max-running 8 all finish with their own result', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--max-running', '8'] });
   const clients = await Promise.all(Array.from({ length: 4 }, () => connectClient(t, daemon.url)));
-  let peakRunning = 0;
-  const watcher = setInterval(async () => {
-    const health = await fetch(`${daemon.origin}/healthz`).then((res) => res.json() as Promise<any>);
-    peakRunning = Math.max(peakRunning, health.tasks.running);
-  }, 20);
-  t.after(() => clearInterval(watcher));
-  const results = await Promise.all(
+  const counts = async () => ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).tasks as Record<string, number>;
+  // No task can end before the test opens the gate, so the daemon must fill every slot and queue the rest.
+  const go = join(daemon.stateDir, 'go');
+  const runs = Promise.all(
     Array.from({ length: 200 }, (_, i) =>
-      clients[i % 4]!.ok('run', { command: `sleep 0.0$((${i} % 5)); echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 7))`, wait_seconds: 30 }),
+      clients[i % 4]!.ok('run', { command: `while [ ! -e ${go} ]; do sleep 0.01; done; sleep 0.0$((${i} % 5)); echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 7))`, wait_seconds: 30 }),
     ),
   );
-  clearInterval(watcher);
+  let seen: Record<string, number> = {};
+  const held = await waitFor(async () => {
+    seen = await counts();
+    return seen.running! + seen.pending! === 200 && seen.running! >= 8;
+  }, 30_000);
+  assert.ok(held, `all 200 were accepted and the slots filled: ${JSON.stringify(seen)}`);
+  assert.equal(seen.running, 8, 'as many ran at once as --max-running allows, and no more');
+  assert.equal(seen.pending, 192);
+  writeFileSync(go, '');
+  // While they churn through the slots, one poll at a time, the limit still holds.
+  let finished = false;
+  let peakRunning = 0;
+  const watching = (async () => {
+    while (!finished) peakRunning = Math.max(peakRunning, (await counts()).running!);
+  })();
+  const results = await runs.finally(() => (finished = true));
+  await watching;
   results.forEach((task, i) => {
     assert.equal(task.state, 'done', `task ${i}`);
     assert.equal(task.exit_code, i % 7, `task ${i}`);
@@ -26,8 +42,8 @@ test('200 concurrent short tasks with --max-running 8 all finish with their own 
   });
   assert.equal(new Set(results.map((task) => task.id)).size, 200);
   assert.ok(peakRunning <= 8, `at most 8 ran at once, saw ${peakRunning}`);
-  const health = await fetch(`${daemon.origin}/healthz`).then((res) => res.json() as Promise<any>);
-  assert.equal(health.tasks.done, 200);
+  const health = await counts();
+  assert.equal(health.done, 200);
   assert.doesNotMatch(daemon.stderr(), /Warning|"level":[4-6]0/, 'no warnings or errors were logged');
 });
 

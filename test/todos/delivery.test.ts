@@ -106,7 +106,10 @@ test('a harness that answers slowly does not slow run or status', async (t) => {
   assert.equal(answered, 0, 'every status call returned while the harness held all its answers');
   held.open();
   assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0, 15_000));
-  for (const id of ids) assert.equal(peer.todos.has(id), false, `${id}: status handed the result over, so its todo ends cleared`);
+  for (const id of ids) {
+    assert.equal(peer.todos.has(id), false, `${id}: status handed the result over, so its todo ends cleared`);
+    assert.equal(peer.requestsFor(id).at(-1)?.cmd, 'todo_clear', `${id}: the todo it had was cleared`);
+  }
 });
 
 test('malformed answer lines from the harness are logged and survived', async (t) => {
