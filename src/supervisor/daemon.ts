@@ -16,6 +16,7 @@ import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
+import { interruptAll, removeUnreleasedCgroups } from './tasks/shutdown.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 
@@ -73,12 +74,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       server.close();
       server.closeAllConnections();
       await sessions.closeAll();
-      await tasks.interruptAll();
+      await interruptAll(tasks);
       await delivery?.drain(STOP_DRAIN_MS);
       delivery?.stop();
       retention.stop();
       await pool.close();
-      await tasks.removeUnreleasedCgroups();
+      await removeUnreleasedCgroups(tasks);
       releaseContainment(containment);
       store.close();
       unlock();

@@ -41,12 +41,12 @@ export class TaskRun {
     try {
       await this.supervise();
     } finally {
-      this.letGo(); // whatever failed
+      this.release(); // whatever failed
     }
   }
 
   /** Nothing more is written to the task, and its terminal is closed (idempotent). */
-  private letGo(): void {
+  private release(): void {
     this.released = true;
     this.input?.release();
     this.terminal?.close();
@@ -89,7 +89,7 @@ export class TaskRun {
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (this.spec.spawner === 'native') await launched.gone();
-    this.letGo();
+    this.release();
     this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
   }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig, type Config } from '../../src/supervisor/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { loadConfig, type Config } from '../../src/supervisor/config.js';
 import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 

@@ -44,3 +44,14 @@ export interface TaskRecord {
   /** A todo for this task has been queued for the harness and not cleared since. */
   todoShown: boolean;
 }
+
+/** What run decides of a new task; the rest starts empty. */
+export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs'>;
+
+/** A new task's record: pending, nothing run yet. */
+export function createTaskRecord(task: NewTask): TaskRecord {
+  return {
+    ...task, state: 'pending', exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null,
+    pid: null, pgid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
+  };
+}

@@ -24,13 +24,13 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
     host.apply(task, { type: 'interrupted', error: 'the daemon stopped before the task started', endedAt: Date.now() });
   }
   // Running tasks, and finished ones whose leftovers the workers still hold.
-  const held = [...host.live.values()].filter((task) => task.worker !== null);
-  for (const task of held) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
+  const dispatched = [...host.live.values()].filter((task) => task.worker !== null);
+  for (const task of dispatched) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
   // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups.
   const timer = new AbortController();
-  await Promise.race([Promise.all(held.map((task) => task.released.reached)), sleep(host.killGraceMs + REAP_MARGIN_MS, undefined, { signal: timer.signal }).catch(() => {})]);
+  await Promise.race([Promise.all(dispatched.map((task) => task.released.reached)), sleep(host.killGraceMs + REAP_MARGIN_MS, undefined, { signal: timer.signal }).catch(() => {})]);
   timer.abort();
-  for (const task of held) {
+  for (const task of dispatched) {
     if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: 'the daemon stopped while the task was running', endedAt: Date.now() });
   }
 }

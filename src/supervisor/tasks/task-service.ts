@@ -6,16 +6,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import type { Containment } from '../../process/containment.js';
-import type { KillSignal } from '../../process/signals.js';
 import { openTerminal } from '../../process/terminals.js';
 import { advance, type LifecycleEvent } from '../model/lifecycle.js';
-import { isFinished, type TaskRecord, type TaskState } from '../model/task.js';
+import { createTaskRecord, isFinished, type TaskRecord, type TaskState } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
 import { createLiveTask, type LiveTask, type RunRequest } from './live-task.js';
-import { interruptAll, removeUnreleasedCgroups, type ShutdownHost } from './shutdown.js';
-import { refuseWaitingInputs, TaskControl, type ControlHost, type InputOutcome, type KillOutcome } from './task-control.js';
+import type { ShutdownHost } from './shutdown.js';
+import { refuseWaitingInputs, TaskControl, type ControlHost } from './task-control.js';
 import { TaskProbes } from './task-probes.js';
 import { TaskQueue } from './task-queue.js';
 import { buildTaskSpec } from './task-spec.js';
@@ -34,7 +33,8 @@ export class TaskService implements ControlHost, ShutdownHost {
   readonly probes: TaskProbes;
   readonly killGraceMs: number;
   private readonly queue: TaskQueue;
-  private readonly control = new TaskControl(this);
+  /** Kill and input. */
+  readonly control = new TaskControl(this);
   private readonly todoSource;
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
@@ -70,12 +70,10 @@ export class TaskService implements ControlHost, ShutdownHost {
   run(request: RunRequest): TaskRecord {
     const id = request.name ?? this.store.generateId();
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
-    const record: TaskRecord = {
+    const record = createTaskRecord({
       id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
-      state: 'pending', runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
-      exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null, pid: null, pgid: null,
-      stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
-    };
+      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
+    });
     this.queue.assertRoom(); // a full queue refuses before anything is written
     const admitted = this.store.insert(record, composeClear(id));
     if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
@@ -126,14 +124,6 @@ export class TaskService implements ControlHost, ShutdownHost {
     return this.applyStored(this.get(id), { type: 'handed-over' });
   }
 
-  kill(id: string, signal: KillSignal): KillOutcome {
-    return this.control.kill(id, signal);
-  }
-
-  input(id: string, text: string, eof: boolean): Promise<InputOutcome> {
-    return this.control.input(id, text, eof);
-  }
-
   cancel(task: LiveTask): void {
     this.queue.remove(task.record.id);
     this.apply(task, { type: 'cancelled', endedAt: Date.now() });
@@ -148,16 +138,6 @@ export class TaskService implements ControlHost, ShutdownHost {
   countByState(): Record<TaskState, number> {
     // Pending and running tasks are all this daemon's, and the queue knows them as they are now.
     return { ...this.store.countByState(), pending: this.queue.pending, running: this.queue.running };
-  }
-
-  /** Stops every task for a daemon shutdown. */
-  interruptAll(): Promise<void> {
-    return interruptAll(this);
-  }
-
-  /** After the workers are gone: no task cgroup is left. */
-  removeUnreleasedCgroups(): Promise<void> {
-    return removeUnreleasedCgroups(this);
   }
 
   beginStop(): LiveTask[] {

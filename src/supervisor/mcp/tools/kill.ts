@@ -28,7 +28,7 @@ export const killTool = defineTool({
   annotations: { destructiveHint: true, idempotentHint: true },
   async handler(input, { tasks }) {
     const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
-    const { record, signal: sent, leftovers } = tasks.kill(input.id, signal);
+    const { record, signal: sent, leftovers } = tasks.control.kill(input.id, signal);
     let message: string;
     if (record.state === 'killed' && sent === null && record.startedAt === null) message = `task ${record.id} was cancelled before it started`;
     else if (!isFinished(record.state)) message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
