@@ -42,7 +42,10 @@ static char *copy_string(napi_env env, napi_value value) {
   size_t length;
   if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
   char *text = malloc(length + 1);
-  if (text != NULL) napi_get_value_string_utf8(env, value, text, length + 1, &length);
+  if (text != NULL && napi_get_value_string_utf8(env, value, text, length + 1, &length) != napi_ok) {
+    free(text);
+    return NULL;
+  }
   return text;
 }
 
@@ -59,7 +62,7 @@ static char **copy_string_array(napi_env env, napi_value array) {
   char **strings = calloc(count + 1, sizeof *strings);
   if (strings == NULL) return NULL;
   for (uint32_t i = 0; i < count; i++) {
-    napi_value element;
+    napi_value element = NULL;
     napi_get_element(env, array, i, &element);
     strings[i] = copy_string(env, element);
     if (strings[i] == NULL) {
@@ -71,7 +74,7 @@ static char **copy_string_array(napi_env env, napi_value array) {
 }
 
 static napi_value named(napi_env env, napi_value object, const char *name) {
-  napi_value value;
+  napi_value value = NULL; /* stays NULL on failure: every N-API reader rejects it */
   napi_get_named_property(env, object, name, &value);
   return value;
 }
@@ -108,7 +111,7 @@ static int read_spawn_options(napi_env env, napi_value object, struct spawn_opti
     return -1;
   }
   for (uint32_t i = 0; i < nfds; i++) {
-    napi_value element;
+    napi_value element = NULL;
     napi_get_element(env, fd_array, i, &element);
     if (get_int(env, element, &options->fds[i]) != 0) {
       napi_throw_type_error(env, "EINVAL", "spawn options: fds must be integers");
@@ -230,7 +233,8 @@ static napi_value js_set_close_on_exec(napi_env env, napi_callback_info info) {
   int fd;
   if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "fcntl");
   int flags = fcntl(fd, F_GETFD);
-  if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) return throw_errno(env, errno, "fcntl(F_SETFD)");
+  if (flags < 0) return throw_errno(env, errno, "fcntl(F_GETFD)");
+  if (fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) return throw_errno(env, errno, "fcntl(F_SETFD)");
   return NULL;
 }
 

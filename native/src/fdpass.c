@@ -77,16 +77,17 @@ long receive_frame(int socket, char **data, int *fds, int *nfds) {
     memcpy(fds, CMSG_DATA(cmsg), sizeof(int) * (size_t)count);
     *nfds = count;
   }
-  if ((size_t)got < sizeof header) {
-    int err = read_all(socket, (char *)&header + got, sizeof header - (size_t)got);
-    if (err < 0) return err;
-  }
-  if (header > MAX_FRAME_BYTES) return -EMSGSIZE;
-  *data = malloc(header + 1u);
-  if (*data == NULL) return -ENOMEM;
-  int err = read_all(socket, *data, header);
-  if (err < 0) {
+  int err = 0;
+  if ((size_t)got < sizeof header) err = read_all(socket, (char *)&header + got, sizeof header - (size_t)got);
+  if (err == 0 && header > MAX_FRAME_BYTES) err = -EMSGSIZE;
+  if (err == 0 && (*data = malloc(header + 1u)) == NULL) err = -ENOMEM;
+  if (err == 0 && (err = read_all(socket, *data, header)) < 0) {
     free(*data);
+    *data = NULL;
+  }
+  if (err < 0) {
+    for (int i = 0; i < *nfds; i++) close(fds[i]);
+    *nfds = 0;
     return err;
   }
   (*data)[header] = '\0';

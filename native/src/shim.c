@@ -3,10 +3,13 @@
  *   hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
- * status lines for it ("start PID", "exit CODE", "signal N", "error TEXT"). With -t, fd 0 is a
- * terminal: the shim (a session leader, as the spawner starts it) makes it its session's
- * controlling terminal and the leader's process group its foreground group, so the task reads and
- * writes it as a program run from a shell does.
+ * status lines for it: "start PID" once the leader has exec'd, then "exit CODE" or "signal N" at
+ * its end; or, when a step before the exec fails, "error ERRNO CALL", ERRNO the positive errno in
+ * decimal and CALL the failing call and its object (say "error 13 write DIR/cgroup.procs"). With
+ * -t, fd 0 is a terminal: the shim (a session leader, as the spawner starts it) makes it its
+ * session's controlling terminal and the leader's process group its foreground group, so the task
+ * reads and writes it as a program run from a shell does. Usage errors and failures after the
+ * start (nothing may follow "start" but the end) are told on stderr as "hive-task-shim: CALL: ...".
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
@@ -19,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,75 +36,116 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "tree.h"
 
 #define CONTROL_FD 3
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
+#define LINE_MAX_BYTES (PATH_MAX + 128)
+#define USAGE "usage: hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+
+/* Declares `call`, the failing call and its object, formatted from the function's own arguments. */
+#define FORMAT_CALL(call, format)             \
+  char call[LINE_MAX_BYTES - 16];             \
+  va_list args;                               \
+  va_start(args, format);                     \
+  vsnprintf(call, sizeof call, format, args); \
+  va_end(args)
 
 static const char *cgroup_dir = NULL;
 static int on_terminal = 0;
 
-static void report(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *format, ...) {
-  char line[512];
+/* Writes one status line to STATUS_FD: 0 or -errno. */
+static int report(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static int report(const char *format, ...) {
+  char line[LINE_MAX_BYTES];
   va_list args;
   va_start(args, format);
   int length = vsnprintf(line, sizeof line - 1, format, args);
   va_end(args);
-  if (length < 0) return;
+  if (length < 0) return -EINVAL;
   if (length > (int)sizeof line - 2) length = sizeof line - 2;
   line[length++] = '\n';
-  /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
-  ssize_t ignored = write(STATUS_FD, line, (size_t)length);
-  (void)ignored;
+  return write(STATUS_FD, line, (size_t)length) < 0 ? -errno : 0;
 }
+
+/* Reports "error ERRNO CALL"; on stderr instead when the status fd takes nothing. Returns 125. */
+static int fail_setup(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int fail_setup(int err, const char *format, ...) {
+  FORMAT_CALL(call, format);
+  if (report("error %d %s", err, call) < 0) dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
+  return 125;
+}
+
+/* A bad command line: the call and the usage on stderr, and an error line. Returns 125. */
+static int fail_usage(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int fail_usage(int err, const char *format, ...) {
+  FORMAT_CALL(call, format);
+  dprintf(2, "hive-task-shim: %s: %s\n" USAGE, call, strerror(err));
+  report("error %d %s", err, call);
+  return 125;
+}
+
+/* After the start only the leader's end may go to the status fd: later failures go to stderr. */
+static void log_failure(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void log_failure(int err, const char *format, ...) {
+  FORMAT_CALL(call, format);
+  dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
+}
+
+static int set_close_on_exec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 ? 0 : -errno; }
 
 static int register_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? 0 : -errno; }
 
-/* SIGKILL when the spawning thread dies; if it already died, the parent is no longer the original. */
-static int die_with_parent(pid_t expected_parent) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -errno;
-  return getppid() == expected_parent ? 0 : -ESRCH;
-}
+/* SIGKILL when the parent (its thread, for a multithreaded one) dies. */
+static int set_death_signal(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 ? 0 : -errno; }
 
-/* In the leader before exec: a failure is written to `sync` as its reason, then the leader exits. */
-static void fail_start(int sync, const char *what, int err) {
-  dprintf(sync, "%s: %s", what, strerror(err));
+/* The parent may have died before PR_SET_PDEATHSIG was set: then the parent is another process. */
+static int check_parent(pid_t expected) { return getppid() == expected ? 0 : -ESRCH; }
+
+/* In the leader before exec: "ERRNO CALL" is written to `sync` as its reason, then the leader exits. */
+static void fail_start(int sync, int err, const char *format, ...) __attribute__((format(printf, 3, 4), noreturn));
+static void fail_start(int sync, int err, const char *format, ...) {
+  FORMAT_CALL(call, format);
+  if (dprintf(sync, "%d %s", err, call) < 0) dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
   _exit(125);
 }
 
 static void exec_leader(char **argv, pid_t shim, int sync) {
-  if (setpgid(0, 0) != 0) fail_start(sync, "setpgid", errno);
+  int err;
+  const char *call;
+  if (setpgid(0, 0) != 0) fail_start(sync, errno, "setpgid 0 0");
   /* Signals are still blocked here, so tcsetpgrp from what is yet a background group is not stopped by SIGTTOU. */
-  if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, "cannot take the terminal's foreground", errno);
-  if (die_with_parent(shim) != 0) fail_start(sync, "the shim is gone", ESRCH);
-  if (cgroup_dir != NULL) {
-    int err = join_cgroup(cgroup_dir);
-    if (err < 0) fail_start(sync, "cannot enter the task's cgroup", -err);
-  }
+  if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, errno, "tcsetpgrp fd 0");
+  if ((err = set_death_signal()) < 0) fail_start(sync, -err, "prctl PR_SET_PDEATHSIG");
+  if ((err = check_parent(shim)) < 0) fail_start(sync, -err, "getppid: the shim is gone");
+  if (cgroup_dir != NULL && (err = join_cgroup(cgroup_dir, &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, cgroup_dir);
   sigset_t none;
   sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) fail_start(sync, errno, "sigprocmask SIG_SETMASK none");
   execvp(argv[0], argv); /* on success, exec closes `sync` (close-on-exec): the parent sees EOF */
-  int err = errno;
+  err = errno;
   dprintf(2, "hive-task-shim: %s: %s\n", argv[0], strerror(err));
   _exit(err == ENOENT ? 127 : 126);
 }
 
-/* Waits until the leader has exec'd (EOF on `sync`) or failed (its reason on `sync`). */
+/* Waits until the leader has exec'd (EOF on `sync`: 0) or failed (its reason on `sync`: 1); -errno
+ * if `sync` cannot be read. */
 static int await_exec(int sync, char *reason, size_t size) {
   size_t used = 0;
+  int err = 0;
   for (;;) {
     ssize_t got = read(sync, reason + used, size - used - 1);
     if (got < 0 && errno == EINTR) continue;
+    if (got < 0) err = -errno;
     if (got <= 0) break;
     used += (size_t)got;
     if (used == size - 1) break;
   }
   reason[used] = '\0';
   close(sync);
-  return used == 0 ? 0 : -1;
+  return err < 0 ? err : used > 0;
 }
 
 /* Reaps every exited child; reports the leader's end. Returns 1 once no child is left. */
@@ -112,39 +157,48 @@ static int reap_children(pid_t leader, int *leader_done) {
     if (pid < 0) return errno == ECHILD ? 1 : 0;
     if (pid != leader) continue;
     *leader_done = 1;
+    /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
     if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
     else report("exit %d", WEXITSTATUS(status));
   }
 }
 
 static void kill_tree(int sig, pid_t leader, int *leader_done) {
+  const char *call = NULL;
+  int result;
   if (cgroup_dir != NULL) {
-    if (sig == SIGKILL) kill_cgroup(cgroup_dir);
-    else signal_cgroup(cgroup_dir, sig);
+    if (sig == SIGKILL && (result = kill_cgroup(cgroup_dir, &call)) < 0) log_failure(-result, "%s %s/cgroup.kill", call, cgroup_dir);
+    if (sig != SIGKILL && (result = signal_cgroup(cgroup_dir, sig, &call)) < 0) log_failure(-result, "%s (signal %d to cgroup %s)", call, sig, cgroup_dir);
     return;
   }
   if (sig != SIGKILL) {
-    signal_descendants(getpid(), sig);
+    if ((result = signal_descendants(getpid(), sig, &call)) < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, sig);
     return;
   }
   /* Without a cgroup a forking process can outrun one pass: repeat until nothing is left. */
-  for (int round = 0; round < KILL_ROUNDS && signal_descendants(getpid(), SIGKILL) > 0; round++) {
+  for (int round = 0; round < KILL_ROUNDS && (result = signal_descendants(getpid(), SIGKILL, &call)) > 0; round++) {
     reap_children(leader, leader_done);
     usleep(1000);
   }
+  if (result < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, SIGKILL);
 }
 
 /* Applies each complete "kill N" line read from the control fd; returns 0 at EOF. */
 static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, int *leader_done) {
   ssize_t length = read(CONTROL_FD, buffer + *used, size - *used - 1);
-  if (length <= 0) return length < 0 && errno == EINTR;
+  if (length < 0 && errno == EINTR) return 1;
+  /* ECONNRESET: the daemon closed its end with status lines unread; that is its end too. */
+  if (length < 0 && errno != ECONNRESET) log_failure(errno, "read fd %d (control)", CONTROL_FD);
+  if (length <= 0) return 0;
   *used += (size_t)length;
   buffer[*used] = '\0';
   char *line = buffer, *newline;
   while ((newline = strchr(line, '\n')) != NULL) {
     *newline = '\0';
-    int sig;
-    if (sscanf(line, "kill %d", &sig) == 1 && sig > 0 && sig < NSIG) kill_tree(sig, leader, leader_done);
+    long sig;
+    int err = strncmp(line, "kill ", 5) == 0 ? parse_decimal(line + 5, 1, NSIG - 1, &sig) : -EINVAL;
+    if (err == 0) kill_tree((int)sig, leader, leader_done);
+    else log_failure(-err, "parse control line '%.64s'", line);
     line = newline + 1;
   }
   *used = strlen(line);
@@ -156,26 +210,43 @@ static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, i
 static int block_signals(void) {
   sigset_t set;
   sigfillset(&set);
-  if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) return -1;
+  return sigprocmask(SIG_BLOCK, &set, NULL) == 0 ? 0 : -errno;
+}
+
+/* A signalfd that reads SIGCHLD (blocked already), or -errno. */
+static int open_child_events(void) {
+  sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
-  return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  return fd >= 0 ? fd : -errno;
+}
+
+/* Reads what the signalfd holds: 0, or -errno. */
+static int drain_child_events(int child_events) {
+  struct signalfd_siginfo info;
+  ssize_t got;
+  while ((got = read(child_events, &info, sizeof info)) > 0) {
+  }
+  return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }
 
 static int supervise(pid_t leader, int child_events) {
   struct pollfd fds[2] = {{.fd = child_events, .events = POLLIN}, {.fd = CONTROL_FD, .events = POLLIN}};
   char control[256];
   size_t used = 0;
-  int leader_done = 0;
+  int leader_done = 0, err;
   for (;;) {
     if (reap_children(leader, &leader_done) && leader_done) return 0;
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) return 1;
-    if (fds[0].revents & POLLIN) {
-      struct signalfd_siginfo info;
-      while (read(child_events, &info, sizeof info) > 0) {
-      }
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+      log_failure(errno, "poll");
+      return 1;
     }
-    if (fds[1].revents & (POLLIN | POLLHUP)) {
+    if ((fds[0].revents & POLLIN) && (err = drain_child_events(child_events)) < 0) {
+      log_failure(-err, "read signalfd SIGCHLD");
+      return 1;
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       /* The daemon closed control: keep reaping; PR_SET_PDEATHSIG covers its death. */
       if (!read_control(control, &used, sizeof control, leader, &leader_done)) fds[1].fd = -1;
     }
@@ -183,14 +254,15 @@ static int supervise(pid_t leader, int child_events) {
 }
 
 /* Makes fd 0 this session's controlling terminal, with UTF-8 aware line editing. */
-static int take_terminal(void) {
-  if (ioctl(0, TIOCSCTTY, 0) != 0) return -errno;
+static int take_terminal(const char **call) {
   struct termios modes;
-  if (tcgetattr(0, &modes) == 0) {
-    modes.c_iflag |= IUTF8;
-    tcsetattr(0, TCSANOW, &modes);
-  }
-  return 0;
+  *call = "ioctl TIOCSCTTY fd 0";
+  if (ioctl(0, TIOCSCTTY, 0) != 0) return -errno;
+  *call = "tcgetattr fd 0";
+  if (tcgetattr(0, &modes) != 0) return -errno;
+  modes.c_iflag |= IUTF8;
+  *call = "tcsetattr fd 0 IUTF8";
+  return tcsetattr(0, TCSANOW, &modes) == 0 ? 0 : -errno;
 }
 
 int main(int argc, char **argv) {
@@ -199,37 +271,42 @@ int main(int argc, char **argv) {
     argv++;
     argc--;
   }
-  if (argc < 4) {
-    dprintf(2, "usage: hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n");
-    return 125;
-  }
-  pid_t parent = (pid_t)strtol(argv[1], NULL, 10);
+  if (argc < 4) return fail_usage(EINVAL, "argv: %d arguments where at least 3 are needed", argc - 1);
+  long parent;
+  int err = parse_decimal(argv[1], 1, INT_MAX, &parent);
+  if (err < 0) return fail_usage(-err, "strtol PARENT_PID '%.64s' (a pid, from 1)", argv[1]);
   if (strcmp(argv[2], "-") != 0) cgroup_dir = argv[2];
-  fcntl(CONTROL_FD, F_SETFD, FD_CLOEXEC);
-  fcntl(STATUS_FD, F_SETFD, FD_CLOEXEC);
-  int child_events = block_signals();
-  int err = child_events < 0 ? -errno : register_subreaper();
-  if (err == 0) err = die_with_parent(parent);
-  if (err == 0 && on_terminal) err = take_terminal();
-  int sync[2];
-  if (err == 0 && pipe2(sync, O_CLOEXEC) != 0) err = -errno;
-  if (err < 0) {
-    report("error shim setup failed: %s", strerror(-err));
+  for (int fd = CONTROL_FD; fd <= STATUS_FD; fd++) {
+    if ((err = set_close_on_exec(fd)) == 0) continue;
+    dprintf(2, "hive-task-shim: fcntl F_SETFD FD_CLOEXEC fd %d: %s\n", fd, strerror(-err));
+    report("error %d fcntl F_SETFD FD_CLOEXEC fd %d", -err, fd);
     return 125;
   }
+  if ((err = block_signals()) < 0) return fail_setup(-err, "sigprocmask SIG_BLOCK all");
+  int child_events = open_child_events();
+  if (child_events < 0) return fail_setup(-child_events, "signalfd SIGCHLD");
+  if ((err = register_subreaper()) < 0) return fail_setup(-err, "prctl PR_SET_CHILD_SUBREAPER");
+  if ((err = set_death_signal()) < 0) return fail_setup(-err, "prctl PR_SET_PDEATHSIG");
+  if ((err = check_parent((pid_t)parent)) < 0) return fail_setup(-err, "getppid: the spawner is gone");
+  const char *call;
+  if (on_terminal && (err = take_terminal(&call)) < 0) return fail_setup(-err, "%s", call);
+  int sync[2];
+  if (pipe2(sync, O_CLOEXEC) != 0) return fail_setup(errno, "pipe2");
   pid_t shim = getpid();
   pid_t leader = fork();
-  if (leader < 0) {
-    report("error fork failed: %s", strerror(errno));
-    return 125;
-  }
+  if (leader < 0) return fail_setup(errno, "fork");
   if (leader == 0) {
     close(sync[0]);
     exec_leader(argv + 3, shim, sync[1]);
   }
   close(sync[1]);
-  char reason[256];
-  if (await_exec(sync[0], reason, sizeof reason) == 0) report("start %d", leader);
-  else report("error %s", reason);
+  char reason[LINE_MAX_BYTES - 16];
+  int state = await_exec(sync[0], reason, sizeof reason);
+  if (state == 0) report("start %d", leader);
+  else if (state > 0) report("error %s", reason);
+  else {
+    fail_setup(-state, "read the leader's exec pipe");
+    kill(leader, SIGKILL); /* its start is unknown: it must not run unreported */
+  }
   return supervise(leader, child_events);
 }

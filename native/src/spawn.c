@@ -89,8 +89,9 @@ static int spawn_with_fds(const char *path, char *const argv[], char *const envp
   int pidfd = sys_pidfd_open(pid);
   if (pidfd < 0) {
     int saved = errno;
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    kill(pid, SIGKILL); /* cannot fail: the child is ours and unreaped */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
     return -saved;
   }
   *pid_out = pid;

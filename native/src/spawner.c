@@ -11,12 +11,14 @@
  * socket until they are read, and this process must go on reading them rather than wait for the
  * thread to read answers.
  * It reaps the shims it starts, and dies with the thread that started it (PR_SET_PDEATHSIG), which
- * takes the shims with it. */
+ * takes the shims with it. Whatever ends it, and every malformed request (answered EINVAL), is told
+ * in one line on stderr, "hive-task-spawner: CALL: REASON". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,31 +30,54 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "parse.h"
 #include "spawn.h"
 
 #define SOCKET_FD 3
 #define ANSWER_FD 4
 #define MAX_STRINGS 65536
 
-/* Splits the request's NUL-separated fields; returns 0 or -EINVAL. argv and envp point into data. */
+/* Writes "hive-task-spawner: CALL: strerror(err)" to stderr; returns -err. */
+static int log_failure(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static int log_failure(int err, const char *format, ...) {
+  char call[256];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(call, sizeof call, format, args);
+  va_end(args);
+  dprintf(2, "hive-task-spawner: %s: %s\n", call, strerror(err));
+  return -err;
+}
+
+/* The thread sees the spawner gone and starts another. */
+#define exit_with_error(status, ...) \
+  do {                               \
+    log_failure(__VA_ARGS__);               \
+    exit(status);                    \
+  } while (0)
+
+/* Splits the request's NUL-separated fields; returns 0 or -EINVAL (told on stderr). argv and envp
+ * point into data. */
 static int parse_request(char *data, long length, char **cwd, char **path, char **argv, char **envp) {
   char *cursor = data, *end = data + length;
   char *fields[3];
   for (int i = 0; i < 3; i++) {
-    if (cursor >= end) return -EINVAL;
+    if (cursor >= end) return log_failure(EINVAL, "parse request: %d of its 3 fields cwd, path, argc", i);
     fields[i] = cursor;
     cursor += strlen(cursor) + 1;
   }
   *cwd = fields[0];
   *path = fields[1];
-  long argc = strtol(fields[2], NULL, 10);
-  if (argc < 1 || argc >= MAX_STRINGS) return -EINVAL;
+  long argc;
+  int err = parse_decimal(fields[2], 1, MAX_STRINGS - 1, &argc);
+  if (err < 0) return log_failure(EINVAL, "parse request: argc '%.32s' (a count from 1 to %d)", fields[2], MAX_STRINGS - 1);
   int count = 0;
   for (; cursor < end && count < argc; count++, cursor += strlen(cursor) + 1) argv[count] = cursor;
-  if (count != argc) return -EINVAL;
+  if (count != argc) return log_failure(EINVAL, "parse request: %d argv strings where argc is %ld", count, argc);
   argv[count] = NULL;
   count = 0;
   for (; cursor < end && count < MAX_STRINGS - 1; count++, cursor += strlen(cursor) + 1) envp[count] = cursor;
+  if (cursor < end) return log_failure(EINVAL, "parse request: more than %d env strings", MAX_STRINGS - 1);
   envp[count] = NULL;
   return 0;
 }
@@ -67,7 +92,7 @@ static void queue_answer(const char *text, size_t length) {
     size_t capacity = unsent_capacity == 0 ? 4096 : unsent_capacity * 2;
     while (capacity < unsent_length + sizeof(uint32_t) + length) capacity *= 2;
     char *grown = realloc(unsent, capacity);
-    if (grown == NULL) exit(1); /* the thread sees the spawner gone and starts another */
+    if (grown == NULL) exit_with_error(1, ENOMEM, "realloc the answer queue to %zu bytes", capacity);
     unsent = grown;
     unsent_capacity = capacity;
   }
@@ -83,7 +108,7 @@ static void flush_answers(void) {
     ssize_t sent = send(ANSWER_FD, unsent, unsent_length, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (sent < 0) exit(0);
+    if (sent < 0) exit_with_error(1, errno, "send answers on fd %d", ANSWER_FD);
     memmove(unsent, unsent + sent, unsent_length - (size_t)sent);
     unsent_length -= (size_t)sent;
   }
@@ -91,7 +116,7 @@ static void flush_answers(void) {
 
 static void serve_request(char *data, long length, int *fds, int nfds) {
   static char *argv[MAX_STRINGS], *envp[MAX_STRINGS];
-  char *cwd, *path;
+  char *cwd = NULL, *path = NULL;
   pid_t pid = 0;
   int pidfd = -1;
   int err = parse_request(data, length, &cwd, &path, argv, envp);
@@ -109,35 +134,50 @@ static void reap_children(void) {
   }
 }
 
+/* Reads what the signalfd holds: 0, or -errno. */
+static int drain_child_events(int child_events) {
+  struct signalfd_siginfo info;
+  ssize_t got;
+  while ((got = read(child_events, &info, sizeof info)) > 0) {
+  }
+  return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+}
+
 int main(void) {
   pid_t parent = getppid();
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
-  fcntl(SOCKET_FD, F_SETFD, FD_CLOEXEC);
-  fcntl(ANSWER_FD, F_SETFD, FD_CLOEXEC);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit_with_error(1, errno, "prctl PR_SET_PDEATHSIG");
+  if (getppid() != parent) exit_with_error(1, ESRCH, "getppid: the daemon is gone");
+  for (int fd = SOCKET_FD; fd <= ANSWER_FD; fd++) {
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %d", fd);
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   sigaddset(&set, SIGPIPE);
-  sigprocmask(SIG_BLOCK, &set, NULL);
+  if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) exit_with_error(1, errno, "sigprocmask SIG_BLOCK SIGCHLD SIGPIPE");
   sigdelset(&set, SIGPIPE);
   int child_events = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (child_events < 0) return 1;
+  if (child_events < 0) exit_with_error(1, errno, "signalfd SIGCHLD");
   struct pollfd fds[3] = {{.fd = SOCKET_FD, .events = POLLIN}, {.fd = child_events, .events = POLLIN}, {.fd = ANSWER_FD, .events = POLLOUT}};
   for (;;) {
     /* Waits for the answer socket to take more only while answers are queued. */
-    if (poll(fds, unsent_length > 0 ? 3 : 2, -1) < 0 && errno != EINTR) return 1;
+    if (poll(fds, unsent_length > 0 ? 3 : 2, -1) < 0 && errno != EINTR) exit_with_error(1, errno, "poll");
     if (unsent_length > 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) flush_answers();
     if (fds[1].revents & POLLIN) {
-      struct signalfd_siginfo info;
-      while (read(child_events, &info, sizeof info) > 0) {
-      }
+      int err = drain_child_events(child_events);
+      if (err < 0) exit_with_error(1, -err, "read signalfd SIGCHLD");
       reap_children();
     }
-    if (fds[0].revents & (POLLIN | POLLHUP)) {
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       char *data = NULL;
       int passed[FDPASS_MAX_FDS], npassed = 0;
       long length = receive_frame(SOCKET_FD, &data, passed, &npassed);
-      if (length <= 0) return 0; /* the daemon thread closed its end, or the stream broke */
+      /* A broken frame leaves the stream out of step: no later request could be read either. */
+      if (length < 0) exit_with_error(1, (int)-length, "receive a request on fd %d", SOCKET_FD);
+      if (length == 0) {
+        dprintf(2, "hive-task-spawner: recvmsg fd %d: end of file (the daemon thread closed its end)\n", SOCKET_FD);
+        return 0;
+      }
       serve_request(data, length, passed, npassed);
       free(data);
     }

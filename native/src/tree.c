@@ -12,24 +12,39 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "sys.h"
 
-/* The parent pid from /proc/PID/stat, or -1 when the process is gone. The name field may hold
- * spaces and parentheses, so parse after the last ')'. */
-static pid_t read_parent_pid(pid_t pid) {
-  char path[64], buffer[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+/* A process that exits while it is looked at: its /proc files vanish or read as empty. */
+static int is_gone(int err) { return err == -ENOENT || err == -ESRCH; }
+
+/* Reads /proc/PID/NAME into `buffer` (NUL-terminated): its length, or -errno (-ESRCH once gone). */
+static int read_proc_file(pid_t pid, const char *name, char *buffer, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t length = read(fd, buffer, sizeof buffer - 1);
+  if (fd < 0) return -errno;
+  ssize_t length = read(fd, buffer, size - 1);
+  int err = length < 0 ? -errno : length == 0 ? -ESRCH : 0;
   close(fd);
-  if (length <= 0) return -1;
+  if (err < 0) return err;
   buffer[length] = '\0';
+  return (int)length;
+}
+
+/* The parent pid from /proc/PID/stat, or -errno (-ESRCH for a zombie). The name field may hold
+ * spaces and parentheses, so parse after the last ')'. */
+static pid_t read_parent_pid(pid_t pid, const char **call) {
+  char buffer[1024];
+  int length = read_proc_file(pid, "stat", buffer, sizeof buffer);
+  *call = "read /proc/PID/stat";
+  if (length < 0) return length;
   char *end = strrchr(buffer, ')');
   char state;
   int ppid;
-  if (end == NULL || sscanf(end + 2, "%c %d", &state, &ppid) != 2) return -1;
-  return state == 'Z' ? -1 : ppid;
+  *call = "parse /proc/PID/stat";
+  if (end == NULL || sscanf(end + 1, " %c %d", &state, &ppid) != 2) return -EINVAL;
+  return state == 'Z' ? -ESRCH : ppid;
 }
 
 struct process_list {
@@ -39,9 +54,10 @@ struct process_list {
   size_t capacity;
 };
 
-static int list_append(struct process_list *list, pid_t pid, pid_t parent) {
+static int list_append(struct process_list *list, pid_t pid, pid_t parent, const char **call) {
   if (list->count == list->capacity) {
     size_t capacity = list->capacity ? list->capacity * 2 : 256;
+    *call = "realloc process list";
     pid_t *pids = realloc(list->pids, capacity * sizeof *pids);
     if (pids == NULL) return -ENOMEM;
     list->pids = pids;
@@ -57,17 +73,23 @@ static int list_append(struct process_list *list, pid_t pid, pid_t parent) {
 }
 
 /* Every living process with its parent. */
-static int list_processes(struct process_list *list) {
+static int list_processes(struct process_list *list, const char **call) {
+  *call = "opendir /proc";
   DIR *proc = opendir("/proc");
   if (proc == NULL) return -errno;
-  struct dirent *entry;
   int err = 0;
-  while (err == 0 && (entry = readdir(proc)) != NULL) {
-    char *end;
-    long pid = strtol(entry->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    pid_t parent = read_parent_pid((pid_t)pid);
-    if (parent >= 0) err = list_append(list, (pid_t)pid, parent);
+  while (err == 0) {
+    errno = 0;
+    struct dirent *entry = readdir(proc);
+    if (entry == NULL) {
+      if (errno != 0) *call = "readdir /proc";
+      err = -errno;
+      break;
+    }
+    long pid;
+    if (parse_decimal(entry->d_name, 1, INT_MAX, &pid) != 0) continue; /* not a process */
+    pid_t parent = read_parent_pid((pid_t)pid, call);
+    if (!is_gone(parent)) err = parent < 0 ? parent : list_append(list, (pid_t)pid, parent, call);
   }
   closedir(proc);
   return err;
@@ -90,73 +112,117 @@ static int is_descendant(const struct process_list *list, size_t index, pid_t ro
   return parent == root;
 }
 
-/* Opens a pidfd for `pid`, then checks that the process it names still has `parent` as parent:
- * if the pid was reused in between, the check fails (or the pidfd names a dead process). */
-static int signal_checked(pid_t pid, pid_t parent, int sig) {
+/* A pidfd for `pid`, or -errno (-ESRCH when it is gone). */
+static int open_pidfd(pid_t pid, const char **call) {
   int pidfd = sys_pidfd_open(pid);
-  if (pidfd < 0) return 0;
-  int sent = 0;
-  if (read_parent_pid(pid) == parent && sys_pidfd_send_signal(pidfd, sig) == 0) sent = 1;
-  close(pidfd);
-  return sent;
+  *call = "pidfd_open";
+  return pidfd >= 0 ? pidfd : -errno;
 }
 
-int signal_descendants(pid_t root, int sig) {
+/* Sends `sig` through `pidfd`: 1, 0 when the process is gone, or -errno. */
+static int send_signal(int pidfd, int sig, const char **call) {
+  if (sys_pidfd_send_signal(pidfd, sig) == 0) return 1;
+  *call = "pidfd_send_signal";
+  return errno == ESRCH ? 0 : -errno;
+}
+
+/* Opens a pidfd for `pid`, then checks that the process it names still has `parent` as parent:
+ * if the pid was reused in between, the check fails (or the pidfd names a dead process). */
+static int signal_checked(pid_t pid, pid_t parent, int sig, const char **call) {
+  int pidfd = open_pidfd(pid, call);
+  if (pidfd < 0) return is_gone(pidfd) ? 0 : pidfd;
+  pid_t now = read_parent_pid(pid, call);
+  int result = now == parent ? send_signal(pidfd, sig, call) : now < 0 && !is_gone(now) ? now : 0;
+  close(pidfd);
+  return result;
+}
+
+int signal_descendants(pid_t root, int sig, const char **call) {
   struct process_list list = {0};
-  int err = list_processes(&list);
-  int sent = 0;
+  int err = list_processes(&list, call);
+  int sent = 0, first_failure = 0;
+  /* A process that cannot be signalled does not keep the others from their signal. */
   for (size_t i = 0; err == 0 && i < list.count; i++) {
-    if (list.pids[i] != root && is_descendant(&list, i, root)) sent += signal_checked(list.pids[i], list.parents[i], sig);
+    if (list.pids[i] == root || !is_descendant(&list, i, root)) continue;
+    const char *failed = NULL;
+    int result = signal_checked(list.pids[i], list.parents[i], sig, &failed);
+    if (result >= 0) sent += result;
+    else if (first_failure == 0) {
+      first_failure = result;
+      *call = failed;
+    }
   }
+  if (err == 0) err = first_failure;
   free(list.pids);
   free(list.parents);
   return err < 0 ? err : sent;
 }
 
-static int write_file(const char *dir, const char *name, const char *text) {
+static int write_file(const char *dir, const char *name, const char *text, const char **call) {
   char path[PATH_MAX];
+  *call = "open";
   if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return -ENAMETOOLONG;
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
-  ssize_t written = write(fd, text, strlen(text));
-  int err = written < 0 ? -errno : 0;
+  *call = "write";
+  size_t length = strlen(text);
+  ssize_t written = write(fd, text, length);
+  int err = written < 0 ? -errno : (size_t)written < length ? -EIO : 0;
   close(fd);
   return err;
 }
 
-int kill_cgroup(const char *dir) { return write_file(dir, "cgroup.kill", "1"); }
+int kill_cgroup(const char *dir, const char **call) { return write_file(dir, "cgroup.kill", "1", call); }
 
-int join_cgroup(const char *dir) { return write_file(dir, "cgroup.procs", "0"); }
+int join_cgroup(const char *dir, const char **call) { return write_file(dir, "cgroup.procs", "0", call); }
 
-/* True when /proc/PID/cgroup names the cgroup whose folder is `dir` (compared by its tail). */
-static int in_cgroup(pid_t pid, const char *dir) {
-  char path[64], line[PATH_MAX + 16];
-  snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
-  FILE *file = fopen(path, "re");
-  if (file == NULL) return 0;
-  int member = 0;
-  while (!member && fgets(line, sizeof line, file) != NULL) {
-    if (strncmp(line, "0::", 3) != 0) continue;
-    line[strcspn(line, "\n")] = '\0';
-    size_t own = strlen(line + 3), full = strlen(dir);
-    member = own > 0 && full >= own && strcmp(dir + full - own, line + 3) == 0;
-  }
-  fclose(file);
-  return member;
+/* 1 when /proc/PID/cgroup names the cgroup whose folder is `dir` (compared by its tail), 0 when it
+ * does not or the process is gone, or -errno. */
+static int in_cgroup(pid_t pid, const char *dir, const char **call) {
+  char buffer[2 * PATH_MAX];
+  int length = read_proc_file(pid, "cgroup", buffer, sizeof buffer);
+  *call = "read /proc/PID/cgroup";
+  if (length < 0) return is_gone(length) ? 0 : length;
+  const char *line = strstr(buffer, "0::");
+  while (line != NULL && line != buffer && line[-1] != '\n') line = strstr(line + 1, "0::");
+  if (line == NULL) return 0;
+  size_t own = strcspn(line + 3, "\n"), full = strlen(dir);
+  return own > 0 && full >= own && strncmp(dir + full - own, line + 3, own) == 0;
 }
 
-int signal_cgroup(const char *dir, int sig) {
+/* Signals `pid` if it is still in `dir`'s cgroup: 1, 0 when it is not (or gone), or -errno. */
+static int signal_member(pid_t pid, const char *dir, int sig, const char **call) {
+  int pidfd = open_pidfd(pid, call);
+  if (pidfd < 0) return is_gone(pidfd) ? 0 : pidfd;
+  int result = in_cgroup(pid, dir, call);
+  if (result == 1) result = send_signal(pidfd, sig, call);
+  close(pidfd);
+  return result;
+}
+
+int signal_cgroup(const char *dir, int sig, const char **call) {
   char path[PATH_MAX];
+  *call = "open cgroup.procs";
   if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path) return -ENAMETOOLONG;
   FILE *procs = fopen(path, "re");
   if (procs == NULL) return -errno;
-  int sent = 0, pid;
+  int sent = 0, err = 0, pid;
   while (fscanf(procs, "%d", &pid) == 1) {
-    int pidfd = sys_pidfd_open(pid);
-    if (pidfd < 0) continue;
-    if (in_cgroup(pid, dir) && sys_pidfd_send_signal(pidfd, sig) == 0) sent++;
-    close(pidfd);
+    const char *failed = NULL;
+    int result = signal_member(pid, dir, sig, &failed);
+    if (result >= 0) sent += result;
+    else if (err == 0) {
+      err = result;
+      *call = failed;
+    }
+  }
+  if (err == 0 && ferror(procs)) {
+    err = errno != 0 ? -errno : -EIO;
+    *call = "read cgroup.procs";
+  } else if (err == 0 && !feof(procs)) {
+    err = -EINVAL;
+    *call = "parse cgroup.procs";
   }
   fclose(procs);
-  return sent;
+  return err < 0 ? err : sent;
 }

@@ -3,18 +3,23 @@
 
 #include <sys/types.h>
 
+/* Each function here returns -errno on failure and sets `*call` to the name of the call that
+ * failed. A process that is gone meanwhile is no failure. */
+
 /* Sends `sig` to every descendant of `root` (not `root` itself), each through a pidfd taken and
  * then checked against /proc, so a reused pid is never signalled. Returns how many were signalled. */
-int signal_descendants(pid_t root, int sig);
+int signal_descendants(pid_t root, int sig, const char **call);
 
 /* Sends `sig` to every process in the cgroup folder `dir` (through checked pidfds); returns how
- * many were signalled, or -errno. */
-int signal_cgroup(const char *dir, int sig);
+ * many were signalled. */
+int signal_cgroup(const char *dir, int sig, const char **call);
 
-/* Writes 1 to `dir`/cgroup.kill: every process in it gets SIGKILL at once. 0 or -errno. */
-int kill_cgroup(const char *dir);
+/* Writes 1 to `dir`/cgroup.kill: every process in it gets SIGKILL at once. 0 or -errno; `*call`
+ * is "open" or "write". */
+int kill_cgroup(const char *dir, const char **call);
 
-/* Moves the calling process into the cgroup folder `dir`. 0 or -errno. */
-int join_cgroup(const char *dir);
+/* Moves the calling process into the cgroup folder `dir` (writes `dir`/cgroup.procs). 0 or -errno;
+ * `*call` is "open" or "write". */
+int join_cgroup(const char *dir, const char **call);
 
 #endif
