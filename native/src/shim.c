@@ -4,7 +4,7 @@
  *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
  * status lines for it: "start PID" once the leader has exec'd, then "exit CODE" or "signal N" at
- * its end; or, when a step before the exec fails, "error ERRNO CALL", ERRNO the positive errno in
+ * its end, and "cpu USEC" (the CPU time of its whole reaped subtree) just before the shim exits; or, when a step before the exec fails, "error ERRNO CALL", ERRNO the positive errno in
  * decimal and CALL the failing call and its object (say "error 13 write DIR/cgroup.procs"). With
  * -t, fd 0 is a terminal: the shim (a session leader, as the spawner starts it) makes it its
  * session's controlling terminal and the leader's process group its foreground group, so the task
@@ -29,8 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -231,13 +232,27 @@ static int drain_child_events(int child_events) {
   return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }
 
+/* The CPU time of every child reaped here: with the shim as subreaper, the task's whole subtree. */
+static void report_subtree_cpu(void) {
+  struct rusage usage;
+  if (getrusage(RUSAGE_CHILDREN, &usage) != 0) {
+    log_failure(errno, "getrusage RUSAGE_CHILDREN");
+    return;
+  }
+  long long usec = (long long)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000LL + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+  report("cpu %lld", usec);
+}
+
 static int supervise(pid_t leader, int child_events) {
   struct pollfd fds[2] = {{.fd = child_events, .events = POLLIN}, {.fd = CONTROL_FD, .events = POLLIN}};
   char control[256];
   size_t used = 0;
   int leader_done = 0, err;
   for (;;) {
-    if (reap_children(leader, &leader_done) && leader_done) return 0;
+    if (reap_children(leader, &leader_done) && leader_done) {
+      report_subtree_cpu();
+      return 0;
+    }
     if (poll(fds, 2, -1) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;

@@ -93,11 +93,17 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
   const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
   const exit = new Promise<LeaderExit>((resolve) => (resolveExit = resolve));
   let startError: SpawnError | null = null;
+  /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
+  let subtreeCpuMs: number | null = null;
   let exitReported = false;
   const onLine = (line: string) => {
     const space = line.indexOf(' ');
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
-    if (word === 'start') resolveStarted({ pid: Number(value), pgid: Number(value), startedAt: Date.now() });
+    if (word === 'start') {
+      const startedAt = Date.now();
+      // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
+      void spawned.then((answer) => resolveStarted({ pid: Number(value), pgid: Number(value), startedAt, shimPid: 'pid' in answer ? answer.pid : null }));
+    } else if (word === 'cpu') subtreeCpuMs = Math.round(Number(value) / 1000);
     else if (word === 'error') startError = parseShimError(value);
     else if (word === 'exit' || word === 'signal') {
       exitReported = true;
@@ -133,8 +139,9 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
     signal(signal: KillSignal) {
       if (!streams.channel.destroyed) streams.channel.write(`kill ${signalNumber(signal)}\n`);
     },
-    // The shim is the spawner's child and reaped there; what is left here is its cgroup.
-    release: async () => (cgroupDir === null ? null : removeCgroup(cgroupDir)),
+    // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
+    // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
+    release: async () => (cgroupDir === null ? null : await removeCgroup(cgroupDir)) ?? subtreeCpuMs,
   };
 }
 

@@ -22,7 +22,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     stdio: 'terminalFd' in request.stdio ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd] : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   const started = new Promise<LeaderStart>((resolve) => {
-    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, startedAt: Date.now() }));
+    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, startedAt: Date.now(), shimPid: null }));
   });
   const exit = new Promise<LeaderExit>((resolve) => {
     child.once('error', (error) => {

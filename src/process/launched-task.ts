@@ -33,6 +33,8 @@ export interface LeaderStart {
   pgid: number;
   /** Taken when the start was seen, not when a promise callback got to it: the exit may be seen in the same read. */
   startedAt: number;
+  /** The per-task shim at the root of the task's tree (the native spawner), or null. */
+  shimPid: number | null;
 }
 
 /** The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal (an fd of its slave). */

@@ -15,6 +15,27 @@ export interface ProcessEntry {
   state: string;
   /** The command name (comm), at most 15 characters. */
   name: string;
+  /** CPU time it used (utime + stime), and that of the children it reaped (cutime + cstime), in ms. */
+  cpuMs: number;
+  childCpuMs: number;
+  /** Resident memory in bytes. */
+  rssBytes: number;
+}
+
+/** /proc's clock ticks are USER_HZ, which the kernel's ABI fixes at 100 a second. */
+const MS_PER_TICK = 10;
+/** The page size, from what the kernel says of this process in two units (statm pages, status kB). */
+const PAGE_BYTES = readPageBytes();
+
+function readPageBytes(): number {
+  try {
+    const pages = Number(readFileSync('/proc/self/statm', 'latin1').split(' ')[1]);
+    const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1]);
+    const bytes = 2 ** Math.round(Math.log2((kb * 1024) / pages));
+    return Number.isFinite(bytes) && bytes >= 4096 ? bytes : 4096;
+  } catch {
+    return 4096;
+  }
 }
 
 /** Parses /proc/PID/stat; null when the process is gone. The name field may hold spaces and parentheses. */
@@ -27,7 +48,17 @@ export function readProcessEntry(pid: number): ProcessEntry | null {
   }
   const close = text.lastIndexOf(')');
   const fields = text.slice(close + 2).split(' ');
-  return { pid, name: text.slice(text.indexOf('(') + 1, close), state: fields[0] ?? '?', ppid: Number(fields[1]), pgid: Number(fields[2]) };
+  const ticks = (index: number) => Number(fields[index] ?? 0);
+  return {
+    pid,
+    name: text.slice(text.indexOf('(') + 1, close),
+    state: fields[0] ?? '?',
+    ppid: ticks(1),
+    pgid: ticks(2),
+    cpuMs: (ticks(11) + ticks(12)) * MS_PER_TICK,
+    childCpuMs: (ticks(13) + ticks(14)) * MS_PER_TICK,
+    rssBytes: ticks(21) * PAGE_BYTES,
+  };
 }
 
 /** False when no process, not even a zombie, is in group `pgid`: one syscall instead of a /proc scan. */
@@ -116,4 +147,37 @@ export function groupProcessesByMarker(name: string): Map<string, number[]> {
     groups.set(value, [...(groups.get(value) ?? []), pid]);
   }
   return groups;
+}
+
+/** Every process in /proc, read once: for figures over many tasks at a time. */
+export function readProcessTable(): ProcessEntry[] {
+  const entries: ProcessEntry[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    const entry = readProcessEntry(pid);
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+
+/** The processes below `rootPid` in `table`, at any depth (not the root itself). */
+export function listDescendants(table: ProcessEntry[], rootPid: number): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const entry of table) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
+  const found: ProcessEntry[] = [];
+  for (let queue = children.get(rootPid) ?? []; queue.length > 0; ) {
+    const next: ProcessEntry[] = [];
+    for (const entry of queue) {
+      found.push(entry);
+      next.push(...(children.get(entry.pid) ?? []));
+    }
+    queue = next;
+  }
+  return found;
+}
+
+/** Whether `entry` is alive (a zombie is dead: it waits only for its parent to reap it). */
+export function isAlive(entry: ProcessEntry): boolean {
+  return entry.state !== 'Z' && entry.state !== 'X';
 }

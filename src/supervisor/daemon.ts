@@ -19,8 +19,12 @@ import { TaskService } from './tasks/task-service.js';
 import { interruptAll, removeUnreleasedCgroups } from './tasks/shutdown.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
+import { DaemonMetrics } from './metrics.js';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+
+/** The outbox entries GET /todos lists at most, oldest first. */
+const OUTBOX_LISTED = 1000;
 
 /** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
 const STOP_DRAIN_MS = 2000;
@@ -58,7 +62,21 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     worker_threads: pool.threads,
     todos: { socket: config.agentSocket, harness_connected: delivery?.connected ?? false, outbox_depth: store.outbox.depth() },
   });
-  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, log });
+  const metrics = new DaemonMetrics({
+    version: VERSION,
+    containment: containment.mode,
+    countByState: () => tasks.countByState(),
+    outboxDepth: () => store.outbox.depth(),
+    harnessConnected: () => delivery?.connected ?? false,
+  });
+  tasks.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
+  const todos = () => ({
+    socket: config.agentSocket,
+    harness_connected: delivery?.connected ?? false,
+    outbox_depth: store.outbox.depth(),
+    outbox: store.outbox.listOldest(OUTBOX_LISTED).map((entry) => ({ key: entry.key, version: entry.version, queued_at: new Date(entry.queuedAt).toISOString(), request: JSON.parse(entry.line) })),
+  });
+  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, todos, metrics, log });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -144,8 +144,8 @@ export class TaskRun {
     }).closed;
   }
 
-  private onStart({ pid, pgid, startedAt }: LeaderStart): void {
-    this.report({ type: 'started', pid, pgid, startedAt });
+  private onStart({ pid, pgid, startedAt, shimPid }: LeaderStart): void {
+    this.report({ type: 'started', pid, pgid, startedAt, shimPid });
     if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }

@@ -3,6 +3,8 @@
 // group, so a descendant that calls setsid is out of its reach.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -22,12 +24,13 @@ const ESCAPES: Array<{ name: string; command: string; processes: number; leavesG
 ];
 
 /**
- * What status gives as cpu_ms in each containment: the CPU time its cgroup counted (an integer of
- * milliseconds), else null, as no other containment measures CPU time today.
+ * What status gives as cpu_ms: while a task runs, an integer of milliseconds in every containment
+ * (its cgroup's count, else its processes' from /proc); once it has ended, the whole count where a
+ * cgroup or the shim kept it, and null under Node's spawn, where nothing outlives the leader to keep it.
  */
-function assertCpuMs(containment: TestContainment, cpuMs: unknown, what: string): void {
-  if (containment === 'cgroup') assert.ok(Number.isInteger(cpuMs) && (cpuMs as number) >= 0, `${what}: cpu_ms ${cpuMs} is the CPU time the cgroup counted`);
-  else assert.equal(cpuMs, null, `${what}: without a cgroup (${containment}) nothing measures CPU time`);
+function assertCpuMs(containment: TestContainment, cpuMs: unknown, what: 'running' | 'ended'): void {
+  if (what === 'ended' && containment === 'node') assert.equal(cpuMs, null, `ended: under Node's spawn nothing keeps the CPU time`);
+  else assert.ok(Number.isInteger(cpuMs) && (cpuMs as number) >= 0, `${what}: cpu_ms ${cpuMs} is the CPU time the task used (${containment})`);
 }
 
 /** A daemon in `containment`, a client, and a marker `VARIABLE=<unique>` to give a task's env. */
@@ -169,14 +172,37 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       assertCpuMs(daemon.containment, running.cpu_ms, 'running');
       await tools.ok('kill', { id: task.id, force: true });
       assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
-      // In cgroup mode the figures are final once the worker has let go of the task (processes 0).
-      const ended = daemon.containment === 'cgroup' ? await waitFor(async () => {
+      // The figures are final once the worker has let go of the task (processes 0).
+      const ended = await waitFor(async () => {
         const view = await tools.ok('status', { id: task.id });
         return view.processes === 0 ? view : null;
-      }, 10_000) : await tools.ok('status', { id: task.id });
+      }, 10_000);
       assert.ok(ended, 'the task was released');
       assertCpuMs(daemon.containment, ended.cpu_ms, 'ended');
-      if (daemon.containment === 'cgroup') assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
+      if (daemon.containment !== 'node') assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
+    });
+
+    test('a task that burns CPU and memory shows cpu_ms and memory_bytes growing', async (t) => {
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      const go = join(daemon.stateDir, 'grow');
+      // Pages it touches over and over: memory left idle can be reclaimed on these machines (their RSS falls).
+      const grow = 'import time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("grown", flush=True)\nwhile True:\n    for i in range(0, len(b), 4096): b[i] = 1\n    time.sleep(0.02)\n';
+      const command = `echo ready; while [ ! -e ${go} ]; do sleep 0.02; done; exec python3 -c "$GROW"`;
+      const task = await tools.ok('run', { command, env: { GROW: grow }, wait_seconds: 0 });
+      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'), 'the task has started');
+      const before = await tools.ok('status', { id: task.id });
+      assert.ok(Number.isInteger(before.memory_bytes) && before.memory_bytes > 0, `memory_bytes ${before.memory_bytes} before`);
+      assert.ok(before.memory_bytes < 32_000_000, `memory_bytes ${before.memory_bytes} before it grew`);
+      assert.ok(before.processes >= 1, `processes ${before.processes}`);
+      writeFileSync(go, '');
+      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail.endsWith('grown\n'), 60_000), 'the task grew');
+      const after = await tools.ok('status', { id: task.id });
+      assert.ok(after.memory_bytes >= before.memory_bytes + 50_000_000, `memory_bytes ${before.memory_bytes} -> ${after.memory_bytes}: it holds 64 MB more`);
+      assert.ok(after.cpu_ms > before.cpu_ms, `cpu_ms ${before.cpu_ms} -> ${after.cpu_ms}`);
+      const listed = (await tools.ok('list', { state: 'running' })).tasks.find((row: any) => row.id === task.id);
+      assert.ok(listed.memory_bytes >= 50_000_000 && listed.cpu_ms >= before.cpu_ms && listed.processes >= 1, `list shows the figures: ${JSON.stringify(listed)}`);
+      await tools.ok('kill', { id: task.id, force: true });
     });
 
     test('a kill for a task with nothing left signals nothing', async (t) => {
@@ -210,6 +236,7 @@ test('in cgroup mode a task reports its CPU time and processes, and its cgroup i
   const running = await tools.ok('status', { id: task.id });
   assert.equal(running.processes, 3);
   assertCpuMs('cgroup', running.cpu_ms, 'running');
+  assert.ok(running.memory_bytes > 0, `memory_bytes ${running.memory_bytes}`);
   const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });
   assert.ok(busy.cpu_ms > 0, `cpu_ms ${busy.cpu_ms}`);
   await tools.ok('kill', { id: task.id, force: true });

@@ -75,9 +75,9 @@ test('truncation is written at once only for a finished task', () => {
 });
 
 test('the release keeps the CPU time (written only when there is one) and lets the task go', () => {
-  const withCpu = advance(record('done'), { type: 'released', cpuMs: 12 }, RUNNING);
+  const withCpu = advance(record('done'), { type: 'released', cpuMs: 12, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
   assert.deepEqual([withCpu.record.cpuMs, withCpu.effects], [12, effects({ persist: true, released: true })]);
-  const without = advance(record('done'), { type: 'released', cpuMs: null }, RUNNING);
+  const without = advance(record('done'), { type: 'released', cpuMs: null, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
   assert.deepEqual(without.effects, effects({ released: true }));
 });
 

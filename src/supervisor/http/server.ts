@@ -1,8 +1,9 @@
-// The HTTP surface: /mcp (MCP streamable HTTP) and /healthz, behind the request guard.
+// The HTTP surface: /mcp (MCP streamable HTTP), /healthz, /metrics and /todos, behind the request guard.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
 import { sendJsonRpcError } from '../mcp/json-transport.js';
+import type { DaemonMetrics } from '../metrics.js';
 import type { RequestGuard } from './guard.js';
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
@@ -12,6 +13,9 @@ export interface HttpRoutes {
   guard: RequestGuard;
   sessions: SessionManager;
   health(): object;
+  /** The outbox and the harness connection, for the operator. */
+  todos(): object;
+  metrics: DaemonMetrics;
   log: Logger;
 }
 
@@ -33,11 +37,16 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   const refusal = routes.guard.check(req);
   if (refusal) return sendText(res, refusal.status, refusal.message);
   const path = (req.url ?? '/').split('?')[0];
-  if (path === '/healthz' && req.method === 'GET') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(routes.health()));
+  if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
     return;
   }
-  if (path !== '/mcp') return sendText(res, 404, `Not found: ${path}; the MCP endpoint is /mcp and the health check /healthz`);
+  if (req.method === 'GET' && path === '/metrics') {
+    const text = await routes.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
+    return;
+  }
+  if (path !== '/mcp') return sendText(res, 404, `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`);
   let body: unknown;
   if (req.method === 'POST') {
     const text = await readBody(req);
@@ -52,6 +61,8 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
       return sendJsonRpcError(res, 400, -32700, `Parse error: the body is not JSON (${(error as Error).message})`);
     }
   }
+  const done = routes.metrics.timeMcpRequest(body);
+  res.once('finish', done);
   await routes.sessions.handle(req, res, body);
 }
 

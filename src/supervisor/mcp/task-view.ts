@@ -31,9 +31,10 @@ export const taskViewSchema = z.object({
   stdout_path: z.string().describe('The file holding stdout'),
   stderr_path: z.string().describe('The file holding stderr'),
   lingering: z.number().int().describe('Processes of the task still alive after its leader exited (kill ends them)'),
-  cpu_ms: z.number().int().nullable().describe('CPU time used by all of the task\'s processes, where the task has a cgroup; else null'),
-  memory_bytes: z.number().int().nullable().describe('Memory the task uses now, where its cgroup has the memory controller; else null'),
-  processes: z.number().int().nullable().describe('Processes of the task alive now, where the task has a cgroup; else null'),
+  cpu_ms: z.number().int().nullable().describe("CPU time used by all of the task's processes so far (all of it once it has ended); null while pending, and after the end without the native addon"),
+  memory_bytes: z.number().int().nullable().describe('Memory the task uses now (its cgroup\'s memory.current, else the resident memory of its processes); null once ended'),
+  memory_peak_bytes: z.number().int().nullable().describe('The most memory it used at once, where the kernel keeps that figure (cgroup memory.peak); else null'),
+  processes: z.number().int().nullable().describe('Processes of the task alive now (0 once nothing of it is left); null while pending'),
 });
 
 // The schema describes the snapshot exactly: a field added to one and not the other fails to compile.

@@ -19,8 +19,8 @@ export type LifecycleEvent =
   | { type: 'started'; pid: number; pgid: number; startedAt: number }
   | { type: 'truncated'; stream: StreamName }
   | { type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number }
-  /** The worker let go of the task: nothing of it is left (its CPU time, where a cgroup kept it). */
-  | { type: 'released'; cpuMs: number | null }
+  /** The worker let go of the task: nothing of it is left (its CPU time, and what it wrote to each stream). */
+  | { type: 'released'; cpuMs: number | null; stdoutBytes: number; stderrBytes: number }
   /** Killed while pending: it never starts. */
   | { type: 'cancelled'; endedAt: number }
   /** It could not be run (no terminal could be opened, or its worker failed). */

@@ -1,7 +1,7 @@
 // A task's snapshot: its record with what only the moment knows (output tails and sizes, what is
 // left of it, its resource figures), in the fields every reader gets. The MCP view and the todo
 // message are both made from it.
-import type { TaskResources } from '../../process/resources.js';
+import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { readTail } from '../output/output-tail.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
@@ -36,6 +36,7 @@ export interface TaskSnapshot {
   lingering: number;
   cpu_ms: number | null;
   memory_bytes: number | null;
+  memory_peak_bytes: number | null;
   processes: number | null;
 }
 
@@ -45,7 +46,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export interface SnapshotSource {
   outputPaths(id: string): { stdout: string; stderr: string };
   countLeftovers(record: TaskRecord): number;
-  resourcesOf(record: TaskRecord): TaskResources;
+  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
   stdinOpen(record: TaskRecord): boolean;
 }
 
@@ -84,6 +85,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     lingering: finished ? tasks.countLeftovers(record) : 0,
     cpu_ms: resources.cpuMs,
     memory_bytes: resources.memoryBytes,
+    memory_peak_bytes: resources.memoryPeakBytes,
     processes: resources.processes,
   };
 }

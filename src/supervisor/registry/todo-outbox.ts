@@ -24,6 +24,7 @@ export class TodoOutbox {
       after: db.prepare<[number, number], OutboxEntry>('SELECT key, version, line FROM todo_outbox WHERE version > ? ORDER BY version LIMIT ?'),
       remove: db.prepare<[string, number]>('DELETE FROM todo_outbox WHERE key = ? AND version = ?'),
       depth: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM todo_outbox'),
+      oldest: db.prepare<[number], OutboxEntry & { queued_at: number }>('SELECT key, version, line, queued_at FROM todo_outbox ORDER BY version LIMIT ?'),
       maxVersion: db.prepare<[], { version: number | null }>('SELECT max(version) AS version FROM todo_outbox'),
     };
     this.lastVersion = this.statements.maxVersion.get()?.version ?? 0;
@@ -48,6 +49,11 @@ export class TodoOutbox {
   /** Drops the entry once the harness has acknowledged it, unless a newer operation on its key replaced it meanwhile. */
   acknowledge(entry: OutboxEntry): void {
     this.statements.remove.run(entry.key, entry.version);
+  }
+
+  /** The oldest `limit` entries, with when each was queued (for the operator). */
+  listOldest(limit: number): Array<OutboxEntry & { queuedAt: number }> {
+    return this.statements.oldest.all(limit).map(({ queued_at, ...entry }) => ({ ...entry, queuedAt: queued_at }));
   }
 
   depth(): number {

@@ -37,6 +37,10 @@ export interface LiveTask {
   request: RunRequest | null;
   /** Its worker, once dispatched. */
   worker: DispatchedTask | null;
+  /** The shim at the root of its process tree, once started (the native spawner only). */
+  shimPid: number | null;
+  /** When a kill of it was first asked for. */
+  killedAt: number | null;
   /** When it reaches a finished state. */
   ended: Moment;
   /** When its worker lets go of it: nothing of the task is left (with the native spawner). */
@@ -48,5 +52,5 @@ export interface LiveTask {
 }
 
 export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTask {
-  return { record, request, worker: null, ended: createMoment(), released: createMoment(), stdinOpen: request.interactive, inputs: new Map() };
+  return { record, request, worker: null, shimPid: null, killedAt: null, ended: createMoment(), released: createMoment(), stdinOpen: request.interactive, inputs: new Map() };
 }

@@ -50,6 +50,7 @@ export class TaskControl {
       return { record: task.record, signal: null, leftovers: 0 };
     }
     if (task?.worker && task.record.state === 'running') {
+      task.killedAt ??= Date.now();
       task.worker.send({ type: 'kill', signal });
       return { record: task.record, signal, leftovers: 0 };
     }
@@ -57,8 +58,10 @@ export class TaskControl {
     const leftovers = this.host.probes.countLeftovers(record);
     if (leftovers > 0) {
       // Finished but not released: the worker still holds the task and ends what it left.
-      if (task?.worker) task.worker.send({ type: 'kill', signal });
-      else killGroupLeftovers({ runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) }, signal, this.host.killGraceMs);
+      if (task?.worker) {
+        task.killedAt ??= Date.now();
+        task.worker.send({ type: 'kill', signal });
+      } else killGroupLeftovers({ runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) }, signal, this.host.killGraceMs);
     }
     return { record, signal: leftovers > 0 ? signal : null, leftovers };
   }

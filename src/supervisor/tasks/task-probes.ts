@@ -2,7 +2,7 @@
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { countLeftovers } from '../../process/leftovers.js';
-import { countCgroupProcesses, NO_RESOURCES, readTaskResources, type TaskResources } from '../../process/resources.js';
+import { countCgroupProcesses, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources } from '../../process/resources.js';
 import type { TaskRecord } from '../model/task.js';
 import type { SnapshotSource } from '../model/task-snapshot.js';
 import type { OutputFiles } from '../output/output-files.js';
@@ -29,12 +29,16 @@ export class TaskProbes implements SnapshotSource {
     return countLeftovers(processes, 'anywhere');
   }
 
-  /** CPU, memory and process figures of a task, where its cgroup gives them. */
-  resourcesOf(record: TaskRecord): TaskResources {
+  /** CPU, memory and process figures of a task: read while its worker holds it, as recorded once it let go. */
+  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources {
+    const task = this.live.get(record.id);
+    if (task === undefined || task.record.runKey !== record.runKey || record.state === 'pending') {
+      return { ...NO_RESOURCES, cpuMs: record.cpuMs, processes: record.state === 'pending' ? null : 0 };
+    }
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
-    if (cgroupDir === null) return NO_RESOURCES;
-    if (this.isLive(record)) return readTaskResources(cgroupDir);
-    return { ...NO_RESOURCES, cpuMs: record.cpuMs, processes: 0 };
+    if (cgroupDir !== null) return readTaskResources({ cgroupDir }, table);
+    if (task.shimPid !== null) return readTaskResources({ shimPid: task.shimPid }, table);
+    return record.pgid === null ? NO_RESOURCES : readTaskResources({ pgid: record.pgid }, table);
   }
 
   /** Whether input can write to the task now. */

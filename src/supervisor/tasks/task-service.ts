@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import type { Containment } from '../../process/containment.js';
 import { openTerminal } from '../../process/terminals.js';
-import { advance, type LifecycleEvent } from '../model/lifecycle.js';
+import { advance, type LifecycleEffects, type LifecycleEvent } from '../model/lifecycle.js';
 import { createTaskRecord, isFinished, type TaskRecord, type TaskState } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
@@ -39,6 +39,7 @@ export class TaskService implements ControlHost, ShutdownHost {
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
   private readonly endListeners: Array<(record: TaskRecord) => void> = [];
+  private readonly transitionListeners: Array<(task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects) => void> = [];
   private readonly replaceListeners: Array<() => void> = [];
 
   constructor(
@@ -59,6 +60,11 @@ export class TaskService implements ControlHost, ShutdownHost {
   /** Called with each task's record when it reaches a finished state. */
   onTaskEnded(listener: (record: TaskRecord) => void): void {
     this.endListeners.push(listener);
+  }
+
+  /** Called after every event of a live task, with what it caused (for the metrics). */
+  onTransition(listener: (task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects) => void): void {
+    this.transitionListeners.push(listener);
   }
 
   /** Called when a run reuses the name of a finished task, whose record it replaces. */
@@ -166,6 +172,7 @@ export class TaskService implements ControlHost, ShutdownHost {
 
   private onReport(task: LiveTask, report: PoolReport): void {
     if (report.type === 'input-done') return void task.inputs.get(report.requestId)?.(report); // input() forgets it
+    if (report.type === 'started') task.shimPid = report.shimPid;
     if (report.type === 'worker-failed') {
       this.log.error({ task: task.record.id, error: report.error }, 'task worker failed');
       return void this.apply(task, { type: 'failed', error: `internal error: ${report.error}`, endedAt: Date.now() });
@@ -191,6 +198,7 @@ export class TaskService implements ControlHost, ShutdownHost {
       this.queue.freeSlot();
       this.startPending();
     }
+    for (const listener of this.transitionListeners) listener(task, event, effects);
     if (effects.finished) for (const listener of this.endListeners) listener(record);
     return record;
   }
