@@ -20,6 +20,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100'] },
   { name: 'spawn-heap', script: 'spawn-heap.js', args: ['--tasks', '600'], quickArgs: ['--tasks', '60', '--ballast-mb', '256'] },
   { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400'] },
+  { name: 'list-size', script: 'list-size.js', args: [], quickArgs: ['--tasks', '100', '--running', '5', '--calls', '20'] },
   { name: 'kill-storm', script: 'kill-storm.js', args: [], quickArgs: ['--processes', '100', '--rounds', '1'] },
   { name: 'output-rate', script: 'output-rate.js', args: [], quickArgs: ['--mib', '32'] },
   { name: 'running-rss', script: 'running-rss.js', args: [], quickArgs: ['--tasks', '50'] },

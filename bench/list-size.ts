@@ -1,0 +1,68 @@
+// `list` of 1,000 tasks (20 of them running, whose figures are read live) through the daemon's MCP
+// endpoint, against a bare node:http server answering the same payload, both loaded the same way.
+// Usage: node dist/bench/list-size.js [--tasks N] [--running N] [--calls N]
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { connectClients, openRawSession, runTasks, secondsSince, startBenchDaemon } from './lib.js';
+
+const { values } = parseArgs({ options: { tasks: { type: 'string', default: '1000' }, running: { type: 'string', default: '20' }, calls: { type: 'string', default: '200' } } });
+const TASKS = Number(values.tasks);
+const RUNNING = Number(values.running);
+const CALLS = Number(values.calls);
+const CONNECTIONS = 4;
+
+async function load(call: () => Promise<{ status: number; text: string }>): Promise<number> {
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    while (next++ < CALLS) {
+      const { status, text } = await call();
+      if (status !== 200 || !text.includes('"tasks"')) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
+    }
+  }));
+  return CALLS / secondsSince(start);
+}
+
+const daemon = await startBenchDaemon(['--retention-count', String(TASKS * 2)]);
+const pool = new Pool(daemon.origin, { connections: CONNECTIONS });
+let payload = '';
+let daemonRate: number;
+try {
+  const clients = await connectClients(daemon.url, 8);
+  await runTasks(clients, TASKS - RUNNING, 'echo hello', 'hello\n');
+  const call = await openRawSession(pool);
+  for (let i = 0; i < RUNNING; i++) await call('run', { command: 'sleep 300', wait_seconds: 0 });
+  payload = (await call('list', { limit: TASKS })).text;
+  const listed = JSON.parse(payload).result.structuredContent.tasks as Array<{ state: string; memory_bytes: number | null }>;
+  const live = listed.filter((task) => task.state === 'running');
+  if (listed.length !== TASKS || live.length !== RUNNING || live.some((task) => task.memory_bytes === null)) {
+    throw new Error(`list gave ${listed.length} tasks, ${live.length} running with figures; expected ${TASKS} and ${RUNNING}`);
+  }
+  daemonRate = await load(() => call('list', { limit: TASKS }));
+  await Promise.all(clients.map((client) => client.close()));
+} finally {
+  await pool.close();
+  await daemon.stop();
+}
+
+const bare = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(payload));
+});
+await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+const barePool = new Pool(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, { connections: CONNECTIONS });
+const bareRate = await load(async () => {
+  const res = await barePool.request({ path: '/mcp', method: 'POST', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call"}' });
+  return { status: res.statusCode, text: await res.body.text() };
+});
+await barePool.close();
+bare.close();
+
+const rows = [
+  { server: 'bare node:http, same payload', calls_per_s: Math.round(bareRate) },
+  { server: `daemon list of ${TASKS} (${RUNNING} running)`, calls_per_s: Math.round(daemonRate), ms_per_call: Number((1000 / daemonRate).toFixed(1)), ratio: Number((daemonRate / bareRate).toFixed(2)) },
+];
+console.table(rows);
+console.log(JSON.stringify({ benchmark: 'list-size', tasks: TASKS, running: RUNNING, calls: CALLS, payload_bytes: payload.length, rows }));
