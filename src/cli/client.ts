@@ -1,0 +1,159 @@
+// The CLI's connection to a running daemon: MCP tool calls (the SDK's client over streamable
+// HTTP), plain GETs beside /mcp, the bearer token, and every failure turned into a CliError.
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CliError, UnreachableError, UsageError } from './cli-error.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:7433/mcp';
+/** Above the daemon's longest wait (30 s), so a status wait never times out on our side. */
+const CALL_TIMEOUT_MS = 45_000;
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export interface ClientOptions {
+  url: string;
+  tokenFile: string | null;
+}
+
+export class DaemonClient {
+  readonly url: URL;
+  private readonly headers: Record<string, string>;
+  private session: { client: Client; transport: StreamableHTTPClientTransport } | null = null;
+
+  constructor(private readonly options: ClientOptions) {
+    this.url = parseDaemonUrl(options.url);
+    this.headers = options.tokenFile === null ? {} : { authorization: `Bearer ${readToken(options.tokenFile)}` };
+  }
+
+  /** The structured result of tool `name`; a refusal, an HTTP error or a dead daemon throws a CliError. */
+  async callTool<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
+    let result;
+    try {
+      result = await (await this.connect()).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
+    } catch (error) {
+      // A restarted daemon no longer knows our session (404): open a new one, once.
+      if (!(error instanceof StreamableHTTPError && error.code === 404 && this.session !== null)) throw this.describeFailure(error);
+      await this.close();
+      try {
+        result = await (await this.connect()).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
+      } catch (retryError) {
+        throw this.describeFailure(retryError);
+      }
+    }
+    const structured = result.structuredContent as Record<string, any> | undefined;
+    if (result.isError) {
+      const refusal = structured?.error as { code?: string; message?: string } | undefined;
+      const text = (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+      if (refusal?.code === 'ERR_UNKNOWN_TASK' && typeof args.id === 'string') {
+        throw new CliError(`no task has the id ${JSON.stringify(args.id)}; hive-bash list shows the ids of known tasks`, 1, refusal.code);
+      }
+      throw new CliError(refusal?.message ?? text, 1, refusal?.code ?? null);
+    }
+    return structured as T;
+  }
+
+  /** GET `path` on the daemon's origin (e.g. /healthz) as JSON, with the token; null for a 404 when `optional`. */
+  async getJson<T>(path: string, optional: true): Promise<T | null>;
+  async getJson<T>(path: string, optional?: false): Promise<T>;
+  async getJson<T>(path: string, optional = false): Promise<T | null> {
+    const target = new URL(path, this.url);
+    let response: Response;
+    try {
+      response = await fetch(target, { headers: this.headers });
+    } catch (error) {
+      throw this.describeFailure(error);
+    }
+    if (response.status === 404 && optional) return null;
+    if (!response.ok) throw this.describeStatus(response.status, (await response.text()).trim(), target);
+    return (await response.json()) as T;
+  }
+
+  /** Ends the MCP session (so the daemon need not keep it) and closes the connection. */
+  async close(): Promise<void> {
+    const session = this.session;
+    this.session = null;
+    if (session === null) return;
+    await session.transport.terminateSession().catch(() => {});
+    await session.client.close().catch(() => {});
+  }
+
+  private async connect(): Promise<Client> {
+    if (this.session !== null) return this.session.client;
+    const client = new Client({ name: 'hive-bash', version: '0.1.0' });
+    const transport = new StreamableHTTPClientTransport(this.url, { requestInit: { headers: this.headers } });
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw this.describeFailure(error);
+    }
+    this.session = { client, transport };
+    return client;
+  }
+
+  /** One clear sentence for whatever went wrong between us and the daemon. */
+  private describeFailure(error: unknown): CliError {
+    if (error instanceof CliError) return error;
+    if (error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code > 0) {
+      return this.describeStatus(error.code, error.message.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint: /, '').trim(), this.url);
+    }
+    let code = networkCode(error);
+    // fetch's own refusals (a port it blocks, a bad address) carry no errno.
+    if (code === null && error instanceof TypeError && error.message === 'fetch failed') code = (error.cause as Error | undefined)?.message ?? error.message;
+    if (code !== null) {
+      return new UnreachableError(`cannot reach the daemon at ${this.url.href} (${code}); is it running? Give its address with --url or HIVE_BASH_URL`);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    if (/closed|aborted|terminated/i.test(message)) {
+      return new UnreachableError(`the daemon at ${this.url.href} closed the connection (${message}); is it still running?`);
+    }
+    return new CliError(`the call to the daemon at ${this.url.href} failed: ${message}`);
+  }
+
+  private describeStatus(status: number, body: string, target: URL): CliError {
+    if (status === 401) {
+      const given = this.options.tokenFile === null ? 'no token was sent' : `the token in ${this.options.tokenFile} was refused`;
+      return new CliError(`the daemon at ${target.href} requires a bearer token and ${given} (401); give --token-file (or HIVE_BASH_TOKEN_FILE) naming the file of its --auth-token-file`);
+    }
+    if (status === 404) {
+      return new UnreachableError(`nothing at ${target.href} (404 ${body.split('\n')[0]}); --url must name the daemon's MCP endpoint, e.g. ${DEFAULT_URL}`);
+    }
+    return new CliError(`the daemon at ${target.href} answered ${status}: ${body.split('\n')[0] || 'no reason given'}`);
+  }
+}
+
+function parseDaemonUrl(text: string): URL {
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    // refused below
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new UsageError(`--url must be an http:// or https:// URL of the daemon's MCP endpoint, e.g. ${DEFAULT_URL}; got ${JSON.stringify(text)}`);
+  }
+  return url;
+}
+
+function readToken(path: string): string {
+  let token: string;
+  try {
+    token = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new CliError(`--token-file ${JSON.stringify(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); it must name a readable file holding the daemon's token`);
+  }
+  if (token.length === 0) throw new CliError(`--token-file ${JSON.stringify(path)} is empty; it must hold the daemon's token`);
+  return token;
+}
+
+/** The errno-like code of a failed connection anywhere in an error's cause chain, or null. */
+function networkCode(error: unknown): string | null {
+  for (let current: any = error, depth = 0; current && depth < 5; current = current.cause, depth++) {
+    if (typeof current.code === 'string' && NETWORK_ERROR_CODES.has(current.code)) return current.code;
+    if (Array.isArray(current.errors)) {
+      const inner = current.errors.map(networkCode).find((code: string | null) => code !== null);
+      if (inner) return inner;
+    }
+  }
+  return null;
+}

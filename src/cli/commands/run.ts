@@ -1,0 +1,73 @@
+// run: starts a task (bash -c COMMAND) and prints its id, and its result when it ended within the wait.
+import { resolve } from 'node:path';
+import { isFinished } from '../../supervisor/model/task.js';
+import { parseSeconds } from '../arguments.js';
+import { UsageError } from '../cli-error.js';
+import { writeJson, type Command } from '../command.js';
+import { formatDuration, shellExitCode } from '../format.js';
+import { MAX_WAIT_SECONDS, type TaskStatus } from '../tasks.js';
+
+/** --env NAME=VALUE flags as an object. */
+function parseEnv(pairs: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match) throw new UsageError(`--env must be NAME=VALUE with a NAME of letters, digits and _ not starting with a digit; got ${JSON.stringify(pair)}`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
+}
+
+/** The result of a task that ended within the wait: its end, then each non-empty tail. */
+function describeResult(task: TaskStatus): string {
+  const exit = task.exit_code === null ? 'no exit code' : `exit ${task.exit_code}`;
+  const lines = [`${task.state}: ${exit}${task.signal ? ` (${task.signal})` : ''} after ${formatDuration(task.runtime_ms)}${task.error ? `: ${task.error}` : ''}`];
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const tail = task[`${stream}_tail`];
+    if (tail.length > 0) lines.push(`--- ${stream} ---`, tail.replace(/\n$/, ''));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'start a task; prints its id, and its result when it ends within the wait',
+  usage: 'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] -- COMMAND…',
+  help: [
+    '--name N        the task id to use instead of a generated one',
+    `--wait S        wait up to S seconds (0 to ${MAX_WAIT_SECONDS}; the daemon's default 3) for the result`,
+    '--timeout S     end the task after S seconds (it becomes timed_out)',
+    '--cwd D         its working directory (default: this shell\'s)',
+    '--env K=V       add K=V to its environment (repeatable)',
+    '--pty           run it on a pseudo-terminal (all its output goes to stdout)',
+    'COMMAND… is joined with spaces and run as bash -c; quote it as one word to keep its shell syntax',
+    "Prints the id on the first line. Exit code: the task's own when it ended within the wait, else 0.",
+  ],
+  options: {
+    name: { type: 'string' },
+    wait: { type: 'string' },
+    timeout: { type: 'string' },
+    cwd: { type: 'string' },
+    env: { type: 'string', multiple: true },
+    pty: { type: 'boolean' },
+  },
+  async run(context, values, positionals) {
+    if (positionals.length === 0) throw new UsageError('run needs a command after --, e.g. hive-bash run -- make test; got none');
+    const wait = parseSeconds('--wait', values.wait as string | undefined, { max: MAX_WAIT_SECONDS, zeroAllowed: true });
+    const timeout = parseSeconds('--timeout', values.timeout as string | undefined);
+    const env = parseEnv((values.env as string[] | undefined) ?? []);
+    const task = await context.client.callTool<TaskStatus>('run', {
+      command: positionals.join(' '),
+      cwd: resolve((values.cwd as string | undefined) ?? process.cwd()),
+      ...(values.name === undefined ? {} : { name: values.name }),
+      ...(wait === undefined ? {} : { wait_seconds: wait }),
+      ...(timeout === undefined ? {} : { timeout_seconds: timeout }),
+      ...(Object.keys(env).length === 0 ? {} : { env }),
+      ...(values.pty ? { pty: true } : {}),
+    });
+    const finished = isFinished(task.state);
+    if (context.json) writeJson(context, task);
+    else context.write(`${task.id}\n${finished ? describeResult(task) : ''}`);
+    return finished ? shellExitCode(task) : 0;
+  },
+};

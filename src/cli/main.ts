@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// hive-bash: the operator's command line, speaking MCP to a running hive-bash-daemon.
+import { parseArgs } from 'node:util';
+import { CliError, EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './cli-error.js';
+import { DaemonClient, DEFAULT_URL } from './client.js';
+import type { Command, CommandContext, OptionSpec } from './command.js';
+import { COMMANDS, findCommand } from './commands/index.js';
+import { createPaint } from './format.js';
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  url: { type: 'string' },
+  'token-file': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+const GLOBAL_HELP = [
+  `--url URL          the daemon's MCP endpoint (HIVE_BASH_URL; default ${DEFAULT_URL})`,
+  '--token-file FILE  send Authorization: Bearer with the token in FILE (HIVE_BASH_TOKEN_FILE)',
+  '--json             one JSON document on stdout, with the fields of the daemon\'s tools',
+  '-h, --help         this help; hive-bash COMMAND --help for a command\'s',
+];
+const EXIT_HELP = [
+  "0    success; where a command waits on a task: the task's own exit code (128+N after signal N)",
+  '1    an error (an unknown id, a refused call, a wrong token)',
+  '2    a usage error (an unknown flag, a bad value)',
+  '3    the daemon cannot be reached',
+  '124  wait --timeout passed first',
+];
+
+/** Splits off the command's name: the first word that is not a global flag or its value. */
+function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
+  for (let index = 0; index < argv.length; index++) {
+    const token = argv[index]!;
+    if (token === '--') break;
+    if (token === '--url' || token === '--token-file') index++;
+    else if (!token.startsWith('-')) return { name: token, rest: [...argv.slice(0, index), ...argv.slice(index + 1)] };
+  }
+  return { name: null, rest: argv };
+}
+
+function formatMainHelp(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length + (command.aliases ? command.aliases.join(', ').length + 3 : 0)));
+  const lines = COMMANDS.map((command) => {
+    const names = command.aliases ? `${command.name} (${command.aliases.join(', ')})` : command.name;
+    return `  ${names.padEnd(width)}  ${command.summary}`;
+  });
+  return [
+    'Usage: hive-bash [--url URL] [--token-file FILE] [--json] COMMAND [ARGS…]',
+    '',
+    'See and control the tasks of a running hive-bash-daemon.',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Global flags (before or after the command):',
+    ...GLOBAL_HELP.map((line) => `  ${line}`),
+    '',
+    'Exit codes:',
+    ...EXIT_HELP.map((line) => `  ${line}`),
+    '',
+    'Colour only on a terminal and never with NO_COLOR set.',
+  ].join('\n');
+}
+
+function formatCommandHelp(command: Command): string {
+  const names = command.aliases ? ` (alias: ${command.aliases.join(', ')})` : '';
+  return [`Usage: ${command.usage}${names}`, '', command.summary, '', 'Flags:', ...command.help.map((line) => `  ${line}`), '', 'Global flags:', ...GLOBAL_HELP.map((line) => `  ${line}`), '', 'Exit codes:', ...EXIT_HELP.map((line) => `  ${line}`)].join('\n');
+}
+
+/** parseArgs' complaint as one line that says where the accepted flags are listed. */
+function usageErrorOf(error: Error, command: Command): UsageError {
+  const message = error.message.split('. ')[0]!.replace(/^Unknown option '([^']+)'/, 'unknown flag $1').replace(/^Option '([^']+)'/, 'flag $1');
+  return new UsageError(`${message}; hive-bash ${command.name} --help lists what it accepts${command.name === 'run' ? ' (put the command after --)' : ''}`);
+}
+
+/** The command being run, for the prefix of its error line. */
+let running: Command | null = null;
+
+async function main(argv: string[]): Promise<number> {
+  const { name, rest } = splitCommand(argv);
+  if (name === null || name === 'help') {
+    const topic = name === 'help' ? findCommand(rest.find((token) => !token.startsWith('-')) ?? '') : null;
+    process.stdout.write(`${topic ? formatCommandHelp(topic) : formatMainHelp()}\n`);
+    if (name === null && !rest.includes('--help') && !rest.includes('-h')) return EXIT_USAGE;
+    return EXIT_OK;
+  }
+  const command = findCommand(name);
+  if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (hive-bash --help)`);
+  running = command;
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageErrorOf(error as Error, command);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${formatCommandHelp(command)}\n`);
+    return EXIT_OK;
+  }
+  const client = new DaemonClient({
+    url: (values.url as string | undefined) ?? process.env.HIVE_BASH_URL ?? DEFAULT_URL,
+    tokenFile: (values['token-file'] as string | undefined) ?? process.env.HIVE_BASH_TOKEN_FILE ?? null,
+  });
+  const terminal = process.stdout.isTTY === true;
+  const context: CommandContext = {
+    client,
+    json: values.json === true,
+    paint: createPaint(terminal && !process.env.NO_COLOR),
+    width: terminal ? process.stdout.columns ?? 80 : null,
+    terminal: terminal && process.stdin.isTTY === true,
+    write: (text) => void process.stdout.write(text),
+    warn: (text) => void process.stderr.write(`hive-bash ${command.name}: ${text}\n`),
+  };
+  try {
+    return await command.run(context, values, positionals);
+  } finally {
+    await client.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  const known = error instanceof CliError;
+  const command = running as Command | null;
+  const prefix = command === null ? 'hive-bash' : `hive-bash ${command.name}`;
+  process.stderr.write(`${prefix}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`);
+  process.exitCode = known ? error.exitCode : EXIT_ERROR;
+}
+// stdout and stderr are written synchronously here (files, pipes and terminals on Linux).
+process.exit();

@@ -1,0 +1,75 @@
+// The daemon's task fields as the CLI reads them (list items, status results), and how a task's
+// end is waited for: status with wait_seconds, in a loop, never a tight poll.
+import type { DaemonClient } from './client.js';
+import { isFinished, type TaskState } from '../supervisor/model/task.js';
+
+/** The longest wait status takes. */
+export const MAX_WAIT_SECONDS = 30;
+
+/** A list item; the operator fields (created_at … processes) are absent on daemons without them. */
+export interface TaskItem {
+  id: string;
+  name: string | null;
+  state: TaskState;
+  command: string;
+  started_at: string | null;
+  runtime_ms: number | null;
+  exit_code: number | null;
+  created_at?: string | null;
+  ended_at?: string | null;
+  signal?: string | null;
+  pty?: boolean;
+  cpu_ms?: number | null;
+  memory_bytes?: number | null;
+  processes?: number | null;
+}
+
+/** A status result. */
+export interface TaskStatus {
+  id: string;
+  name: string | null;
+  command: string;
+  state: TaskState;
+  pty: boolean;
+  interactive: boolean;
+  stdin_open: boolean;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+  runtime_ms: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdout_tail: string;
+  stderr_tail: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  stdout_path: string;
+  stderr_path: string;
+  lingering: number;
+  cpu_ms: number | null;
+  memory_bytes: number | null;
+  memory_peak_bytes?: number | null;
+  processes: number | null;
+  [field: string]: unknown;
+}
+
+/** A task's status now. */
+export function fetchStatus(client: DaemonClient, id: string, tailBytes?: number): Promise<TaskStatus> {
+  return client.callTool<TaskStatus>('status', { id, ...(tailBytes === undefined ? {} : { tail_bytes: tailBytes }) });
+}
+
+/**
+ * Waits, in status calls of at most 30 s, until task `id` has finished or `deadline` (epoch ms)
+ * passes, or `signal` aborts; returns its last status.
+ */
+export async function waitForEnd(client: DaemonClient, id: string, deadline: number | null, signal?: AbortSignal): Promise<TaskStatus> {
+  for (;;) {
+    const left = deadline === null ? MAX_WAIT_SECONDS : Math.max(0, (deadline - Date.now()) / 1000);
+    const status = await client.callTool<TaskStatus>('status', { id, wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000), tail_bytes: 0 });
+    if (isFinished(status.state) || signal?.aborted || (deadline !== null && Date.now() >= deadline)) return status;
+  }
+}
