@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
  * status lines for it: "start PID" once the leader has exec'd, then "exit CODE" or "signal N" at
@@ -16,7 +16,9 @@
  * did not spawn). It starts PROGRAM as the leader, in a process group of its own (so the task's
  * `kill 0` cannot reach the shim) and in CGROUP_DIR when given (joined before exec, so nothing the
  * task forks escapes it); reports "start" only once the leader has exec'd, so a kill that follows
- * at once finds it in its cgroup; reports the leader's end; and exits once its subtree is empty.
+ * at once finds it in its cgroup; joins each -j DIR too (the cgroup v1 hierarchies that hold a
+ * task's memory, pids and cpu limits on hosts whose v2 tree lacks those controllers); reports the
+ * leader's end; and exits once its subtree is empty.
  * The shim dies with PARENT_PID, the spawner that started it, and the leader with the shim
  * (PR_SET_PDEATHSIG, checked after it is set). */
 #define _GNU_SOURCE
@@ -44,7 +46,7 @@
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t] PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 
 /* Declares `call`, the failing call and its object, formatted from the function's own arguments. */
 #define FORMAT_CALL(call, format)             \
@@ -55,6 +57,10 @@
   va_end(args)
 
 static const char *cgroup_dir = NULL;
+/* More cgroups the leader joins (cgroup v1 hierarchies that hold the task's resource limits). */
+#define MAX_JOINED 4
+static const char *joined_dirs[MAX_JOINED];
+static int joined_count = 0;
 static int on_terminal = 0;
 
 /* Writes one status line to STATUS_FD: 0 or -errno. */
@@ -122,6 +128,9 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   if ((err = set_death_signal()) < 0) fail_start(sync, -err, "prctl PR_SET_PDEATHSIG");
   if ((err = check_parent(shim)) < 0) fail_start(sync, -err, "getppid: the shim is gone");
   if (cgroup_dir != NULL && (err = join_cgroup(cgroup_dir, &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, cgroup_dir);
+  for (int i = 0; i < joined_count; i++) {
+    if ((err = join_cgroup(joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, joined_dirs[i]);
+  }
   sigset_t none;
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) fail_start(sync, errno, "sigprocmask SIG_SETMASK none");
@@ -281,10 +290,19 @@ static int take_terminal(const char **call) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "-t") == 0) {
-    on_terminal = 1;
-    argv++;
-    argc--;
+  for (;;) {
+    if (argc > 1 && strcmp(argv[1], "-t") == 0) {
+      on_terminal = 1;
+      argv++;
+      argc--;
+    } else if (argc > 2 && strcmp(argv[1], "-j") == 0) {
+      if (joined_count == MAX_JOINED) return fail_usage(E2BIG, "argv: more than %d -j cgroups", MAX_JOINED);
+      joined_dirs[joined_count++] = argv[2];
+      argv += 2;
+      argc -= 2;
+    } else {
+      break;
+    }
   }
   if (argc < 4) return fail_usage(EINVAL, "argv: %d arguments where at least 3 are needed", argc - 1);
   long parent;

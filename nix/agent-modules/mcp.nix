@@ -132,9 +132,14 @@ in
         Restart = "on-failure";
         RestartSec = "2s";
 
-        # A cgroup subtree of the service's own, in which the daemon can give each task a cgroup
-        # (the process-group containment of today's daemon does not need it yet).
-        Delegate = true;
+        # A cgroup subtree of the service's own, with the memory, pids and cpu controllers, in which
+        # the daemon gives each task a cgroup (kill by cgroup.kill) and its limits (memory.max,
+        # pids.max, cpu.max for --task-* and a run's memory_limit_mb, max_processes, cpu_limit). The
+        # daemon moves itself into a supervisor/ leaf and enables the controllers for tasks/.
+        Delegate = "cpu memory pids";
+        MemoryAccounting = true;
+        TasksAccounting = true;
+        CPUAccounting = true;
 
         # On stop, SIGTERM goes to the daemon alone: it ends its tasks itself (SIGTERM to each
         # task, SIGKILL after --kill-grace-ms) and records them as interrupted. Then systemd

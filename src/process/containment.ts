@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainmentError } from '../errors.js';
 import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';
+import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
@@ -18,6 +19,8 @@ export interface Containment {
   ownsCgroupRoot?: boolean;
   /** Why this mode, in words (for the log and /healthz). */
   reason: string;
+  /** Where task cgroups get each limit's controller, or why they cannot. */
+  controllers: ControllerPlaces;
 }
 
 /** The folder of a task's cgroup, or null when tasks get none. */
@@ -25,8 +28,18 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
   return containment.cgroupRoot === null ? null : join(containment.cgroupRoot, `task-${runKey}`);
 }
 
-/** Picks the containment for `choice`; throws when a forced mode is not available here. */
+/** Picks the containment for `choice`, and where its limits can be enforced; throws when a forced mode is not available here. */
 export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null): Containment {
+  const chosen = chooseMode(choice, cgroupRoot);
+  const controllers = chosen.spawner === 'node' ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups') : findControllerPlaces(chosen.cgroupRoot);
+  return { ...chosen, controllers };
+}
+
+function nowhere(why: string): ControllerPlaces {
+  return Object.fromEntries(LIMIT_CONTROLLERS.map((controller) => [controller, { missing: why }])) as ControllerPlaces;
+}
+
+function chooseMode(choice: ContainmentChoice, cgroupRoot: string | null): Omit<Containment, 'controllers'> {
   if (choice === 'node') return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: 'forced by --containment node: Node child_process spawn, process group only' };
   const native = loadNative();
   if ('error' in native) {
@@ -86,12 +99,22 @@ function delegateOwnCgroup(ownDir: string): Found {
   }
 }
 
-/** At a stop: removes the shared folder the daemon created, unless another daemon's tasks still use it. */
+/** At a stop: removes the shared folders the daemon created, unless another daemon's tasks still use them. */
 export function releaseContainment(containment: Containment): void {
-  if (!containment.ownsCgroupRoot || containment.cgroupRoot === null) return;
-  try {
-    rmdirSync(containment.cgroupRoot);
-  } catch {
-    // still in use by another daemon's tasks, or already gone
+  const shared = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
+  if (containment.ownsCgroupRoot && containment.cgroupRoot !== null) shared.push(containment.cgroupRoot);
+  for (const dir of shared) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // still in use by another daemon's tasks, or already gone
+    }
   }
+}
+
+/** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */
+export function describeControllers(containment: Containment): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(containment.controllers).map(([controller, place]) => [controller, 'missing' in place ? `unavailable: ${place.missing}` : place.version === 2 ? 'cgroup v2' : `cgroup v1 ${place.root}`]),
+  );
 }

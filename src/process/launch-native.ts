@@ -6,13 +6,15 @@ import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { readLines } from '../agent-socket/json-lines.js';
-import { createCgroup, removeCgroup } from './cgroups.js';
-import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
+import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
+import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './leftovers.js';
 import { nativeAddon, SHIM_PATH } from './native.js';
+import { readCpuMs } from './resources.js';
 import { RUN_MARKER_NAME } from './process-table.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
 import { spawnThroughSpawner, type SpawnAnswer } from './spawner-client.js';
+import { createTaskCgroups, joinedDirs, NO_LIMIT_FIGURES, readLimitFigures, removeTaskCgroups } from './task-cgroups.js';
 
 /** Spawns the shim for `request`; a spawn failure comes back as the exit, never as a throw. */
 export function launchNative(request: LaunchRequest): LaunchedTask {
@@ -41,7 +43,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     // Out of fds, typically: give back what was taken and fail this task alone.
     for (const fd of owned) addon.close(fd);
     if (devNull !== -1) closeSync(devNull);
-    return failedLaunch(SpawnError.fromSystemError(error), request.cgroupDir);
+    return failedLaunch(SpawnError.fromSystemError(error), request.cgroups);
   }
   const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs] = ends as number[] & { length: 8 };
   // The shim reads control lines on fd 3 and writes status lines on fd 4: both are its end of the channel.
@@ -49,10 +51,10 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   let spawned: Promise<SpawnAnswer> | null = null;
   let failure: SpawnError | null = null;
   try {
-    if (request.cgroupDir !== null) createCgroup(request.cgroupDir);
+    createTaskCgroups(request.cgroups);
     spawned = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
-      argv: [SHIM_PATH, ...(terminalFd === -1 ? [] : ['-t']), String(spawnerPid), request.cgroupDir ?? '-', ...request.argv],
+      argv: [SHIM_PATH, ...(terminalFd === -1 ? [] : ['-t']), ...joinedDirs(request.cgroups).flatMap((dir) => ['-j', dir]), String(spawnerPid), request.cgroups.v2?.dir ?? '-', ...request.argv],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       cwd: request.cwd,
       fds: childEnds,
@@ -66,7 +68,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
   if (spawned === null) {
     for (const fd of [stdinWrite!, stdoutRead!, stderrRead!, channelOurs!]) if (fd !== -1) addon.close(fd);
-    return failedLaunch(failure ?? new SpawnError('spawn request', null), request.cgroupDir);
+    return failedLaunch(failure ?? new SpawnError('spawn request', null), request.cgroups);
   }
   const readEnd = (fd: number) => (fd === -1 ? null : new Socket({ fd, readable: true, writable: false }));
   const [stdout, stderr] = [readEnd(stdoutRead!), readEnd(stderrRead!)];
@@ -75,7 +77,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   channel.on('error', () => {}); // a write after the shim exited; its end is seen as 'close'
   stdin?.on('error', () => {});
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
-  return trackShim({ stdout, stderr, channel, stdin }, spawned, { runKey: runKey ?? '', pgid: null, cgroupDir: request.cgroupDir }, request.cwd);
+  return trackShim({ stdout, stderr, channel, stdin }, spawned, { runKey: runKey ?? '', pgid: null, cgroupDir: request.cgroups.v2?.dir ?? null }, request);
 }
 
 interface ShimStreams {
@@ -86,8 +88,7 @@ interface ShimStreams {
   stdin: Socket | null;
 }
 
-function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: TaskProcesses, cwd: string): LaunchedTask {
-  const { cgroupDir } = task;
+function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: TaskProcesses, { cwd, cgroups }: LaunchRequest): LaunchedTask {
   let resolveStarted!: (value: LeaderStart) => void;
   let resolveExit!: (value: LeaderExit) => void;
   const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
@@ -141,7 +142,12 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
     },
     // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
-    release: async () => (cgroupDir === null ? null : await removeCgroup(cgroupDir)) ?? subtreeCpuMs,
+    cpuMsSoFar: () => (cgroups.v2 === null ? subtreeCpuMs : readCpuMs(cgroups.v2.dir)),
+    limitFigures: () => readLimitFigures(cgroups),
+    release: async () => {
+      const { pidsLimitHits, memoryPeakBytes } = readLimitFigures(cgroups);
+      return { cpuMs: (await removeTaskCgroups(cgroups)) ?? subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
+    },
   };
 }
 
@@ -151,8 +157,8 @@ function parseShimError(text: string): SpawnError {
   return match ? new SpawnError(match[2]!, Number(match[1])) : new SpawnError(text, null);
 }
 
-function failedLaunch(error: SpawnError, cgroupDir: string | null): LaunchedTask {
-  if (cgroupDir !== null) void removeCgroup(cgroupDir);
+function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): LaunchedTask {
+  void removeTaskCgroups(cgroups);
   return {
     stdout: null,
     stderr: null,
@@ -161,6 +167,8 @@ function failedLaunch(error: SpawnError, cgroupDir: string | null): LaunchedTask
     exit: Promise.resolve({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() }),
     gone: () => Promise.resolve(),
     signal() {},
-    release: async () => null,
+    cpuMsSoFar: () => null,
+    limitFigures: () => NO_LIMIT_FIGURES,
+    release: async () => NO_FINAL_FIGURES,
   };
 }

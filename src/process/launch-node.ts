@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpawnError } from '../errors.js';
-import type { LaunchedTask, LaunchRequest, LeaderExit, LeaderStart } from './launched-task.js';
+import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
+import { NO_LIMIT_FIGURES } from './task-cgroups.js';
 import { listGroupMembers } from './process-table.js';
 import { exitCodeOfSignal, type KillSignal } from './signals.js';
 import type { TerminationTarget } from './terminate.js';
@@ -40,7 +41,9 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     exit,
     gone: () => group?.gone() ?? Promise.resolve(),
     signal: (signal) => group?.signal(signal),
-    release: async () => null,
+    cpuMsSoFar: () => null,
+    limitFigures: () => NO_LIMIT_FIGURES,
+    release: async () => NO_FINAL_FIGURES,
   };
 }
 

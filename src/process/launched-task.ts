@@ -1,6 +1,8 @@
 // What a launcher hands back for one started task, whichever way it was spawned.
 import type { Readable, Writable } from 'node:stream';
+import type { TaskCgroupPlan } from './limits.js';
 import type { KillSignal } from './signals.js';
+import type { LimitFigures } from './task-cgroups.js';
 
 export interface LeaderExit {
   exitCode: number | null;
@@ -24,8 +26,12 @@ export interface LaunchedTask {
   gone(): Promise<void>;
   /** Sends `signal` to every process of the task. */
   signal(signal: KillSignal): void;
-  /** Frees what the launcher holds once the task is gone; returns the task's CPU time if known. */
-  release(): Promise<number | null>;
+  /** The CPU time the task used so far, where its cgroup counts it (one small read); else null. */
+  cpuMsSoFar(): number | null;
+  /** What the task's limits did so far, from its cgroups (nulls where it has none). */
+  limitFigures(): LimitFigures;
+  /** Frees what the launcher holds once the task is gone (its cgroups); returns the final figures. */
+  release(): Promise<FinalFigures>;
 }
 
 export interface LeaderStart {
@@ -45,5 +51,16 @@ export interface LaunchRequest {
   env: Record<string, string>;
   cwd: string;
   stdio: LaunchStdio;
-  cgroupDir: string | null;
+  /** The task's cgroups, created with their limits before the spawn. */
+  cgroups: TaskCgroupPlan;
 }
+
+/** A task's figures once nothing of it is left. */
+export interface FinalFigures {
+  /** Its whole CPU time, where its cgroup or its shim kept it. */
+  cpuMs: number | null;
+  pidsLimitHits: number | null;
+  memoryPeakBytes: number | null;
+}
+
+export const NO_FINAL_FIGURES: FinalFigures = { cpuMs: null, pidsLimitHits: null, memoryPeakBytes: null };

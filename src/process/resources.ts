@@ -11,9 +11,11 @@ export interface TaskResources {
   /** The most memory it used at once, where the kernel keeps that (cgroup v2 memory.peak). */
   memoryPeakBytes: number | null;
   processes: number | null;
+  /** Forks refused at the task's process limit, where it has one. */
+  pidsLimitHits: number | null;
 }
 
-export const NO_RESOURCES: TaskResources = { cpuMs: null, memoryBytes: null, memoryPeakBytes: null, processes: null };
+export const NO_RESOURCES: TaskResources = { cpuMs: null, memoryBytes: null, memoryPeakBytes: null, processes: null, pidsLimitHits: null };
 
 /** Where a live task's processes are: its cgroup, the subtree of its shim, or its process group. */
 export type TaskWhereabouts = { cgroupDir: string } | { shimPid: number } | { pgid: number };
@@ -76,6 +78,7 @@ function readCgroupResources(dir: string): TaskResources {
     memoryBytes: memory ?? pids.reduce((sum, pid) => sum + (readProcessEntry(pid)?.rssBytes ?? 0), 0),
     memoryPeakBytes: readNumber(dir, 'memory.peak'),
     processes: pids.length,
+    pidsLimitHits: null,
   };
 }
 
@@ -86,6 +89,7 @@ function sumProcesses(entries: ProcessEntry[], reapedCpuMs: number): TaskResourc
     memoryBytes: alive.reduce((sum, entry) => sum + entry.rssBytes, 0),
     memoryPeakBytes: null,
     processes: alive.length,
+    pidsLimitHits: null,
   };
 }
 

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ContainmentChoice } from '../process/containment.js';
+import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 export interface Config {
   host: string;
@@ -22,6 +23,13 @@ export interface Config {
   logLevel: string;
   containment: ContainmentChoice;
   cgroupRoot: string | null;
+  /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
+  taskMemoryLimitMb: number | null;
+  taskMaxProcesses: number | null;
+  taskCpuLimit: number | null;
+  taskMemoryLimitMbCeiling: number | null;
+  taskMaxProcessesCeiling: number | null;
+  taskCpuLimitCeiling: number | null;
 }
 
 
@@ -29,6 +37,7 @@ const integer = (min: number, max: number) =>
   z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
 const positiveNumber = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().positive().max(31_536_000));
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const cpus = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT));
 const text = z.string().min(1).refine((value) => !value.includes('\0'));
 
 interface OptionSpec {
@@ -58,8 +67,19 @@ const OPTIONS: OptionSpec[] = [
   { flag: 'session-idle-seconds', key: 'sessionIdleSeconds', schema: integer(1, 86_400), accepts: 'an integer from 1 to 86400', default: 1800, help: 'MCP sessions idle this long are closed' },
   { flag: 'containment', key: 'containment', schema: z.enum(['auto', 'cgroup', 'process-group', 'node']), accepts: 'one of auto, cgroup, process-group, node', default: 'auto', help: 'how tasks are contained: a cgroup each where possible (auto), or forced' },
   { flag: 'cgroup-root', key: 'cgroupRoot', schema: text, accepts: 'a cgroup v2 folder the daemon may create cgroups in', default: null, help: 'where task cgroups go; default: the delegated cgroup, else a writable cgroup2 mount' },
+  ...limitOptions('task-memory-limit-mb', 'taskMemoryLimitMb', integer(1, MAX_MEMORY_LIMIT_MB), `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`, 'memory'),
+  ...limitOptions('task-max-processes', 'taskMaxProcesses', integer(1, MAX_PROCESSES_LIMIT), `an integer from 1 to ${MAX_PROCESSES_LIMIT}`, 'processes and threads'),
+  ...limitOptions('task-cpu-limit', 'taskCpuLimit', cpus, `a number of CPUs from ${MIN_CPU_LIMIT} to ${MAX_CPU_LIMIT}`, 'CPUs'),
   { flag: 'log-level', key: 'logLevel', schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(', ')}`, default: 'info', help: 'the least severe log lines written to stderr' },
 ];
+
+/** A limit's default and its ceiling, as two options. */
+function limitOptions(flag: string, key: keyof Config, schema: z.ZodType, accepts: string, what: string): OptionSpec[] {
+  return [
+    { flag, key, schema, accepts, default: null, help: `each task's ${what} limit unless its run sets a lower one` },
+    { flag: `${flag}-ceiling`, key: `${key}Ceiling` as keyof Config, schema, accepts, default: null, help: `the most ${what} a run may ask for` },
+  ];
+}
 
 const envName = (option: OptionSpec) => option.env ?? `HIVE_BASH_${option.flag.toUpperCase().replaceAll('-', '_')}`;
 
@@ -84,6 +104,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'he
     config[option.key] = result.data;
   }
   config.stateDir = resolve(config.stateDir as string);
+  for (const option of OPTIONS.filter((candidate) => candidate.flag.endsWith('-ceiling'))) {
+    const limitFlag = option.flag.slice(0, -'-ceiling'.length);
+    const [limit, ceiling] = [config[option.key.slice(0, -'Ceiling'.length)] as number | null, config[option.key] as number | null];
+    if (limit !== null && ceiling !== null && limit > ceiling) throw new ConfigError(`--${limitFlag} ${limit} is above --${option.flag} ${ceiling}; the default may not exceed the ceiling`);
+  }
+  if (typeof config.cgroupRoot === 'string' && config.cgroupRoot.includes(':')) throw new ConfigError(`--cgroup-root must be a path without ":"; got ${JSON.stringify(config.cgroupRoot)}`);
   return config as unknown as Config;
 }
 

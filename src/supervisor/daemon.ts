@@ -10,7 +10,10 @@ import { SessionManager } from './mcp/sessions.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
-import { chooseContainment, releaseContainment, type Containment } from '../process/containment.js';
+import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
+import { LIMIT_CONTROLLER, type TaskLimits } from '../process/limits.js';
+import { ConfigError } from '../errors.js';
+import { LIMIT_FIELDS, type LimitPolicy } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
 import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
@@ -46,7 +49,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
-  const tasks = new TaskService(store, pool, files, config, containment, inheritedEnvironment(), log);
+  const limitPolicy = checkLimitPolicy(config, containment);
+  const tasks = new TaskService(store, pool, files, { ...config, limitPolicy }, containment, inheritedEnvironment(), log);
   tasks.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
@@ -57,6 +61,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     ok: true,
     version: VERSION,
     containment: describeContainment(containment),
+    limits: describeControllers(containment),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -84,7 +89,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  log.info({ url, containment: describeContainment(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
+  log.info({ url, containment: describeContainment(containment), limits: describeControllers(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
 
   return {
     url,
@@ -107,4 +112,15 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 
 function describeContainment(containment: Containment) {
   return { mode: containment.mode, spawner: containment.spawner, cgroup_root: containment.cgroupRoot, reason: containment.reason };
+}
+
+/** The daemon's limit defaults and ceilings; a default no cgroup here can enforce stops the start. */
+function checkLimitPolicy(config: Config, containment: Containment): LimitPolicy {
+  const defaults: TaskLimits = { memoryLimitMb: config.taskMemoryLimitMb, maxProcesses: config.taskMaxProcesses, cpuLimit: config.taskCpuLimit };
+  const ceilings: TaskLimits = { memoryLimitMb: config.taskMemoryLimitMbCeiling, maxProcesses: config.taskMaxProcessesCeiling, cpuLimit: config.taskCpuLimitCeiling };
+  for (const key of Object.keys(defaults) as Array<keyof TaskLimits>) {
+    const place = containment.controllers[LIMIT_CONTROLLER[key]];
+    if (defaults[key] !== null && 'missing' in place) throw new ConfigError(`${LIMIT_FIELDS[key].flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
+  }
+  return { defaults, ceilings };
 }

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   } catch (error) {
     log.fatal({ err: error }, 'could not start');
     process.stderr.write(`hive-bash-daemon: ${(error as Error).message}\n`);
-    process.exit(error instanceof StateDirBusyError ? EXIT_USAGE : 1);
+    process.exit(error instanceof StateDirBusyError || error instanceof ConfigError ? EXIT_USAGE : 1);
   }
   process.stdout.write(`listening on ${daemon.url}\n`);
   let stopping = false;

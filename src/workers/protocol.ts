@@ -2,6 +2,8 @@
 // supervisor imports nothing else of src/workers/ (test/architecture.test.ts checks it).
 import type { MessagePort } from 'node:worker_threads';
 import type { InputRefusalCode } from '../errors.js';
+import type { FinalFigures } from '../process/launched-task.js';
+import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
 
 export type { KillSignal };
@@ -44,8 +46,9 @@ export interface TaskSpec {
   killGraceMs: number;
   /** How the task is started and contained (chosen once by the supervisor at start-up). */
   spawner: 'native' | 'node';
-  /** The task's own cgroup folder (created by the worker), or null: process group and shim only. */
-  cgroupDir: string | null;
+  /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */
+  cgroups: TaskCgroupPlan;
+  limits: TaskLimits;
 }
 
 /**
@@ -83,9 +86,11 @@ export type ReportMessage =
       /** Spawn failure text; the task never ran. */
       error: string | null;
       endedAt: number;
-    }
+      /** The kernel's OOM killer ended it at its memory limit. */
+      oomKilled: boolean;
+    } & FinalFigures /* so far, where cgroups count them: the whole counts come with the release */
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
-  | { type: 'released'; stdoutBytes: number; stderrBytes: number; cpuMs: number | null };
+  | ({ type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures);
 
 /**
  * What the piscina task resolves to. Errors travel inside it, never as a throw. The supervisor reads

@@ -4,11 +4,13 @@ import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MessagePort } from 'node:worker_threads';
-import type { LaunchedTask, LaunchStdio, LeaderStart } from '../process/launched-task.js';
+import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart } from '../process/launched-task.js';
 import { launchNative } from '../process/launch-native.js';
 import { launchNode } from '../process/launch-node.js';
 import { terminate, type TerminationHandle } from '../process/terminate.js';
 import { MAX_ARGUMENT_BYTES, splitLongCommand } from './long-command.js';
+import { watchOomKills } from './oom-watch.js';
+import { NO_LIMIT_FIGURES } from '../process/task-cgroups.js';
 import { openOutputFile, pumpToFile } from './output-cap.js';
 import type { ControlMessage, EndReason, InputRefusal, KillSignal, ReportEnvelope, StreamName, TaskSpec } from './protocol.js';
 import { PipeInput, type TaskInput } from './task-input.js';
@@ -59,14 +61,21 @@ export class TaskRun {
       if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
       fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
     } catch (error) {
-      this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now() });
-      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, cpuMs: null });
+      this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now(), oomKilled: false, ...NO_FINAL_FIGURES });
+      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });
       return;
     }
     const terminal = this.terminal;
     const launched = this.launch(terminal === null ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' } : { terminalFd: terminal.slaveFd });
     this.launched = launched;
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
+    let oomKilled = false;
+    const stopOomWatch = this.spec.cgroups.v1.some((cgroup) => cgroup.controller === 'memory')
+      ? watchOomKills(launched, () => {
+          oomKilled = true;
+          launched.signal('SIGKILL');
+        })
+      : () => {};
     if (terminal !== null) {
       if (!this.spec.interactive) terminal.keepAtEndOfFile();
       // A terminal carries both streams (stderr's file stays empty), and its output ends once
@@ -77,20 +86,27 @@ export class TaskRun {
     void launched.started.then((started) => this.onStart(started));
     const exit = await launched.exit;
     this.exited = true;
+    stopOomWatch();
     if (this.timer) clearTimeout(this.timer);
+    if (!oomKilled && this.spec.limits.memoryLimitMb !== null) oomKilled = (launched.limitFigures().oomKills ?? 0) > 0;
+    // An OOM kill ends the whole task (memory.oom.group in v2; here, for v1 or a helper that outlived it).
+    if (oomKilled) launched.signal('SIGKILL');
     // What the leader wrote before it exited may still sit in the pipes: let it reach the files
     // first, so the end's report and tails are complete. A descendant holding a pipe open costs
     // at most OUTPUT_DRAIN_MS of delay, never the end itself.
     const drain = new AbortController();
     await Promise.race([pumps, sleep(OUTPUT_DRAIN_MS, undefined, { signal: drain.signal }).catch(() => {})]);
     drain.abort();
-    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit });
+    // The figures so far stand in for the final ones until the release brings those.
+    const limited = Object.values(this.spec.limits).some((limit) => limit !== null);
+    const { pidsLimitHits, memoryPeakBytes } = limited ? launched.limitFigures() : NO_LIMIT_FIGURES;
+    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, cpuMs: launched.cpuMsSoFar(), pidsLimitHits, memoryPeakBytes });
     const [stdoutBytes, stderrBytes] = await pumps;
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (this.spec.spawner === 'native') await launched.gone();
     this.release();
-    this.report({ type: 'released', stdoutBytes, stderrBytes, cpuMs: await launched.release() });
+    this.report({ type: 'released', stdoutBytes, stderrBytes, ...(await launched.release()) });
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
@@ -101,7 +117,7 @@ export class TaskRun {
       env: long ? { ...this.spec.env, ...long.env } : this.spec.env,
       cwd: this.spec.cwd,
       stdio,
-      cgroupDir: this.spec.cgroupDir,
+      cgroups: this.spec.cgroups,
     };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }

@@ -79,7 +79,8 @@ test("an agent's own bash entry replaces the module's default one whole", { skip
 test('the unit lets the daemon end its own tasks and gives them a cgroup subtree', { skip: WITHOUT_NIX }, () => {
   const { serviceConfig, path } = evaluateModule({});
   assert.equal(serviceConfig.KillMode, 'mixed');
-  assert.equal(serviceConfig.Delegate, true);
+  assert.equal(serviceConfig.Delegate, 'cpu memory pids', 'the delegated subtree has the controllers of the task limits');
+  assert.deepEqual([serviceConfig.MemoryAccounting, serviceConfig.TasksAccounting, serviceConfig.CPUAccounting], [true, true, true]);
   assert.equal(serviceConfig.Restart, 'on-failure');
   assert.equal(serviceConfig.StateDirectory, 'hive-bash-daemon');
   assert.equal(serviceConfig.NoNewPrivileges, undefined);

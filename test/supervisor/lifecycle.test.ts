@@ -12,7 +12,8 @@ function record(state: TaskState, changes: Partial<TaskRecord> = {}): TaskRecord
     id: 'build', name: 'build', command: 'make', cwd: '/tmp', pty: false, interactive: false, state, runKey: 'key-1', timeoutMs: null,
     exitCode: null, signal: null, error: null, createdAt: 1000, startedAt: state === 'pending' ? null : 1100, endedAt: null,
     pid: state === 'pending' ? null : 42, pgid: state === 'pending' ? null : 42, stdoutTruncated: false, stderrTruncated: false,
-    cpuMs: null, todoShown: false, ...changes,
+    cpuMs: null, todoShown: false, limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false,
+    pidsLimitHits: null, memoryPeakBytes: null, ...changes,
   };
 }
 
@@ -20,7 +21,7 @@ function effects(changes: Partial<LifecycleEffects> = {}): LifecycleEffects {
   return { persist: false, todo: null, finished: false, freedSlot: false, released: false, ...changes };
 }
 
-const ENDED: LifecycleEvent = { type: 'ended', reason: 'exit', exitCode: 3, signal: null, error: null, endedAt: 2000 };
+const ENDED = { type: 'ended', reason: 'exit', exitCode: 3, signal: null, error: null, endedAt: 2000, oomKilled: false, cpuMs: null, pidsLimitHits: null, memoryPeakBytes: null } as const;
 
 test('dispatch makes a pending task running in memory only: the start writes it', () => {
   const pending = record('pending');
@@ -75,9 +76,9 @@ test('truncation is written at once only for a finished task', () => {
 });
 
 test('the release keeps the CPU time (written only when there is one) and lets the task go', () => {
-  const withCpu = advance(record('done'), { type: 'released', cpuMs: 12, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
+  const withCpu = advance(record('done'), { type: 'released', cpuMs: 12, pidsLimitHits: null, memoryPeakBytes: null, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
   assert.deepEqual([withCpu.record.cpuMs, withCpu.effects], [12, effects({ persist: true, released: true })]);
-  const without = advance(record('done'), { type: 'released', cpuMs: null, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
+  const without = advance(record('done'), { type: 'released', cpuMs: null, pidsLimitHits: null, memoryPeakBytes: null, stdoutBytes: 0, stderrBytes: 0 }, RUNNING);
   assert.deepEqual(without.effects, effects({ released: true }));
 });
 

@@ -17,7 +17,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
   return {
     outputPaths: (id) => ({ stdout: join(dir, `${id}.out`), stderr: join(dir, `${id}.err`) }),
     countLeftovers: () => 2,
-    resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3 }),
+    resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
     stdinOpen: () => false,
   };
 }
@@ -26,6 +26,7 @@ const DONE: TaskRecord = {
   id: 'build', name: 'build', command: 'make all', cwd: '/src', pty: false, interactive: false, state: 'done', runKey: 'k', timeoutMs: null,
   exitCode: 2, signal: null, error: null, createdAt: 1_000, startedAt: 10_000, endedAt: 22_300, pid: 9, pgid: 9,
   stdoutTruncated: false, stderrTruncated: true, cpuMs: null, todoShown: true,
+  limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null,
 };
 
 test('an upsert sums the end up in one line and gives the command, exit, tails and paths', (t) => {
@@ -75,4 +76,13 @@ test('the last twenty lines of a long stream are kept', (t) => {
 test('a clear names only the key', (t) => {
   assert.deepEqual(composeClear('build'), { cmd: 'todo_clear', source: 'bash', key: 'build' });
   assert.deepEqual(composeTodo(DONE, 'clear', withFiles(t, '', '')), composeClear('build'));
+});
+
+test('an end at a limit says so in the summary and the body', (t) => {
+  const source = withFiles(t, '', '');
+  const oom = { ...DONE, exitCode: 137, signal: 'SIGKILL', oomKilled: true, error: 'killed by the kernel: out of memory (limit 64 MiB)', limits: { memoryLimitMb: 64, maxProcesses: 50, cpuLimit: null } };
+  const upsert = composeUpsert(oom, { ...source, resourcesOf: () => ({ ...NO_RESOURCES, pidsLimitHits: 7 }) });
+  assert.equal(upsert.summary, 'bash task build done: killed by the kernel: out of memory (limit 64 MiB), SIGKILL (exit 137) after 12.3 s; 2 process(es) still alive');
+  assert.match(upsert.body, /^error: killed by the kernel: out of memory \(limit 64 MiB\)$/m);
+  assert.match(upsert.body, /^forks refused at max_processes 50: 7$/m);
 });

@@ -116,3 +116,16 @@ test('the end todo of a task that left a process running counts it, and kill sti
   assert.equal((await tools.ok('kill', { id: 'leaver', force: true })).signal, 'SIGKILL');
   assert.ok(await waitFor(() => left().length === 0), `the sleep was killed (${daemon.containment})`);
 });
+
+test('a status that peeks leaves a finished task todo for the agent; one that does not takes it', async (t) => {
+  const { peer, tools } = await startDaemonWithPeer(t);
+  await tools.ok('run', { command: 'sleep 0.2; echo done', name: 'watched', wait_seconds: 0 });
+  await peer.waitForTodo('watched', (todo) => todo.state === 'done');
+  const peeked = await tools.ok('status', { id: 'watched', peek: true });
+  assert.equal(peeked.state, 'done');
+  await deliverSentinel(tools, peer, 'after-peek');
+  assert.equal(peer.todos.get('watched')?.state, 'done', 'the todo is still shown after a peek');
+  await tools.ok('status', { id: 'watched' });
+  await deliverSentinel(tools, peer, 'after-status');
+  assert.equal(peer.todos.has('watched'), false, 'a status without peek handed the result over');
+});

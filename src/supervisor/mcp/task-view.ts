@@ -16,7 +16,7 @@ export const taskViewSchema = z.object({
   stdin_open: z.boolean().describe('Input can write to its stdin now (interactive, running, not closed with eof)'),
   exit_code: z.number().int().nullable().describe("The leader's exit code as a shell reports it (128+N after signal N); null while running or if it never ran"),
   signal: z.string().nullable().describe('The signal that ended the leader, e.g. SIGKILL, or null'),
-  error: z.string().nullable().describe('Why the task could not run or was interrupted, or null'),
+  error: z.string().nullable().describe('Why the task could not run, was interrupted, or was killed at a limit ("killed by the kernel: out of memory (limit 512 MiB)"), or null'),
   started_at: isoTime.describe('ISO 8601 time the task started, or null while pending'),
   ended_at: isoTime.describe('ISO 8601 time the task ended, or null'),
   runtime_ms: z.number().int().nullable().describe('Milliseconds from start to end (or to now while running)'),
@@ -35,6 +35,13 @@ export const taskViewSchema = z.object({
   memory_bytes: z.number().int().nullable().describe('Memory the task uses now (its cgroup\'s memory.current, else the resident memory of its processes); null once ended'),
   memory_peak_bytes: z.number().int().nullable().describe('The most memory it used at once, where the kernel keeps that figure (cgroup memory.peak); else null'),
   processes: z.number().int().nullable().describe('Processes of the task alive now (0 once nothing of it is left); null while pending'),
+  limits: z.object({
+    memory_limit_mb: z.number().int().nullable().describe('Its memory cap in MiB, or null'),
+    max_processes: z.number().int().nullable().describe('Its cap on processes and threads, or null'),
+    cpu_limit: z.number().nullable().describe('The CPUs it may use, or null'),
+  }).describe('The limits in force: the run\'s own, else the daemon\'s defaults'),
+  oom_killed: z.boolean().describe('The kernel ended it at its memory limit (all of it, not just the process that asked for more)'),
+  pids_limit_hits: z.number().int().nullable().describe('Forks refused at max_processes so far; null without that limit'),
 });
 
 // The schema describes the snapshot exactly: a field added to one and not the other fails to compile.

@@ -10,6 +10,7 @@
 // change of state is upserted; it is cleared when a finished result is handed to a caller
 // (`handed-over`). While the daemon stops, and for a dead daemon's tasks, every end is shown: no
 // caller is left to hand it to.
+import type { FinalFigures } from '../../process/launched-task.js';
 import type { EndReason, StreamName } from '../../workers/protocol.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
@@ -18,9 +19,9 @@ export type LifecycleEvent =
   | { type: 'dispatched' }
   | { type: 'started'; pid: number; pgid: number; startedAt: number }
   | { type: 'truncated'; stream: StreamName }
-  | { type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number }
-  /** The worker let go of the task: nothing of it is left (its CPU time, and what it wrote to each stream). */
-  | { type: 'released'; cpuMs: number | null; stdoutBytes: number; stderrBytes: number }
+  | ({ type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number; oomKilled: boolean } & FinalFigures)
+  /** The worker let go of the task: nothing of it is left (its final figures, and what it wrote to each stream). */
+  | ({ type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures)
   /** Killed while pending: it never starts. */
   | { type: 'cancelled'; endedAt: number }
   /** It could not be run (no terminal could be opened, or its worker failed). */
@@ -74,12 +75,15 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       // A running task's flag is written with its end; a finished one's now.
       return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
     }
-    case 'ended':
+    case 'ended': {
       if (isFinished(record.state)) return unchanged(record);
-      return finish(record, { state: context.stopping ? 'interrupted' : END_STATE[event.reason], exitCode: event.exitCode, signal: event.signal, error: event.error, endedAt: event.endedAt }, context);
+      const error = event.oomKilled ? `killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)` : event.error;
+      const ended = finish(record, { state: context.stopping ? 'interrupted' : END_STATE[event.reason], exitCode: event.exitCode, signal: event.signal, error, endedAt: event.endedAt }, context);
+      return { record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) }, effects: ended.effects };
+    }
     case 'released': {
-      const next = event.cpuMs === null ? record : { ...record, cpuMs: event.cpuMs };
-      return { record: next, effects: { ...NOTHING, persist: event.cpuMs !== null, released: true } };
+      const known = knownFigures(event);
+      return { record: { ...record, ...known }, effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true } };
     }
     case 'cancelled':
       if (record.state !== 'pending') return unchanged(record);
@@ -108,6 +112,12 @@ type End = Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt
 function finish(record: TaskRecord, end: End, context: LifecycleContext): Transition {
   const next: TaskRecord = { ...record, ...end, todoShown: record.todoShown || context.stopping };
   return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next), finished: true, freedSlot: record.state === 'running' } };
+}
+
+/** The figures an event knows (the others stay as the record has them). */
+function knownFigures(figures: FinalFigures): Partial<FinalFigures> {
+  const { cpuMs, pidsLimitHits, memoryPeakBytes } = figures;
+  return Object.fromEntries(Object.entries({ cpuMs, pidsLimitHits, memoryPeakBytes }).filter(([, value]) => value !== null));
 }
 
 function upsertIfShown(record: TaskRecord): 'upsert' | null {

@@ -38,6 +38,10 @@ export interface TaskSnapshot {
   memory_bytes: number | null;
   memory_peak_bytes: number | null;
   processes: number | null;
+  /** The limits in force, in the run's field names. */
+  limits: { memory_limit_mb: number | null; max_processes: number | null; cpu_limit: number | null };
+  oom_killed: boolean;
+  pids_limit_hits: number | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -87,6 +91,9 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     memory_bytes: resources.memoryBytes,
     memory_peak_bytes: resources.memoryPeakBytes,
     processes: resources.processes,
+    limits: { memory_limit_mb: record.limits.memoryLimitMb, max_processes: record.limits.maxProcesses, cpu_limit: record.limits.cpuLimit },
+    oom_killed: record.oomKilled,
+    pids_limit_hits: resources.pidsLimitHits,
   };
 }
 
@@ -97,6 +104,7 @@ export function summarizeTask(view: TaskSnapshot): string {
   if (view.state === 'pending') outcome = 'waiting for a free slot';
   else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
   else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
+  else if (view.oom_killed) outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
   else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
   else outcome = `exit ${view.exit_code}${seconds}`;
   const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';

@@ -1,5 +1,6 @@
 // The task model: a task's record, its states and which of them are final. Every layer (registry,
 // lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
+import type { TaskLimits } from '../../process/limits.js';
 
 export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -43,15 +44,24 @@ export interface TaskRecord {
   cpuMs: number | null;
   /** A todo for this task has been queued for the harness and not cleared since. */
   todoShown: boolean;
+  /** The limits in force for this run. */
+  limits: TaskLimits;
+  /** The kernel's OOM killer ended it at its memory limit. */
+  oomKilled: boolean;
+  /** Forks refused at its process limit, where it had one; null without. */
+  pidsLimitHits: number | null;
+  /** The most memory it used at once, where its cgroup kept that figure. */
+  memoryPeakBytes: number | null;
 }
 
 /** What run decides of a new task; the rest starts empty. */
-export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs'>;
+export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits'>;
 
 /** A new task's record: pending, nothing run yet. */
 export function createTaskRecord(task: NewTask): TaskRecord {
   return {
     ...task, state: 'pending', exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null,
     pid: null, pgid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
+    oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null,
   };
 }

@@ -58,6 +58,17 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       CREATE INDEX IF NOT EXISTS finished_tasks_by_seq ON tasks (seq) WHERE state IN ${FINISHED_SQL};
     `);
   },
+  // 2: per-task limits and what they did.
+  (db) => {
+    db.exec(`
+      ALTER TABLE tasks ADD COLUMN memory_limit_mb INTEGER;
+      ALTER TABLE tasks ADD COLUMN max_processes INTEGER;
+      ALTER TABLE tasks ADD COLUMN cpu_limit REAL;
+      ALTER TABLE tasks ADD COLUMN oom_killed INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tasks ADD COLUMN pids_limit_hits INTEGER;
+      ALTER TABLE tasks ADD COLUMN memory_peak_bytes INTEGER;
+    `);
+  },
 ];
 
 /** The schema version this code writes. */

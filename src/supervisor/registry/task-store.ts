@@ -28,6 +28,12 @@ interface TaskRow {
   todo_shown: number;
   pty: number;
   interactive: number;
+  memory_limit_mb: number | null;
+  max_processes: number | null;
+  cpu_limit: number | null;
+  oom_killed: number;
+  pids_limit_hits: number | null;
+  memory_peak_bytes: number | null;
 }
 
 const fromRow = (row: TaskRow): TaskRecord => ({
@@ -52,6 +58,10 @@ const fromRow = (row: TaskRow): TaskRecord => ({
   stderrTruncated: row.stderr_truncated === 1,
   cpuMs: row.cpu_ms,
   todoShown: row.todo_shown === 1,
+  limits: { memoryLimitMb: row.memory_limit_mb, maxProcesses: row.max_processes, cpuLimit: row.cpu_limit },
+  oomKilled: row.oom_killed === 1,
+  pidsLimitHits: row.pids_limit_hits,
+  memoryPeakBytes: row.memory_peak_bytes,
 });
 
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
@@ -72,11 +82,13 @@ export class TaskStore {
       get: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?'),
       stateOf: db.prepare<[string], { state: TaskState; todo_shown: number }>('SELECT state, todo_shown FROM tasks WHERE id = ?'),
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
-      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at)
-        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt)`),
+      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at,
+        memory_limit_mb, max_processes, cpu_limit)
+        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt, @memoryLimitMb, @maxProcesses, @cpuLimit)`),
       save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, started_at = @startedAt, exit_code = @exitCode,
         signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
-        stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown WHERE id = @id`),
+        stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
+        pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes WHERE id = @id`),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
@@ -107,7 +119,7 @@ export class TaskStore {
       if (existing && !isFinished(existing.state)) return { busyState: existing.state };
       if (existing) this.statements.remove.run(record.id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
-      this.statements.insert.run({ ...record, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
+      this.statements.insert.run({ ...record, ...record.limits, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
       return { replaced: existing !== undefined };
     })();
   }
@@ -128,6 +140,9 @@ export class TaskStore {
       stderrTruncated: record.stderrTruncated ? 1 : 0,
       cpuMs: record.cpuMs,
       todoShown: record.todoShown ? 1 : 0,
+      oomKilled: record.oomKilled ? 1 : 0,
+      pidsLimitHits: record.pidsLimitHits,
+      memoryPeakBytes: record.memoryPeakBytes,
     };
     if (todo === null) return void this.statements.save.run(row);
     this.db.transaction(() => {

@@ -1,4 +1,5 @@
 // A task this daemon holds in memory: from run until it has finished and its worker let go of it.
+import type { TaskLimits } from '../../process/limits.js';
 import type { TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
@@ -14,6 +15,8 @@ export interface RunRequest {
   terminal: { cols: number; rows: number } | null;
   /** Keep stdin open for input. */
   interactive: boolean;
+  /** The limits the run asked for (the daemon's defaults fill in the rest). */
+  limits: Partial<TaskLimits>;
 }
 
 /** A worker's answer to one input: how much of it the task has not read, or why it was refused. */

@@ -3,6 +3,8 @@
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { countLeftovers } from '../../process/leftovers.js';
 import { countCgroupProcesses, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources } from '../../process/resources.js';
+import { planTaskCgroups } from '../../process/limits.js';
+import { readLimitFigures } from '../../process/task-cgroups.js';
 import type { TaskRecord } from '../model/task.js';
 import type { SnapshotSource } from '../model/task-snapshot.js';
 import type { OutputFiles } from '../output/output-files.js';
@@ -33,12 +35,28 @@ export class TaskProbes implements SnapshotSource {
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources {
     const task = this.live.get(record.id);
     if (task === undefined || task.record.runKey !== record.runKey || record.state === 'pending') {
-      return { ...NO_RESOURCES, cpuMs: record.cpuMs, processes: record.state === 'pending' ? null : 0 };
+      const { cpuMs, memoryPeakBytes, pidsLimitHits } = record;
+      return { ...NO_RESOURCES, cpuMs, memoryPeakBytes, pidsLimitHits, processes: record.state === 'pending' ? null : 0 };
     }
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
-    if (cgroupDir !== null) return readTaskResources({ cgroupDir }, table);
-    if (task.shimPid !== null) return readTaskResources({ shimPid: task.shimPid }, table);
-    return record.pgid === null ? NO_RESOURCES : readTaskResources({ pgid: record.pgid }, table);
+    let resources = NO_RESOURCES;
+    if (cgroupDir !== null) resources = readTaskResources({ cgroupDir }, table);
+    else if (task.shimPid !== null) resources = readTaskResources({ shimPid: task.shimPid }, table);
+    else if (record.pgid !== null) resources = readTaskResources({ pgid: record.pgid }, table);
+    // Between the removal of its cgroup and its release, what the end's report said stands in.
+    if (resources.cpuMs === null) resources = { ...resources, cpuMs: record.cpuMs };
+    return Object.values(record.limits).every((limit) => limit === null) ? resources : this.withLimitFigures(record, resources, cgroupDir);
+  }
+
+  /** A limited task's cgroups count its memory (a v1 memory cgroup) and its refused forks. */
+  private withLimitFigures(record: TaskRecord, resources: TaskResources, cgroupDir: string | null): TaskResources {
+    const figures = readLimitFigures(planTaskCgroups(this.containment.controllers, cgroupDir, record.runKey, record.limits));
+    return {
+      ...resources,
+      memoryBytes: figures.memoryBytes ?? resources.memoryBytes,
+      memoryPeakBytes: figures.memoryPeakBytes ?? resources.memoryPeakBytes ?? record.memoryPeakBytes,
+      pidsLimitHits: figures.pidsLimitHits ?? record.pidsLimitHits,
+    };
   }
 
   /** Whether input can write to the task now. */

@@ -17,15 +17,17 @@ import type { ShutdownHost } from './shutdown.js';
 import { refuseWaitingInputs, TaskControl, type ControlHost } from './task-control.js';
 import { TaskProbes } from './task-probes.js';
 import { TaskQueue } from './task-queue.js';
+import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
 import { buildTaskSpec } from './task-spec.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
 
-export interface TaskLimits {
+export interface ServiceSettings {
   maxRunning: number;
   maxPending: number;
   defaultTimeoutSeconds: number | null;
   killGraceMs: number;
   maxOutputBytes: number;
+  limitPolicy: LimitPolicy;
 }
 
 export class TaskService implements ControlHost, ShutdownHost {
@@ -46,7 +48,7 @@ export class TaskService implements ControlHost, ShutdownHost {
     private readonly store: TaskStore,
     private readonly pool: WorkerPool,
     private readonly files: OutputFiles,
-    private readonly limits: TaskLimits,
+    private readonly limits: ServiceSettings,
     readonly containment: Containment,
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
@@ -74,11 +76,12 @@ export class TaskService implements ControlHost, ShutdownHost {
 
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
+    const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
     const id = request.name ?? this.store.generateId();
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
     const record = createTaskRecord({
       id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
-      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
+      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits,
     });
     this.queue.assertRoom(); // a full queue refuses before anything is written
     const admitted = this.store.insert(record, composeClear(id));

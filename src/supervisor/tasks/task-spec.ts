@@ -1,6 +1,7 @@
 // Builds what a worker gets for one task (piscina's payload): the command, its environment, its
 // output files and limits, and how it is started and contained.
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { planTaskCgroups } from '../../process/limits.js';
 import type { TaskSpec } from '../../workers/protocol.js';
 import type { TaskRecord } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
@@ -37,6 +38,7 @@ export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal:
     timeoutMs: record.timeoutMs,
     killGraceMs: context.limits.killGraceMs,
     spawner: context.containment.spawner,
-    cgroupDir: taskCgroupDir(context.containment, record.runKey),
+    cgroups: planTaskCgroups(context.containment.controllers, taskCgroupDir(context.containment, record.runKey), record.runKey, record.limits),
+    limits: record.limits,
   };
 }

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../../errors.js';
+import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { defineTool, field } from '../tool.js';
 import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
@@ -68,6 +69,21 @@ const inputSchema = z.strictObject({
     'true or false',
     'Keep stdin open (a pipe, or the terminal with pty) so you can answer prompts or drive a REPL with the input tool; without it stdin is closed after the stdin text.',
   ),
+  memory_limit_mb: field(
+    z.number().int().min(1).max(MAX_MEMORY_LIMIT_MB).optional(),
+    `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`,
+    'Cap the memory of the whole task, e.g. 2048 for a build that may leak. Past it the kernel kills the task (all of it) and it ends with oom_killed: true, instead of taking the container down. Default: the daemon\'s --task-memory-limit-mb (none unless set).',
+  ),
+  max_processes: field(
+    z.number().int().min(1).max(MAX_PROCESSES_LIMIT).optional(),
+    `an integer from 1 to ${MAX_PROCESSES_LIMIT}`,
+    'Cap the processes and threads the task may have at once, e.g. 256: a fork bomb stays inside it (forks past the cap fail; status counts them in pids_limit_hits).',
+  ),
+  cpu_limit: field(
+    z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT).optional(),
+    `a number of CPUs from ${MIN_CPU_LIMIT} to ${MAX_CPU_LIMIT}`,
+    'CPUs the task may use, e.g. 0.5 or 2: it is slowed, not killed, past it.',
+  ),
 });
 
 export const runTool = defineTool({
@@ -98,6 +114,7 @@ export const runTool = defineTool({
       stdin: input.stdin ?? null,
       terminal: input.pty === true ? { cols: input.cols ?? DEFAULT_COLUMNS, rows: input.rows ?? DEFAULT_ROWS } : null,
       interactive: input.interactive ?? false,
+      limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
     });
     await tasks.waitForEnd(record.id, input.wait_seconds);
     const current = tasks.settleRun(record.id);

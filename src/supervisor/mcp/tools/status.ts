@@ -1,6 +1,6 @@
 // status: one task's state, exit and the end of its output; can wait for it to finish.
 import { z } from 'zod';
-import { defineTool } from '../tool.js';
+import { defineTool, field } from '../tool.js';
 import { tailBytesField, taskIdField, waitSecondsField } from '../fields.js';
 import { snapshotTask } from '../../model/task-snapshot.js';
 import { describeTask, taskViewSchema } from '../task-view.js';
@@ -14,12 +14,17 @@ export const statusTool = defineTool({
     id: taskIdField(),
     wait_seconds: waitSecondsField(0, 'Block until the task finishes or this many seconds pass (0 to 30, default 0: answer at once).'),
     tail_bytes: tailBytesField(),
+    peek: field(
+      z.boolean().default(false),
+      'true or false',
+      "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
+    ),
   }),
   outputSchema: taskViewSchema,
   annotations: { readOnlyHint: true },
   async handler(input, { tasks }) {
     await tasks.waitForEnd(input.id, input.wait_seconds);
-    const record = tasks.handOver(input.id);
+    const record = input.peek ? tasks.get(input.id) : tasks.handOver(input.id);
     const view = snapshotTask(record, input.tail_bytes, tasks.probes);
     return { structured: view, text: describeTask(view) };
   },

@@ -1,0 +1,39 @@
+// Which limits a task runs under: what its run asks for, else the daemon's defaults; never above the
+// operator's ceilings, and never one that no cgroup here can enforce (refused, not run without it).
+import { echoValue, ToolInputError } from '../../errors.js';
+import { LIMIT_CONTROLLER, type ControllerPlaces, type TaskLimits } from '../../process/limits.js';
+
+/** The daemon's defaults and ceilings (--task-*-limit and --task-*-ceiling); null: none. */
+export interface LimitPolicy {
+  defaults: TaskLimits;
+  ceilings: TaskLimits;
+}
+
+/** Each limit's run field and the daemon flag behind it, for messages. */
+export const LIMIT_FIELDS: Record<keyof TaskLimits, { field: string; flag: string; unit: string }> = {
+  memoryLimitMb: { field: 'memory_limit_mb', flag: '--task-memory-limit-mb', unit: 'MiB' },
+  maxProcesses: { field: 'max_processes', flag: '--task-max-processes', unit: 'processes' },
+  cpuLimit: { field: 'cpu_limit', flag: '--task-cpu-limit', unit: 'CPUs' },
+};
+
+/** The limits for a run that asked for `requested`; throws a ToolInputError naming the field at fault. */
+export function resolveTaskLimits(requested: Partial<TaskLimits>, policy: LimitPolicy, places: ControllerPlaces): TaskLimits {
+  const limits = { ...policy.defaults };
+  for (const key of Object.keys(LIMIT_FIELDS) as Array<keyof TaskLimits>) {
+    const { field, flag, unit } = LIMIT_FIELDS[key];
+    const asked = requested[key];
+    const ceiling = policy.ceilings[key];
+    if (asked !== undefined && asked !== null) {
+      if (ceiling !== null && asked > ceiling) {
+        throw new ToolInputError(`Invalid run input: "${field}" must be at most ${ceiling} ${unit}, the ceiling the operator set (${flag}-ceiling); got ${echoValue(asked)}`);
+      }
+      limits[key] = asked;
+    }
+    const place = places[LIMIT_CONTROLLER[key]];
+    if (limits[key] !== null && 'missing' in place) {
+      const source = asked === undefined || asked === null ? `the daemon's default (${flag})` : `"${field}"`;
+      throw new ToolInputError(`Invalid run input: ${source} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}; run without ${field}`);
+    }
+  }
+  return limits;
+}

@@ -1,0 +1,167 @@
+// Per-task limits with real processes in real cgroups: memory (an OOM end that says so), processes
+// (a fork bomb that stays inside), CPU, the daemon's defaults and ceilings, and every refusal.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test, type TestContext } from 'node:test';
+import { runDaemonBinary, startTestDaemon, type TestContainment } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+
+/** Where this host keeps each controller's cgroup v1 hierarchy; the daemon's folder in each. */
+const V1_ROOTS = ['memory', 'pids', 'cpu'].map((controller) => join('/sys/fs/cgroup', controller, 'hive-bash-daemon'));
+const HAS_V1 = ['memory', 'pids', 'cpu'].every((controller) => existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs')));
+const V1_SKIP = HAS_V1 ? false : 'this host mounts no cgroup v1 memory, pids and cpu hierarchies';
+const V2_CONTROLLERS = (() => {
+  try {
+    return readFileSync('/sys/fs/cgroup/unified/cgroup.controllers', 'utf8');
+  } catch {
+    return readFileSync('/sys/fs/cgroup/cgroup.controllers', 'utf8');
+  }
+})();
+const HAS_V2 = ['memory', 'pids', 'cpu'].every((controller) => V2_CONTROLLERS.split(/\s+/).includes(controller));
+const V2_SKIP = HAS_V2 ? false : `this host's cgroup v2 tree has not the memory, pids and cpu controllers (it has: ${V2_CONTROLLERS.trim() || 'none'}), so limits go to its v1 hierarchies (tested above)`;
+/** Allocates in one go, far past the limits below. */
+const ALLOCATE = `python3 -c "b = bytearray(400 << 20)"`;
+
+const v1TaskCgroups = () => V1_ROOTS.flatMap((root) => (existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('task-')).map((name) => join(root, name)) : []));
+
+after(() => {
+  // Teardown of a failed test: remove the empty v1 task cgroups it may have left (a busy one is not ours to touch).
+  for (const dir of v1TaskCgroups()) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // in use
+    }
+  }
+});
+
+async function setUp(t: TestContext, containment: TestContainment, args: string[] = []) {
+  const daemon = await startTestDaemon(t, { containment, args: ['--kill-grace-ms', '500', ...args] });
+  return { daemon, tools: await connectClient(t, daemon.url) };
+}
+
+/** The final view of a task: once its worker let it go (nothing of it left). */
+async function released(tools: Awaited<ReturnType<typeof setUp>>['tools'], id: string) {
+  const view = await waitFor(async () => {
+    const status = await tools.ok('status', { id, wait_seconds: 5 });
+    return status.state !== 'running' && status.processes === 0 ? status : null;
+  }, 60_000);
+  assert.ok(view, `task ${id} ended and was released`);
+  return view;
+}
+
+/** The limit tests, for a daemon in `containment` whose limits the healthz says live in `place`. */
+function limitSuite(containment: TestContainment, place: RegExp): void {
+    test('a task past memory_limit_mb ends with oom_killed and says so, while a task beside it and the daemon go on', async (t) => {
+      const { daemon, tools } = await setUp(t, containment);
+      const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
+      for (const controller of ['memory', 'pids', 'cpu']) assert.match(health.limits[controller], place, `${controller}: ${health.limits[controller]}`);
+      const bystander = await tools.ok('run', { command: 'echo ready; sleep 300', wait_seconds: 0.5 });
+      const task = await tools.ok('run', { command: `exec ${ALLOCATE}`, memory_limit_mb: 64, wait_seconds: 30 });
+      assert.deepEqual([task.state, task.oom_killed, task.error], ['done', true, 'killed by the kernel: out of memory (limit 64 MiB)']);
+      assert.deepEqual([task.exit_code, task.signal], [137, 'SIGKILL']);
+      assert.deepEqual(task.limits, { memory_limit_mb: 64, max_processes: null, cpu_limit: null });
+      const final = await released(tools, task.id);
+      assert.ok(final.memory_peak_bytes > 32 * 1024 * 1024 && final.memory_peak_bytes <= 64 * 1024 * 1024, `memory_peak_bytes ${final.memory_peak_bytes}`);
+      const listed = (await tools.ok('list', {})).tasks.find((row: any) => row.id === task.id);
+      assert.equal(listed.state, 'done');
+      const still = await tools.ok('status', { id: bystander.id });
+      assert.deepEqual([still.state, still.stdout_tail], ['running', 'ready\n'], 'the task beside it runs on');
+      assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n', 'the daemon serves');
+      await tools.ok('kill', { id: bystander.id, force: true });
+      assert.equal(daemon.child.exitCode, null);
+    });
+
+    test("an OOM kill takes the task's helpers with it", async (t) => {
+      const { daemon, tools } = await setUp(t, containment);
+      const task = await tools.ok('run', { command: `sleep 300 & sleep 301 & ${ALLOCATE}; wait`, memory_limit_mb: 64, wait_seconds: 30 });
+      assert.deepEqual([task.state, task.oom_killed], ['done', true], JSON.stringify(task));
+      await released(tools, task.id);
+      assert.ok(await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000), `left: ${findMarkedProcesses(daemon.marker)}`);
+    });
+
+    test('a fork bomb under max_processes stays within it, is counted, and can still be killed', async (t) => {
+      const { daemon, tools } = await setUp(t, containment);
+      const task = await tools.ok('run', { command: 'bomb() { bomb | bomb & }; bomb; sleep 300', max_processes: 40, wait_seconds: 0 });
+      const hit = await waitFor(async () => {
+        const view = await tools.ok('status', { id: task.id });
+        return view.pids_limit_hits > 0 ? view : null;
+      }, 30_000);
+      assert.ok(hit, 'forks were refused at the cap');
+      assert.ok(hit.processes <= 40, `processes ${hit.processes} within max_processes 40`);
+      assert.ok(findMarkedProcesses(daemon.marker).length <= 40, 'no more than the cap exist anywhere');
+      await tools.ok('kill', { id: task.id, force: true });
+      const final = await released(tools, task.id);
+      assert.equal(final.state, 'killed');
+      assert.ok(final.pids_limit_hits > 0, `pids_limit_hits ${final.pids_limit_hits} is kept`);
+      assert.ok(await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000), 'nothing of the bomb is left');
+    });
+
+    test('a busy loop under cpu_limit 0.2 uses about a fifth of a CPU', async (t) => {
+      const { tools } = await setUp(t, containment);
+      const task = await tools.ok('run', { command: 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done', cpu_limit: 0.2, wait_seconds: 30 });
+      assert.equal(task.state, 'done');
+      const final = await released(tools, task.id);
+      const share = final.cpu_ms / final.runtime_ms;
+      assert.ok(share > 0.05 && share < 0.4, `cpu_ms ${final.cpu_ms} over runtime_ms ${final.runtime_ms} is ${share.toFixed(2)} of a CPU`);
+      assert.equal(final.limits.cpu_limit, 0.2);
+    });
+}
+
+for (const containment of ['cgroup', 'process-group'] as const) {
+  describe(`limits in cgroup v1 hierarchies, ${containment === 'cgroup' ? 'cgroup v2 for kill' : 'process group and shim for kill'}`, { skip: containment === 'cgroup' && HAS_V2 ? 'the v2 subtree holds the controllers here' : V1_SKIP }, () => limitSuite(containment, /^cgroup v1 /));
+}
+
+describe('limits in a cgroup v2 subtree with its own controllers', { skip: V2_SKIP }, () => limitSuite('cgroup', /^cgroup v2$/));
+
+test('the daemon defaults apply, a run may ask for less or more up to the ceiling, and past it is refused', { skip: V1_SKIP }, async (t) => {
+  const { tools } = await setUp(t, 'cgroup', ['--task-memory-limit-mb', '256', '--task-memory-limit-mb-ceiling', '512', '--task-max-processes', '1000']);
+  const plain = await tools.ok('run', { command: 'true' });
+  assert.deepEqual(plain.limits, { memory_limit_mb: 256, max_processes: 1000, cpu_limit: null });
+  assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 128 })).limits.memory_limit_mb, 128);
+  assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 512 })).limits.memory_limit_mb, 512);
+  const refused = await tools.call('run', { command: 'true', memory_limit_mb: 1024 });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.text, 'Invalid run input: "memory_limit_mb" must be at most 512 MiB, the ceiling the operator set (--task-memory-limit-mb-ceiling); got 1024 (number)');
+  assert.equal(refused.structured.error.code, 'ERR_INVALID_INPUT');
+});
+
+test('bad limit values are refused naming the field', async (t) => {
+  const { tools } = await setUp(t, 'cgroup');
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{ memory_limit_mb: 0 }, '"memory_limit_mb" must be an integer of MiB from 1 to 4194304; got 0 (number)'],
+    [{ memory_limit_mb: 1.5 }, '"memory_limit_mb" must be an integer of MiB from 1 to 4194304; got 1.5 (number)'],
+    [{ memory_limit_mb: '512' }, '"memory_limit_mb" must be an integer of MiB from 1 to 4194304; got "512" (string)'],
+    [{ max_processes: 0 }, '"max_processes" must be an integer from 1 to 4194304; got 0 (number)'],
+    [{ cpu_limit: 0 }, '"cpu_limit" must be a number of CPUs from 0.01 to 1024; got 0 (number)'],
+    [{ cpu_limit: 2000 }, '"cpu_limit" must be a number of CPUs from 0.01 to 1024; got 2000 (number)'],
+  ];
+  for (const [fields, message] of cases) assert.equal(await tools.error('run', { command: 'true', ...fields }), `Invalid run input: ${message}`);
+});
+
+test('a limit no cgroup can enforce is refused, never run without it', async (t) => {
+  const { daemon, tools } = await setUp(t, 'node');
+  const refused = await tools.call('run', { command: 'true', memory_limit_mb: 64 });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.text, 'Invalid run input: "memory_limit_mb" needs the memory cgroup controller, which cannot be used here: limits need the native spawner, whose shim puts a task in its cgroups; run without memory_limit_mb');
+  const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
+  assert.match(health.limits.memory, /^unavailable: limits need the native spawner/);
+  const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-no-limits-'));
+  t.after(() => rmSync(stateDir, { recursive: true, force: true }));
+  const started = await runDaemonBinary(['--containment', 'node', '--port', '0', '--state-dir', stateDir, '--task-max-processes', '10']);
+  assert.equal(started.code, 2);
+  assert.match(started.stderr, /--task-max-processes needs the pids cgroup controller, which cannot be used here: limits need the native spawner/);
+});
+
+test('a default above its ceiling stops the start with exit code 2', async () => {
+  const started = await runDaemonBinary(['--task-cpu-limit', '4', '--task-cpu-limit-ceiling', '2', '--port', '0']);
+  assert.equal(started.code, 2);
+  assert.equal(started.stderr, 'hive-bash-daemon: --task-cpu-limit 4 is above --task-cpu-limit-ceiling 2; the default may not exceed the ceiling\n');
+});
+
+test('no task cgroup is left in any v1 hierarchy by the tests above', { skip: V1_SKIP }, async () => {
+  assert.ok(await waitFor(() => v1TaskCgroups().length === 0, 10_000), `left: ${v1TaskCgroups().join(', ')}`);
+});
