@@ -38,6 +38,14 @@ export class NameBusyError extends ToolInputError {
   }
 }
 
+/** run's exclusive_port names a port something already listens on. */
+export class PortBusyError extends ToolInputError {
+  override readonly code = 'ERR_PORT_BUSY';
+  constructor(port: number, holder: string) {
+    super(`"exclusive_port" ${port} is taken: ${holder} already listens on it; nothing was started: kill that first, or choose another port`);
+  }
+}
+
 export class QueueFullError extends ToolInputError {
   override readonly code = 'ERR_QUEUE_FULL';
   constructor(maxPending: number) {

@@ -88,8 +88,11 @@ static int list_processes(struct process_list *list, const char **call) {
     }
     long pid;
     if (parse_decimal(entry->d_name, 1, INT_MAX, &pid) != 0) continue; /* not a process */
-    pid_t parent = read_parent_pid((pid_t)pid, call);
-    if (!is_gone(parent)) err = parent < 0 ? parent : list_append(list, (pid_t)pid, parent, call);
+    const char *failed = NULL;
+    pid_t parent = read_parent_pid((pid_t)pid, &failed);
+    /* A process whose stat cannot be read (gone, or hidden by hidepid) is no task's to signal: skip it. */
+    if (parent < 0) continue;
+    err = list_append(list, (pid_t)pid, parent, call);
   }
   closedir(proc);
   return err;

@@ -23,6 +23,13 @@ export interface Containment {
   controllers: ControllerPlaces;
 }
 
+/** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */
+export function allTaskCgroupDirs(containment: Containment, runKey: string): string[] {
+  const v1 = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [join(place.root, `task-${runKey}`)] : []));
+  const v2 = taskCgroupDir(containment, runKey);
+  return v2 === null ? v1 : [v2, ...v1];
+}
+
 /** The folder of a task's cgroup, or null when tasks get none. */
 export function taskCgroupDir(containment: Containment, runKey: string): string | null {
   return containment.cgroupRoot === null ? null : join(containment.cgroupRoot, `task-${runKey}`);

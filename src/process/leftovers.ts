@@ -1,5 +1,6 @@
 // What is left of a task: counting and ending the processes that outlived its leader, or its shim,
 // or the daemon that ran it. Every such kill path is here; a running task's kill is terminate.ts.
+import { existsSync } from 'node:fs';
 import { groupTarget } from './launch-node.js';
 import { killCgroup, removeCgroup } from './cgroups.js';
 import { nativeAddon } from './native.js';
@@ -55,10 +56,11 @@ export function killOrphans(task: TaskProcesses): void {
  * At start-up: ends every process and cgroup of the last daemon's tasks, by cgroup and by run
  * marker (a task may have run under another containment, or left its cgroup).
  */
-export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDir: string | null }>): Promise<void> {
+export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDirs: string[] }>): Promise<void> {
   const marked = groupProcessesByMarker(RUN_MARKER_NAME);
   for (const task of tasks) {
-    if (task.cgroupDir !== null) await removeCgroup(task.cgroupDir, STALE_CGROUP_WAIT_MS);
+    // The v2 cgroup first (cgroup.kill ends its processes), then the v1 ones of its limits.
+    for (const dir of task.cgroupDirs) if (existsSync(dir)) await removeCgroup(dir, STALE_CGROUP_WAIT_MS);
     for (const pid of marked.get(task.runKey) ?? []) killPid(pid);
   }
 }

@@ -76,7 +76,9 @@ export function findControllerPlaces(v2Root: string | null): ControllerPlaces {
 function findV1Place(controller: LimitController, mount: string | null, hasV2: boolean): ControllerPlace {
   const v2Part = hasV2 ? `the task cgroups' v2 subtree lacks ${controller}` : 'tasks have no cgroup v2 folder';
   if (mount === null) return { missing: `${v2Part} and no cgroup v1 ${controller} hierarchy is mounted` };
-  const root = join(mount, V1_FOLDER);
+  // Under the daemon's own cgroup of that hierarchy: a container's memory cap (its v1 cgroup) still
+  // counts its tasks, and a task's OOM stays inside it.
+  const root = join(mount, ownV1Path(controller), V1_FOLDER);
   const probe = join(root, `probe-${process.pid}`);
   try {
     mkdirSync(probe, { recursive: true });
@@ -85,6 +87,15 @@ function findV1Place(controller: LimitController, mount: string | null, hasV2: b
   } catch (error) {
     return { missing: `${v2Part} and the cgroup v1 ${controller} hierarchy at ${mount} is not writable (${(error as Error).message})` };
   }
+}
+
+/** The daemon's own cgroup in the v1 hierarchy of `controller` (`/process_api/1337`), from /proc/self/cgroup. */
+function ownV1Path(controller: LimitController): string {
+  for (const line of readTextOr('/proc/self/cgroup', '').split('\n')) {
+    const [, controllers, path] = line.split(':');
+    if (controllers?.split(',').includes(controller) && path !== undefined) return path;
+  }
+  return '/';
 }
 
 /** Each controller's cgroup v1 mount point, from /proc/self/mountinfo. */

@@ -67,6 +67,16 @@ export function readTaskResources(where: TaskWhereabouts, table = new ProcessTab
   return sumProcesses(table.get().filter((entry) => entry.pgid === where.pgid), 0);
 }
 
+/** The pids of a live task's processes (not its shim). */
+export function listTaskPids(where: TaskWhereabouts, table = new ProcessTableCache()): number[] {
+  if ('cgroupDir' in where) {
+    return (readText(where.cgroupDir, 'cgroup.procs') ?? '').split('\n').filter((line) => line.length > 0).map(Number);
+  }
+  const entries = table.get();
+  const members = 'shimPid' in where ? listDescendants(entries, where.shimPid) : entries.filter((entry) => entry.pgid === where.pgid);
+  return members.filter(isAlive).map((entry) => entry.pid);
+}
+
 function readCgroupResources(dir: string): TaskResources {
   const procs = readText(dir, 'cgroup.procs');
   // Gone: its last process was reaped and its worker removed it (the release brings the CPU time).

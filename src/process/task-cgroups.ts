@@ -1,6 +1,6 @@
 // One run of a task's cgroups as a whole: created with their limits before the spawn, read for what
 // the limits did (OOM kills, refused forks, the memory peak), and removed once the task is gone.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeCgroup } from './cgroups.js';
 import type { PlannedCgroup, TaskCgroupPlan } from './limits.js';
@@ -41,6 +41,11 @@ export function joinedDirs(plan: TaskCgroupPlan): string[] {
 export async function removeTaskCgroups(plan: TaskCgroupPlan): Promise<number | null> {
   const [cpuMs] = await Promise.all([plan.v2 === null ? null : removeCgroup(plan.v2.dir), ...plan.v1.map((cgroup) => removeCgroup(cgroup.dir))]);
   return cpuMs;
+}
+
+/** Removes whichever of `dirs` exist (killing what is in a v2 one): a clean-up where no plan is at hand. */
+export async function removeTaskCgroupDirs(dirs: string[]): Promise<void> {
+  await Promise.all(dirs.filter((dir) => existsSync(dir)).map((dir) => removeCgroup(dir)));
 }
 
 /** What the limits did so far (cheap: a few small reads, only in the cgroups that hold a limit). */

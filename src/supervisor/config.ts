@@ -76,8 +76,8 @@ const OPTIONS: OptionSpec[] = [
 /** A limit's default and its ceiling, as two options. */
 function limitOptions(flag: string, key: keyof Config, schema: z.ZodType, accepts: string, what: string): OptionSpec[] {
   return [
-    { flag, key, schema, accepts, default: null, help: `each task's ${what} limit unless its run sets a lower one` },
-    { flag: `${flag}-ceiling`, key: `${key}Ceiling` as keyof Config, schema, accepts, default: null, help: `the most ${what} a run may ask for` },
+    { flag, key, schema, accepts, default: null, help: `each task's ${what} limit unless its run sets its own` },
+    { flag: `${flag}-ceiling`, key: `${key}Ceiling` as keyof Config, schema, accepts, default: null, help: `the most ${what} a run may ask for (and the limit of one that asks for none, without a default)` },
   ];
 }
 

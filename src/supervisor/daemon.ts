@@ -120,7 +120,8 @@ function checkLimitPolicy(config: Config, containment: Containment): LimitPolicy
   const ceilings: TaskLimits = { memoryLimitMb: config.taskMemoryLimitMbCeiling, maxProcesses: config.taskMaxProcessesCeiling, cpuLimit: config.taskCpuLimitCeiling };
   for (const key of Object.keys(defaults) as Array<keyof TaskLimits>) {
     const place = containment.controllers[LIMIT_CONTROLLER[key]];
-    if (defaults[key] !== null && 'missing' in place) throw new ConfigError(`${LIMIT_FIELDS[key].flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
+    const flag = defaults[key] !== null ? LIMIT_FIELDS[key].flag : ceilings[key] !== null ? `${LIMIT_FIELDS[key].flag}-ceiling` : null;
+    if (flag !== null && 'missing' in place) throw new ConfigError(`${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
   }
   return { defaults, ceilings };
 }

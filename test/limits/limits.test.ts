@@ -9,8 +9,13 @@ import { runDaemonBinary, startTestDaemon, type TestContainment } from '../helpe
 import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
-/** Where this host keeps each controller's cgroup v1 hierarchy; the daemon's folder in each. */
-const V1_ROOTS = ['memory', 'pids', 'cpu'].map((controller) => join('/sys/fs/cgroup', controller, 'hive-bash-daemon'));
+/** The daemon's folder in each controller's cgroup v1 hierarchy: under its own cgroup there (which it shares with this test). */
+const V1_ROOTS = ['memory', 'pids', 'cpu'].map((controller) => join('/sys/fs/cgroup', controller, ownV1Path(controller), 'hive-bash-daemon'));
+
+function ownV1Path(controller: string): string {
+  const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((entry) => entry.split(':')[1]?.split(',').includes(controller));
+  return line?.split(':')[2] ?? '/';
+}
 const HAS_V1 = ['memory', 'pids', 'cpu'].every((controller) => existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs')));
 const V1_SKIP = HAS_V1 ? false : 'this host mounts no cgroup v1 memory, pids and cpu hierarchies';
 const V2_CONTROLLERS = (() => {
@@ -59,6 +64,7 @@ function limitSuite(containment: TestContainment, place: RegExp): void {
       const { daemon, tools } = await setUp(t, containment);
       const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
       for (const controller of ['memory', 'pids', 'cpu']) assert.match(health.limits[controller], place, `${controller}: ${health.limits[controller]}`);
+      if (place.source.includes('v1')) assert.equal(health.limits.memory, `cgroup v1 ${V1_ROOTS[0]}`, "the tasks' v1 cgroups are under the daemon's own");
       const bystander = await tools.ok('run', { command: 'echo ready; sleep 300', wait_seconds: 0.5 });
       const task = await tools.ok('run', { command: `exec ${ALLOCATE}`, memory_limit_mb: 64, wait_seconds: 30 });
       assert.deepEqual([task.state, task.oom_killed, task.error], ['done', true, 'killed by the kernel: out of memory (limit 64 MiB)']);
@@ -127,6 +133,22 @@ test('the daemon defaults apply, a run may ask for less or more up to the ceilin
   assert.equal(refused.isError, true);
   assert.equal(refused.text, 'Invalid run input: "memory_limit_mb" must be at most 512 MiB, the ceiling the operator set (--task-memory-limit-mb-ceiling); got 1024 (number)');
   assert.equal(refused.structured.error.code, 'ERR_INVALID_INPUT');
+});
+
+test('a ceiling without a default caps a run that asks for nothing', { skip: V1_SKIP }, async (t) => {
+  const { tools } = await setUp(t, 'cgroup', ['--task-max-processes-ceiling', '500']);
+  assert.equal((await tools.ok('run', { command: 'true' })).limits.max_processes, 500);
+  assert.equal((await tools.ok('run', { command: 'true', max_processes: 20 })).limits.max_processes, 20);
+});
+
+test("a crashed daemon's limited tasks leave no cgroup in any hierarchy once the next one has started", { skip: V1_SKIP }, async (t) => {
+  const first = await startTestDaemon(t, { containment: 'cgroup' });
+  const tools = await connectClient(t, first.url);
+  await tools.ok('run', { command: 'sleep 300', memory_limit_mb: 256, max_processes: 100, cpu_limit: 1, wait_seconds: 0.5 });
+  assert.equal(v1TaskCgroups().length, 3, `one cgroup per limit's hierarchy: ${v1TaskCgroups().join(', ')}`);
+  await first.crash();
+  await startTestDaemon(t, { containment: 'cgroup', stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+  assert.deepEqual(v1TaskCgroups(), [], 'the start removed them');
 });
 
 test('bad limit values are refused naming the field', async (t) => {

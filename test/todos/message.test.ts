@@ -18,6 +18,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
     outputPaths: (id) => ({ stdout: join(dir, `${id}.out`), stderr: join(dir, `${id}.err`) }),
     countLeftovers: () => 2,
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
+    portsOf: () => [],
     stdinOpen: () => false,
   };
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { field } from './tool.js';
 import { DEFAULT_TAIL_BYTES, MAX_TAIL_BYTES } from '../model/task-snapshot.js';
+import { MAX_PATTERN_CHARS } from '../readiness/wait-pattern.js';
 
 export const MAX_WAIT_SECONDS = 30;
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -29,3 +30,23 @@ export function inputTextField(description: string, required: boolean): z.ZodTyp
   const text = z.string().refine((value) => Buffer.byteLength(value) <= MAX_INPUT_BYTES);
   return field(required ? text : text.optional(), `a string of at most ${MAX_INPUT_BYTES} bytes`, description);
 }
+
+export const waitForField = () =>
+  field(
+    z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
+    `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
+    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. Matched by V8\'s linear-time engine (RE2 semantics: no backreferences or lookaround), so no expression can stall the daemon. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
+  );
+
+export const waitForPortField = () =>
+  field(
+    z.number().int().min(1).max(65_535).optional(),
+    'a TCP port from 1 to 65535',
+    'Return as soon as one of the task\'s processes listens on this TCP port (any address): wait_result "listening". Use it to know a server is up before calling it.',
+  );
+
+/** What run and status add to a task's view when they waited for readiness. */
+export const waitOutcomeFields = {
+  wait_result: z.enum(['matched', 'listening', 'ended', 'timeout']).optional().describe('With wait_for or wait_for_port: what ended the wait (a match, a listening port, the task\'s end, or wait_seconds)'),
+  matched_line: z.string().nullable().optional().describe('With wait_result "matched": the whole line that matched, cut to 1 KiB'),
+};

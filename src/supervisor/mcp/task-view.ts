@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { TASK_STATES } from '../model/task.js';
 import { describeStream, summarizeTask, type TaskSnapshot } from '../model/task-snapshot.js';
+import type { ReadinessOutcome } from '../readiness/readiness.js';
 
 const isoTime = z.string().nullable();
 
@@ -42,12 +43,25 @@ export const taskViewSchema = z.object({
   }).describe('The limits in force: the run\'s own, else the daemon\'s defaults'),
   oom_killed: z.boolean().describe('The kernel ended it at its memory limit (all of it, not just the process that asked for more)'),
   pids_limit_hits: z.number().int().nullable().describe('Forks refused at max_processes so far; null without that limit'),
+  ports: z.array(z.object({
+    protocol: z.enum(['tcp', 'udp']),
+    address: z.string().describe('The local address, e.g. 0.0.0.0, ::, 127.0.0.1'),
+    port: z.number().int(),
+    pid: z.number().int().describe('The process that holds the socket'),
+  })).describe('The TCP and UDP ports its processes listen on now (a dev server\'s 3000, say); empty once it has ended'),
 });
 
 // The schema describes the snapshot exactly: a field added to one and not the other fails to compile.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemaMatchesSnapshot: Same<z.output<typeof taskViewSchema>, TaskSnapshot> = true;
 void schemaMatchesSnapshot;
+
+/** A view with what a readiness wait found, and its text (the outcome first). */
+export function describeWaited(view: TaskSnapshot, waited: ReadinessOutcome | null) {
+  if (waited === null) return { structured: view, text: describeTask(view) };
+  const outcome = waited.result === 'matched' ? `matched: ${waited.matchedLine}` : waited.result;
+  return { structured: { ...view, wait_result: waited.result, matched_line: waited.matchedLine }, text: `wait_result ${outcome}\n${describeTask(view)}` };
+}
 
 /** The summary line and each non-empty tail, for the text content of run and status. */
 export function describeTask(view: TaskSnapshot): string {

@@ -13,7 +13,10 @@ export interface ToolResult<Output> {
   text: string;
 }
 
-export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodObject = z.ZodObject> {
+/** A tool's result: one object, or a union of objects (one shape per way of calling it). */
+export type OutputSchema = z.ZodObject | z.ZodUnion<readonly z.ZodObject[]>;
+
+export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends OutputSchema = OutputSchema> {
   name: string;
   title: string;
   description: string;
@@ -24,7 +27,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
 }
 
 /** Declares a tool; a function only so that TypeScript ties the handler's types to the schemas. */
-export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(
+export function defineTool<Input extends z.ZodObject, Output extends OutputSchema>(
   definition: ToolDefinition<Input, Output>,
 ): ToolDefinition<Input, Output> {
   return definition;
@@ -58,7 +61,9 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
     } else if (typeof key === 'string' && shape[key]) {
       if (problems.has(key)) continue;
       const value = (input as Record<string, unknown>)[key];
-      const accepts = ACCEPTS.get(shape[key]) ?? issue.message;
+      // A field made optional after it was declared is described by what it wraps.
+      const inner = (shape[key] as { unwrap?: () => z.ZodType }).unwrap?.();
+      const accepts = ACCEPTS.get(shape[key]) ?? (inner && ACCEPTS.get(inner)) ?? issue.message;
       problems.set(key, value === undefined ? `"${key}" is required: ${accepts}` : `"${key}" must be ${accepts}; got ${echoValue(value)}`);
     } else {
       problems.set('', `the arguments must be an object of named fields; got ${echoValue(input)}`);
@@ -83,7 +88,9 @@ export function listedTool(tool: ToolDefinition) {
   };
   // A result is the tool's own output or, with isError, the error body; clients (the SDK's among
   // them) validate structured content against this schema on errors too.
-  const outputSchema = { type: 'object' as const, anyOf: [jsonSchema(tool.outputSchema, 'output'), jsonSchema(errorOutputSchema, 'output')] };
+  const own = jsonSchema(tool.outputSchema, 'output');
+  const shapes = Array.isArray(own.anyOf) ? (own.anyOf as object[]) : [own];
+  const outputSchema = { type: 'object' as const, anyOf: [...shapes, jsonSchema(errorOutputSchema, 'output')] };
   return {
     name: tool.name,
     title: tool.title,

@@ -82,6 +82,8 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       return { record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) }, effects: ended.effects };
     }
     case 'released': {
+      // Let go of before its end was reported (never, from a worker that keeps to the protocol): it ends here.
+      if (!isFinished(record.state)) return advance(record, { type: 'failed', error: 'internal error: the worker let go of the task before reporting its end', endedAt: Date.now() }, context);
       const known = knownFigures(event);
       return { record: { ...record, ...known }, effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true } };
     }

@@ -1,6 +1,7 @@
 // A task's snapshot: its record with what only the moment knows (output tails and sizes, what is
 // left of it, its resource figures), in the fields every reader gets. The MCP view and the todo
 // message are both made from it.
+import type { ListeningPort } from '../../process/ports.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { readTail } from '../output/output-tail.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
@@ -42,6 +43,8 @@ export interface TaskSnapshot {
   limits: { memory_limit_mb: number | null; max_processes: number | null; cpu_limit: number | null };
   oom_killed: boolean;
   pids_limit_hits: number | null;
+  /** The TCP and UDP ports its processes listen on now. */
+  ports: ListeningPort[];
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -51,6 +54,7 @@ export interface SnapshotSource {
   outputPaths(id: string): { stdout: string; stderr: string };
   countLeftovers(record: TaskRecord): number;
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
+  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
   stdinOpen(record: TaskRecord): boolean;
 }
 
@@ -94,6 +98,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     limits: { memory_limit_mb: record.limits.memoryLimitMb, max_processes: record.limits.maxProcesses, cpu_limit: record.limits.cpuLimit },
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,
+    ports: tasks.portsOf(record),
   };
 }
 

@@ -1,7 +1,7 @@
 // Start-up: what the last daemon left. Every process and cgroup of any task in the registry is
 // ended (a finished task may have left a setsid'd grandchild when the daemon died), and the tasks
 // the registry shows as pending or running are marked interrupted, each with its todo.
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/leftovers.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { advance } from '../model/lifecycle.js';
@@ -13,9 +13,9 @@ import { composeTodo } from '../todos/todo-message.js';
 
 /** Ends what the registry's tasks left, marks unfinished ones interrupted, and returns those. */
 export async function interruptStaleTasks(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
-  await killStaleTasks(store.listRunKeys().map((runKey) => ({ runKey, cgroupDir: taskCgroupDir(containment, runKey) })));
+  await killStaleTasks(store.listRunKeys().map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })));
   // Their files remain; nothing of them runs.
-  const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, stdinOpen: () => false };
+  const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, portsOf: () => [], stdinOpen: () => false };
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
     const error = record.state === 'pending' ? 'the daemon stopped before the task started' : 'the daemon stopped while the task was running';

@@ -1,8 +1,8 @@
 // A daemon's stop, for its tasks: pending ones are dropped, running ones ended within the grace
 // period and marked interrupted, and no task cgroup is left behind.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { removeCgroup } from '../../process/cgroups.js';
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
+import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import type { LifecycleEvent } from '../model/lifecycle.js';
 import type { LiveTask } from './live-task.js';
 
@@ -40,6 +40,5 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
  * what is left in them), so a stop leaves no task cgroup behind.
  */
 export async function removeUnreleasedCgroups(host: ShutdownHost): Promise<void> {
-  const dirs = [...host.live.values()].map((task) => taskCgroupDir(host.containment, task.record.runKey));
-  await Promise.all(dirs.map((dir) => (dir === null ? null : removeCgroup(dir))));
+  await removeTaskCgroupDirs([...host.live.values()].flatMap((task) => allTaskCgroupDirs(host.containment, task.record.runKey)));
 }

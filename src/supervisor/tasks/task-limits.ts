@@ -18,7 +18,9 @@ export const LIMIT_FIELDS: Record<keyof TaskLimits, { field: string; flag: strin
 
 /** The limits for a run that asked for `requested`; throws a ToolInputError naming the field at fault. */
 export function resolveTaskLimits(requested: Partial<TaskLimits>, policy: LimitPolicy, places: ControllerPlaces): TaskLimits {
+  // A ceiling with no default caps a run that asks for nothing too.
   const limits = { ...policy.defaults };
+  for (const key of Object.keys(limits) as Array<keyof TaskLimits>) limits[key] ??= policy.ceilings[key];
   for (const key of Object.keys(LIMIT_FIELDS) as Array<keyof TaskLimits>) {
     const { field, flag, unit } = LIMIT_FIELDS[key];
     const asked = requested[key];

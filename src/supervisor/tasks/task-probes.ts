@@ -2,7 +2,8 @@
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { countLeftovers } from '../../process/leftovers.js';
-import { countCgroupProcesses, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources } from '../../process/resources.js';
+import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
+import { countCgroupProcesses, listTaskPids, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources, type TaskWhereabouts } from '../../process/resources.js';
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
 import type { TaskRecord } from '../model/task.js';
@@ -39,10 +40,8 @@ export class TaskProbes implements SnapshotSource {
       return { ...NO_RESOURCES, cpuMs, memoryPeakBytes, pidsLimitHits, processes: record.state === 'pending' ? null : 0 };
     }
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
-    let resources = NO_RESOURCES;
-    if (cgroupDir !== null) resources = readTaskResources({ cgroupDir }, table);
-    else if (task.shimPid !== null) resources = readTaskResources({ shimPid: task.shimPid }, table);
-    else if (record.pgid !== null) resources = readTaskResources({ pgid: record.pgid }, table);
+    const where = this.whereabouts(task);
+    let resources = where === null ? NO_RESOURCES : readTaskResources(where, table);
     // Between the removal of its cgroup and its release, what the end's report said stands in.
     if (resources.cpuMs === null) resources = { ...resources, cpuMs: record.cpuMs };
     return Object.values(record.limits).every((limit) => limit === null) ? resources : this.withLimitFigures(record, resources, cgroupDir);
@@ -57,6 +56,22 @@ export class TaskProbes implements SnapshotSource {
       memoryPeakBytes: figures.memoryPeakBytes ?? resources.memoryPeakBytes ?? record.memoryPeakBytes,
       pidsLimitHits: figures.pidsLimitHits ?? record.pidsLimitHits,
     };
+  }
+
+  /** The ports the task's processes listen on now (none once its worker let go of it). */
+  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[] {
+    const task = this.live.get(record.id);
+    const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
+    return where === null ? [] : listListeningPorts(listTaskPids(where, table));
+  }
+
+  /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */
+  private whereabouts(task: LiveTask): TaskWhereabouts | null {
+    if (task.record.state === 'pending') return null;
+    const cgroupDir = taskCgroupDir(this.containment, task.record.runKey);
+    if (cgroupDir !== null) return { cgroupDir };
+    if (task.shimPid !== null) return { shimPid: task.shimPid };
+    return task.record.pgid === null ? null : { pgid: task.record.pgid };
   }
 
   /** Whether input can write to the task now. */

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { NameBusyError, UnknownTaskError } from '../../errors.js';
-import type { Containment } from '../../process/containment.js';
+import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
+import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
 import { advance, type LifecycleEffects, type LifecycleEvent } from '../model/lifecycle.js';
 import { createTaskRecord, isFinished, type TaskRecord, type TaskState } from '../model/task.js';
@@ -47,7 +48,7 @@ export class TaskService implements ControlHost, ShutdownHost {
   constructor(
     private readonly store: TaskStore,
     private readonly pool: WorkerPool,
-    private readonly files: OutputFiles,
+    readonly files: OutputFiles,
     private readonly limits: ServiceSettings,
     readonly containment: Containment,
     private readonly baseEnv: Record<string, string>,
@@ -77,13 +78,13 @@ export class TaskService implements ControlHost, ShutdownHost {
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
+    this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const id = request.name ?? this.store.generateId();
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
     const record = createTaskRecord({
       id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
       runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits,
     });
-    this.queue.assertRoom(); // a full queue refuses before anything is written
     const admitted = this.store.insert(record, composeClear(id));
     if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
     if (admitted.replaced) {
@@ -140,6 +141,10 @@ export class TaskService implements ControlHost, ShutdownHost {
 
   /** The newest tasks, as the registry has them but with live ones as they are now. */
   list(state: TaskState | null, limit: number): TaskRecord[] {
+    // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
+    if (state === 'pending' || state === 'running') {
+      return [...this.live.values()].reverse().map((task) => task.record).filter((record) => record.state === state).slice(0, limit);
+    }
     const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
     return state === null ? rows : rows.filter((record) => record.state === state);
   }
@@ -178,6 +183,8 @@ export class TaskService implements ControlHost, ShutdownHost {
     if (report.type === 'started') task.shimPid = report.shimPid;
     if (report.type === 'worker-failed') {
       this.log.error({ task: task.record.id, error: report.error }, 'task worker failed');
+      // Nobody else will: the worker that held its cgroups is gone.
+      void removeTaskCgroupDirs(allTaskCgroupDirs(this.containment, task.record.runKey));
       return void this.apply(task, { type: 'failed', error: `internal error: ${report.error}`, endedAt: Date.now() });
     }
     this.apply(task, report);

@@ -20,6 +20,7 @@ export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
     outputPaths: (id) => live.outputPaths(id),
     countLeftovers: (record) => (record.state === 'done' ? live.countLeftovers(record) : 0),
     resourcesOf: () => NO_RESOURCES,
+    portsOf: (record) => live.portsOf(record),
     stdinOpen: (record) => live.stdinOpen(record),
   };
 }
@@ -56,6 +57,7 @@ function composeBody(view: TaskSnapshot): string {
   if (view.error !== null) lines.push(`error: ${view.error}`);
   if (view.runtime_ms !== null) lines.push(`runtime: ${(view.runtime_ms / 1000).toFixed(1)} s`);
   if (view.lingering > 0) lines.push(`still alive: ${view.lingering} process(es) of the task (kill ends them)`);
+  if (view.ports.length > 0) lines.push(`listening: ${view.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`);
   if ((view.pids_limit_hits ?? 0) > 0) lines.push(`forks refused at max_processes ${view.limits.max_processes}: ${view.pids_limit_hits}`);
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = lastLines(view[`${stream}_tail`]);

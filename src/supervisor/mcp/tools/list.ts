@@ -15,11 +15,13 @@ export const listTool = defineTool({
   inputSchema: z.strictObject({
     state: field(z.enum(TASK_STATES).optional(), `one of ${TASK_STATES.join(', ')}`, 'Only tasks in this state.'),
     limit: field(z.number().int().min(1).max(MAX_LIST_LIMIT).default(50), `an integer from 1 to ${MAX_LIST_LIMIT}`, 'At most this many tasks (default 50).'),
+    ports: field(z.boolean().default(false), 'true or false', 'Also give the ports each running task listens on (which task holds port 3000?).'),
   }),
   outputSchema: z.object({
     tasks: z.array(
       taskViewSchema
         .pick({ id: true, name: true, state: true, pty: true, started_at: true, ended_at: true, runtime_ms: true, exit_code: true, signal: true, cpu_ms: true, memory_bytes: true, processes: true })
+        .extend({ ports: taskViewSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now') })
         .extend({
           command: z.string().describe('The first 200 characters of the command'),
           created_at: z.string().describe('ISO 8601 time run was called'),
@@ -49,6 +51,7 @@ export const listTool = defineTool({
         cpu_ms: resources.cpuMs,
         memory_bytes: resources.memoryBytes,
         processes: resources.processes,
+        ...(input.ports ? { ports: tasks.probes.portsOf(record, table) } : {}),
       };
     });
     const text = rows.length === 0

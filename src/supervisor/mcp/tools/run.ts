@@ -5,10 +5,13 @@ import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../../errors.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { defineTool, field } from '../tool.js';
-import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitSecondsField } from '../fields.js';
+import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitForField, waitForPortField, waitOutcomeFields, waitSecondsField } from '../fields.js';
+import { assertPortFree } from '../../readiness/exclusive-port.js';
+import { awaitReadiness } from '../../readiness/readiness.js';
+import { compileWaitPattern } from '../../readiness/wait-pattern.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
 import { DEFAULT_TAIL_BYTES, snapshotTask } from '../../model/task-snapshot.js';
-import { describeTask, taskViewSchema } from '../task-view.js';
+import { describeWaited, taskViewSchema } from '../task-view.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
@@ -84,6 +87,13 @@ const inputSchema = z.strictObject({
     `a number of CPUs from ${MIN_CPU_LIMIT} to ${MAX_CPU_LIMIT}`,
     'CPUs the task may use, e.g. 0.5 or 2: it is slowed, not killed, past it.',
   ),
+  wait_for: waitForField(),
+  wait_for_port: waitForPortField(),
+  exclusive_port: field(
+    z.number().int().min(1).max(65_535).optional(),
+    'a TCP port from 1 to 65535',
+    'Refuse to start (saying which task or process holds it) when something already listens on this TCP port, e.g. 3000 for a dev server, instead of starting a second one that fails with "address in use".',
+  ),
 });
 
 export const runTool = defineTool({
@@ -93,9 +103,10 @@ export const runTool = defineTool({
     'Start `bash -c COMMAND` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; longer ones keep running, and you are notified when they end, so do not poll with status.',
     'Output streams to two files as it is written (stdout_path, stderr_path: use tail or grep on them for long output). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
     'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
+    'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
   ].join(' '),
   inputSchema,
-  outputSchema: taskViewSchema,
+  outputSchema: taskViewSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
   async handler(input, { tasks }) {
     const cwd = resolve(input.cwd ?? process.cwd());
@@ -105,6 +116,8 @@ export const runTool = defineTool({
         throw new ToolInputError(`Invalid run input: "${size}" sets the size of a terminal and is taken only with pty: true; got ${echoValue(input[size])} with pty ${echoValue(input.pty)}`);
       }
     }
+    const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for);
+    if (input.exclusive_port !== undefined) assertPortFree(tasks, input.exclusive_port);
     const record = tasks.run({
       command: input.command,
       name: input.name ?? null,
@@ -116,10 +129,11 @@ export const runTool = defineTool({
       interactive: input.interactive ?? false,
       limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
     });
-    await tasks.waitForEnd(record.id, input.wait_seconds);
+    const waited = pattern === null && input.wait_for_port === undefined
+      ? (await tasks.waitForEnd(record.id, input.wait_seconds), null)
+      : await awaitReadiness(tasks, record.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
     const current = tasks.settleRun(record.id);
-    const view = snapshotTask(current, DEFAULT_TAIL_BYTES, tasks.probes);
-    return { structured: view, text: describeTask(view) };
+    return describeWaited(snapshotTask(current, DEFAULT_TAIL_BYTES, tasks.probes), waited);
   },
 });
 

@@ -1,18 +1,44 @@
-// status: one task's state, exit and the end of its output; can wait for it to finish.
+// status: one task's state, exit and the end of its output, or several tasks at once; can wait for
+// the end, for a line of output or a listening port.
 import { z } from 'zod';
-import { defineTool, field } from '../tool.js';
-import { tailBytesField, taskIdField, waitSecondsField } from '../fields.js';
+import { echoValue, ToolInputError } from '../../../errors.js';
 import { snapshotTask } from '../../model/task-snapshot.js';
-import { describeTask, taskViewSchema } from '../task-view.js';
+import { awaitReadiness } from '../../readiness/readiness.js';
+import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
+import { compileWaitPattern } from '../../readiness/wait-pattern.js';
+import { defineTool, field } from '../tool.js';
+import { tailBytesField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, taskIdField, waitForField, waitForPortField, waitOutcomeFields, waitSecondsField } from '../fields.js';
+import { describeTask, describeWaited, taskViewSchema } from '../task-view.js';
+
+const severalSchema = z.object({
+  tasks: z.array(taskViewSchema).describe('Each task named in ids, in that order'),
+  wait_result: z.enum(['ended', 'timeout']).describe('"ended" once the first (wait "any") or every (wait "all") task had finished; "timeout" when wait_seconds passed first'),
+  ended_ids: z.array(z.string()).describe('The ids of the tasks that have finished'),
+});
 
 export const statusTool = defineTool({
   name: 'status',
-  title: 'Show a task',
-  description:
-    "Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. You are notified when a task ends, so use this to read a result or check progress, not to poll in a loop.",
+  title: 'Show a task, or several',
+  description: [
+    "Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. You are notified when a task ends, so use this to read a result or check progress, not to poll in a loop.",
+    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
+    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
+  ].join(' '),
   inputSchema: z.strictObject({
-    id: taskIdField(),
-    wait_seconds: waitSecondsField(0, 'Block until the task finishes or this many seconds pass (0 to 30, default 0: answer at once).'),
+    id: taskIdField().optional(),
+    ids: field(
+      z.array(z.string().regex(TASK_ID_PATTERN)).min(1).max(MAX_STATUS_IDS).optional(),
+      `an array of 1 to ${MAX_STATUS_IDS} task ids (each ${TASK_ID_ACCEPTS})`,
+      'Several tasks at once, instead of id: their views come back in this order.',
+    ),
+    wait: field(
+      z.enum(['any', 'all']).default('all'),
+      'one of any, all',
+      'With ids: wait until "all" of them have ended (default) or "any" one has.',
+    ),
+    wait_seconds: waitSecondsField(0, 'Block until the task finishes (or is ready, with wait_for or wait_for_port) or this many seconds pass (0 to 30, default 0: answer at once).'),
+    wait_for: waitForField(),
+    wait_for_port: waitForPortField(),
     tail_bytes: tailBytesField(),
     peek: field(
       z.boolean().default(false),
@@ -20,12 +46,27 @@ export const statusTool = defineTool({
       "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
     ),
   }),
-  outputSchema: taskViewSchema,
+  outputSchema: z.union([taskViewSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true },
   async handler(input, { tasks }) {
-    await tasks.waitForEnd(input.id, input.wait_seconds);
-    const record = input.peek ? tasks.get(input.id) : tasks.handOver(input.id);
-    const view = snapshotTask(record, input.tail_bytes, tasks.probes);
-    return { structured: view, text: describeTask(view) };
+    const read = (id: string) => snapshotTask(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes, tasks.probes);
+    if (input.ids !== undefined) {
+      if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
+        throw new ToolInputError(`Invalid status input: "ids" is taken alone: without id, wait_for or wait_for_port; got ids with ${echoValue(input.id ?? input.wait_for ?? input.wait_for_port)}`);
+      }
+      const { result, endedIds } = await awaitTasks(tasks, input.ids, input.wait, input.wait_seconds);
+      const views = input.ids.map(read);
+      const text = [`wait_result ${result}: ${endedIds.length} of ${views.length} ended`, ...views.map(describeTask)].join('\n\n');
+      return { structured: { tasks: views, wait_result: result, ended_ids: endedIds }, text };
+    }
+    if (input.id === undefined) throw new ToolInputError('Invalid status input: "id" is required (a task id), or "ids" for several tasks at once');
+    const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
+    if (pattern === null && input.wait_for_port === undefined) {
+      await tasks.waitForEnd(input.id, input.wait_seconds);
+      return describeWaited(read(input.id), null);
+    }
+    tasks.get(input.id); // an unknown id is refused before any wait
+    const waited = await awaitReadiness(tasks, input.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
+    return describeWaited(read(input.id), waited);
   },
 });

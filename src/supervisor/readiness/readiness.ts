@@ -1,0 +1,62 @@
+// Waits that never make an agent poll: until a task's output matches a pattern, one of its
+// processes listens on a port, it ends, or the time runs out, whichever comes first.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isFinished } from '../model/task.js';
+import type { TaskService } from '../tasks/task-service.js';
+import { matchOutput } from './output-match.js';
+
+export type WaitResult = 'matched' | 'listening' | 'ended' | 'timeout';
+
+export interface ReadinessWant {
+  /** A line of output that matches it. */
+  pattern: RegExp | null;
+  /** A TCP port one of the task's processes listens on. */
+  port: number | null;
+}
+
+export interface ReadinessOutcome {
+  result: WaitResult;
+  /** The whole line that matched (cut to 1 KiB), for `matched`. */
+  matchedLine: string | null;
+}
+
+/** How often the task's sockets are looked at while a wait_for_port waits (no event says a port opened). */
+const PORT_POLL_MS = 50;
+
+/** Waits up to `seconds` for what `want` asks of task `id`; a finished task's whole output still counts. */
+export async function awaitReadiness(tasks: TaskService, id: string, want: ReadinessWant, seconds: number): Promise<ReadinessOutcome> {
+  const stop = new AbortController();
+  const paths = tasks.files.pathsOf(id);
+  const waits: Array<Promise<ReadinessOutcome | null>> = [
+    sleep(seconds * 1000, { result: 'timeout', matchedLine: null } as const, { signal: stop.signal }).catch(() => null),
+  ];
+  const ended = tasks.live.get(id)?.ended.reached ?? Promise.resolve();
+  if (want.pattern !== null) {
+    const pattern = want.pattern;
+    waits.push(matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then((line) => (line === null ? null : { result: 'matched', matchedLine: line })));
+    // At its end, what it wrote last is read before the end is taken as the answer.
+    waits.push(ended.then(async () => {
+      const line = await matchOutput([paths.stdout, paths.stderr], pattern, stop.signal, false);
+      return { result: line === null ? 'ended' : 'matched', matchedLine: line } as const;
+    }));
+  } else {
+    waits.push(ended.then(() => ({ result: 'ended', matchedLine: null }) as const));
+  }
+  if (want.port !== null) waits.push(waitForPort(tasks, id, want.port, stop.signal));
+  try {
+    // Each wait resolves null only once stopped; the first answer wins.
+    return await Promise.race(waits.map((wait) => wait.then((outcome) => outcome ?? new Promise<never>(() => {}))));
+  } finally {
+    stop.abort();
+  }
+}
+
+async function waitForPort(tasks: TaskService, id: string, port: number, signal: AbortSignal): Promise<ReadinessOutcome | null> {
+  while (!signal.aborted) {
+    const record = tasks.get(id);
+    if (tasks.probes.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port)) return { result: 'listening', matchedLine: null };
+    if (isFinished(record.state) && !tasks.live.has(id)) return null; // the end answers
+    await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
+  }
+  return null;
+}

@@ -1,0 +1,25 @@
+// status of several tasks at once: one call waits until the first of them ends, or all of them,
+// so an agent waiting on a build and its tests makes one call, not a loop.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isFinished } from '../model/task.js';
+import type { TaskService } from '../tasks/task-service.js';
+
+export const MAX_STATUS_IDS = 100;
+
+/** Waits up to `seconds` until `any` one or `all` of tasks `ids` have finished; every id must name a task. */
+export async function awaitTasks(tasks: TaskService, ids: string[], wait: 'any' | 'all', seconds: number): Promise<{ result: 'ended' | 'timeout'; endedIds: string[] }> {
+  for (const id of ids) tasks.get(id); // an unknown id is refused before any wait
+  const pending = [...new Set(ids)].flatMap((id) => {
+    const task = tasks.live.get(id);
+    return task && !isFinished(task.record.state) ? [task.ended.reached] : [];
+  });
+  const done = () => ids.filter((id) => isFinished(tasks.get(id).state));
+  const satisfied = () => (wait === 'all' ? done().length === ids.length : done().length > 0);
+  if (!satisfied() && seconds > 0 && pending.length > 0) {
+    const timer = new AbortController();
+    const ends = wait === 'all' ? Promise.all(pending) : Promise.race(pending);
+    await Promise.race([ends, sleep(seconds * 1000, undefined, { signal: timer.signal }).catch(() => {})]);
+    timer.abort();
+  }
+  return { result: satisfied() ? 'ended' : 'timeout', endedIds: [...new Set(done())] };
+}
