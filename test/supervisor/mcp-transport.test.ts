@@ -85,7 +85,38 @@ test('requests the specification says a server must refuse are refused, and open
   assert.equal(unsupported.status, 400);
   assert.match(unsupported.json.error.message, /^Bad Request: Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/);
   const malformed = await post(daemon.url, { jsonrpc: '1.0', id: 3, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session });
-  assert.deepEqual([malformed.status, malformed.json.error.code, malformed.json.error.message], [400, -32700, 'Parse error: Invalid JSON-RPC message']);
+  assert.deepEqual([malformed.status, malformed.json.id, malformed.json.error.code, malformed.json.error.message], [400, 3, -32600, 'Invalid Request: "jsonrpc" must be "2.0"']);
+});
+
+test('every malformed message the protocol layer would drop is answered, alone or in a batch beside a valid one', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
+  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  const cases: Array<[unknown, unknown, string]> = [
+    [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: 'all' }, 4, 'Invalid Request: "params" must be an object'],
+    [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1] }, 4, 'Invalid Request: "params" must be an object'],
+    [{ jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, null, 'Invalid Request: "id" must be a string or an integer'],
+    [{ jsonrpc: '2.0', id: { n: 1 }, method: 'tools/list' }, null, 'Invalid Request: "id" must be a string or an integer'],
+    [{ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { progressToken: true } } }, 5, 'Invalid Request: "params._meta.progressToken" must be a string or an integer'],
+    [{ jsonrpc: '2.0', id: 6, method: 'tools/list', extra: 1 }, 6, 'Invalid Request: unknown member "extra"; a message has jsonrpc, id, method, params'],
+    [{ jsonrpc: '2.0', method: 'notifications/initialized', params: 7 }, null, 'Invalid Request: "params" must be an object'],
+    [{ jsonrpc: '2.0', id: 8 }, 8, 'Invalid Request: a message needs "method" (a request or notification), "result" or "error"'],
+    [42, null, 'Invalid Request: a message must be a JSON object'],
+  ];
+  for (const [message, id, text] of cases) {
+    const answer = await post(daemon.url, message, headers);
+    assert.deepEqual([answer.status, answer.json.id, answer.json.error.code, answer.json.error.message], [400, id, -32600, text], JSON.stringify(message));
+  }
+  const batch = await post(daemon.url, [{ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { jsonrpc: '2.0', id: 10, method: 'tools/list', params: 'x' }], headers);
+  assert.equal(batch.status, 200);
+  assert.deepEqual(batch.json.map((answer: any) => [answer.id, answer.error?.code ?? 'ok']), [[9, 'ok'], [10, -32600]], 'both members of the batch are answered');
+  const notifications = await post(daemon.url, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 7 }], headers);
+  assert.deepEqual([notifications.status, notifications.json.map((answer: any) => answer.error.message)], [200, ['Invalid Request: "method" must be a string']]);
+  const bad = await post(daemon.url, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'status', arguments: 'x' } }, headers);
+  assert.equal(bad.json.id, 11, 'a well-formed request with bad arguments gets the protocol layer\'s answer');
+  assert.ok(bad.json.error || bad.json.result?.isError, JSON.stringify(bad.json));
+  const fine = await post(daemon.url, { jsonrpc: '2.0', id: 12, method: 'tools/list' }, headers);
+  assert.equal(fine.json.result.tools.length, 5, 'the session still serves');
 });
 
 test('a request the client cancels or walks away from holds nothing: its id is free again and the session is swept', async (t) => {

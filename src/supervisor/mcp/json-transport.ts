@@ -13,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { checkMessage, usableId } from './message-check.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -24,6 +25,8 @@ interface PendingPost {
   responses: Map<RequestId, JSONRPCMessage>;
   /** Cancelled by the client (notifications/cancelled): answered by nothing, as the spec says. */
   cancelled: Set<RequestId>;
+  /** Errors for the batch's messages that were refused before the protocol saw them. */
+  refused: JSONRPCMessage[];
   batch: boolean;
   done: () => void;
 }
@@ -69,11 +72,17 @@ export class JsonHttpTransport implements Transport {
       return Promise.resolve(sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json'));
     }
     const batch = Array.isArray(body);
-    const messages = (batch ? body : [body]) as unknown[];
-    if (messages.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
-    if (messages.length === 0 || !messages.every(isJsonRpcMessage)) {
-      return Promise.resolve(sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON-RPC message'));
-    }
+    const all = (batch ? body : [body]) as unknown[];
+    if (all.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
+    if (all.length === 0) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch'));
+    // What the protocol layer would drop unanswered is answered here, each with its id where it has one.
+    const refused: JSONRPCMessage[] = [];
+    const messages = all.filter((message): message is LooseMessage => {
+      const problem = checkMessage(message);
+      if (problem !== null) refused.push({ jsonrpc: '2.0', id: usableId(message), error: { code: -32600, message: `Invalid Request: ${problem}` } } as unknown as JSONRPCMessage);
+      return problem === null;
+    });
+    if (!batch && refused.length > 0) return Promise.resolve(sendJson(res, 400, refused[0]!));
     // A session's first request, and only it, is an initialize alone (SessionManager sees to it).
     const initializing = messages.some((message) => message.method === 'initialize');
     if (initializing) {
@@ -89,11 +98,12 @@ export class JsonHttpTransport implements Transport {
     }
     if (ids.length === 0) {
       this.deliver(messages);
-      res.writeHead(202).end();
+      if (refused.length > 0) sendJson(res, 200, refused);
+      else res.writeHead(202).end();
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const post: PendingPost = { res, ids, responses: new Map(), cancelled: new Set(), batch, done: resolve };
+      const post: PendingPost = { res, ids, responses: new Map(), cancelled: new Set(), refused, batch, done: resolve };
       for (const id of ids) this.posts.set(id, post);
       // A client that goes away is answered by nothing: its requests are forgotten here (their
       // handlers finish, and their responses find no POST).
@@ -123,7 +133,7 @@ export class JsonHttpTransport implements Transport {
   private settle(post: PendingPost): void {
     if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
     for (const id of post.ids) this.posts.delete(id);
-    const answers = post.ids.filter((id) => post.responses.has(id)).map((id) => post.responses.get(id));
+    const answers = [...post.ids.filter((id) => post.responses.has(id)).map((id) => post.responses.get(id)), ...post.refused];
     if (answers.length === 0) post.res.writeHead(202).end();
     else post.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId }).end(JSON.stringify(post.batch ? answers : answers[0]));
     post.done();
@@ -153,14 +163,8 @@ export class JsonHttpTransport implements Transport {
 
 type LooseMessage = { jsonrpc?: unknown; method?: unknown; id?: unknown; result?: unknown; error?: unknown };
 
-/** The shape of a JSON-RPC 2.0 request, notification or response; the protocol layer checks the rest. */
-function isJsonRpcMessage(value: unknown): value is LooseMessage {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const message = value as LooseMessage;
-  if (message.jsonrpc !== '2.0') return false;
-  const idOk = message.id === undefined || typeof message.id === 'string' || (typeof message.id === 'number' && Number.isFinite(message.id));
-  if (typeof message.method === 'string') return idOk;
-  return message.id !== undefined && idOk && ('result' in message || 'error' in message);
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
 /** application/json by its parsed media type (parameters such as charset allowed), never a substring. */
