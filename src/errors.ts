@@ -1,6 +1,7 @@
 // Every error the daemon raises on purpose: one base with a stable `code` (what a client or a
 // script matches on) and the `cause` kept, one subclass per failure (undici's lib/core/errors.js).
 // A message names the input, echoes the value and says what would be accepted.
+import { statfsSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { getSystemErrorName } from 'node:util';
 
@@ -69,6 +70,24 @@ export class InputRefusedError extends ToolInputError {
   constructor(taskId: string, code: InputRefusalCode, detail?: string) {
     super(`input to task ${JSON.stringify(taskId)} refused: ${detail ?? INPUT_REFUSALS[code]}`);
     this.code = code;
+  }
+}
+
+/** The state dir's disk cannot take the registry's writes (full, read-only or failing): run is refused meanwhile. */
+export class StateDirFullError extends ToolInputError {
+  override readonly code = 'ERR_STATE_DIR_FULL';
+  constructor(stateDir: string, why: string, options?: { cause?: unknown }) {
+    super(`the state dir ${stateDir} cannot be written now (${why}; ${describeFreeBytes(stateDir)}); nothing was started: free space there (old task output is in ${stateDir}/harness/bash-tasks) and call run again. Running tasks go on, and what they report is kept until it can be written`, options);
+  }
+}
+
+/** `123456 bytes free`, or why that cannot be read. */
+export function describeFreeBytes(dir: string): string {
+  try {
+    const stats = statfsSync(dir);
+    return `${stats.bavail * stats.bsize} bytes free`;
+  } catch (error) {
+    return `free space unknown: ${(error as Error).message}`;
   }
 }
 

@@ -12,7 +12,7 @@ import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
 import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
 import { LIMIT_CONTROLLER, type TaskLimits } from '../process/limits.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, describeFreeBytes } from '../errors.js';
 import { LIMIT_FIELDS, type LimitPolicy } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
 import { interruptStaleTasks } from './tasks/reconcile.js';
@@ -57,8 +57,10 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.onTaskReplaced(() => retention.noteReplaced());
   const sessions = new SessionManager(createToolRegistry(TOOLS, { tasks }, VERSION, log), config.sessionIdleSeconds * 1000, log);
+  const storage = watchStorage(store, config.stateDir, log);
   const health = () => ({
-    ok: true,
+    ok: store.storageFault === null,
+    state_dir: { path: config.stateDir, writable: store.storageFault === null, fault: store.storageFault, held_writes: store.heldWrites, free: describeFreeBytes(config.stateDir) },
     version: VERSION,
     containment: describeContainment(containment),
     limits: describeControllers(containment),
@@ -101,6 +103,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       await delivery?.drain(STOP_DRAIN_MS);
       delivery?.stop();
       retention.stop();
+      clearInterval(storage);
+      store.flushHeld();
       await pool.close();
       await removeUnreleasedCgroups(tasks);
       releaseContainment(containment);
@@ -124,4 +128,22 @@ function checkLimitPolicy(config: Config, containment: Containment): LimitPolicy
     if (flag !== null && 'missing' in place) throw new ConfigError(`${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
   }
   return { defaults, ceilings };
+}
+
+/** How often held registry writes are tried again while the state dir's disk refuses them. */
+const STORAGE_RETRY_MS = 1000;
+
+/** Logs a storage fault once, retries the held writes until the disk takes them, and logs the recovery. */
+function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.Timeout {
+  let reported: string | null = null;
+  return setInterval(() => {
+    const fault = store.storageFault;
+    if (fault === null) return;
+    if (reported === null) log.error({ state_dir: stateDir, fault, free: describeFreeBytes(stateDir) }, 'the state dir cannot be written: registry writes are held in memory and run is refused until it can');
+    reported = fault;
+    if (store.flushHeld()) {
+      log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');
+      reported = null;
+    }
+  }, STORAGE_RETRY_MS).unref();
 }

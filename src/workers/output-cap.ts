@@ -1,6 +1,26 @@
 // The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest is discarded.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, statfsSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
+
+/**
+ * Output never takes the last of the state dir's disk, which the registry needs: writing stops
+ * while less than this is free (64 MiB, or a tenth of a smaller file system). Looked at once per
+ * RESERVE_CHECK_BYTES written, so it costs a statfs per MiB.
+ */
+const RESERVE_MAX_BYTES = 64 * 1024 * 1024;
+const RESERVE_CHECK_BYTES = 1024 * 1024;
+
+/** Whether the file system of `dir` has less than its reserve free; false when that cannot be read. */
+function belowReserve(dir: string): boolean {
+  try {
+    const stats = statfsSync(dir);
+    const reserve = Math.min(RESERVE_MAX_BYTES, (stats.blocks * stats.bsize) / 10);
+    return stats.bavail * stats.bsize < reserve;
+  } catch {
+    return false;
+  }
+}
 
 export interface OutputFileOptions {
   path: string;
@@ -25,6 +45,8 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
   let produced = 0;
   let kept = 0;
   let discarding = false;
+  let nextCheck = 0;
+  const dir = dirname(options.path);
   const stopKeeping = (reason: string) => {
     if (discarding) return;
     discarding = true;
@@ -33,6 +55,10 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
   source.on('data', (chunk: Buffer) => {
     produced += chunk.length;
     if (discarding) return;
+    if (kept >= nextCheck) {
+      nextCheck = kept + RESERVE_CHECK_BYTES;
+      if (belowReserve(dir)) return stopKeeping(`the disk of ${dir} is nearly full: output stops while less than its reserve is free, so the task registry can still be written`);
+    }
     const room = options.maxBytes === 0 ? chunk.length : Math.min(chunk.length, options.maxBytes - kept);
     try {
       // Synchronous on purpose: the file is in the page cache, and the pipe waits while we write.

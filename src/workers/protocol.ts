@@ -77,7 +77,7 @@ export type ReportMessage =
   /** An input was written (or refused); pendingBytes of it the task has not read yet. */
   | { type: 'input-done'; requestId: number; pendingBytes: number; refusal: InputRefusal | null }
   | { type: 'started'; pid: number; pgid: number; startedAt: number; shimPid: number | null }
-  | { type: 'truncated'; stream: StreamName }
+  | { type: 'truncated'; stream: StreamName; reason: string }
   | {
       type: 'ended';
       reason: EndReason;

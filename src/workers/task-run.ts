@@ -156,7 +156,7 @@ export class TaskRun {
     return pumpToFile(source, fd, {
       path: stream === 'stdout' ? this.spec.stdoutPath : this.spec.stderrPath,
       maxBytes: this.spec.maxOutputBytes,
-      onTruncated: () => this.report({ type: 'truncated', stream }),
+      onTruncated: (reason) => this.report({ type: 'truncated', stream, reason }),
     }).closed;
   }
 

@@ -13,7 +13,7 @@ function record(state: TaskState, changes: Partial<TaskRecord> = {}): TaskRecord
     exitCode: null, signal: null, error: null, createdAt: 1000, startedAt: state === 'pending' ? null : 1100, endedAt: null,
     pid: state === 'pending' ? null : 42, pgid: state === 'pending' ? null : 42, stdoutTruncated: false, stderrTruncated: false,
     cpuMs: null, todoShown: false, limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false,
-    pidsLimitHits: null, memoryPeakBytes: null, ...changes,
+    pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null }, ...changes,
   };
 }
 
@@ -69,10 +69,10 @@ test('a second end does not overwrite the first', () => {
 });
 
 test('truncation is written at once only for a finished task', () => {
-  const running = advance(record('running'), { type: 'truncated', stream: 'stdout' }, RUNNING);
-  assert.deepEqual([running.record.stdoutTruncated, running.effects.persist], [true, false]);
-  const finished = advance(record('done'), { type: 'truncated', stream: 'stderr' }, RUNNING);
-  assert.deepEqual([finished.record.stderrTruncated, finished.effects.persist], [true, true]);
+  const running = advance(record('running'), { type: 'truncated', stream: 'stdout', reason: 'the cap of 10 bytes was reached' }, RUNNING);
+  assert.deepEqual([running.record.stdoutTruncated, running.record.truncation, running.effects.persist], [true, { stdout: 'the cap of 10 bytes was reached', stderr: null }, false]);
+  const finished = advance(record('done'), { type: 'truncated', stream: 'stderr', reason: 'the disk is full' }, RUNNING);
+  assert.deepEqual([finished.record.stderrTruncated, finished.record.truncation.stderr, finished.effects.persist], [true, 'the disk is full', true]);
 });
 
 test('the release keeps the CPU time (written only when there is one) and lets the task go', () => {

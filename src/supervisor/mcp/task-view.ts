@@ -29,6 +29,8 @@ export const taskViewSchema = z.object({
   stderr_bytes: z.number().int().describe('Bytes of stderr kept in its file'),
   stdout_truncated: z.boolean().describe('True when stdout passed the cap and the rest was discarded'),
   stderr_truncated: z.boolean().describe('True when stderr passed the cap and the rest was discarded'),
+  stdout_truncated_reason: z.string().nullable().describe('Why stdout was cut: the cap, a nearly full disk, a failed write; null when it was not'),
+  stderr_truncated_reason: z.string().nullable().describe('Why stderr was cut; null when it was not'),
   stdout_path: z.string().describe('The file holding stdout'),
   stderr_path: z.string().describe('The file holding stderr'),
   lingering: z.number().int().describe('Processes of the task still alive after its leader exited (kill ends them)'),

@@ -18,7 +18,7 @@ export type LifecycleEvent =
   /** A slot is free and the task goes to a worker. */
   | { type: 'dispatched' }
   | { type: 'started'; pid: number; pgid: number; startedAt: number }
-  | { type: 'truncated'; stream: StreamName }
+  | { type: 'truncated'; stream: StreamName; reason: string }
   | ({ type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number; oomKilled: boolean } & FinalFigures)
   /** The worker let go of the task: nothing of it is left (its final figures, and what it wrote to each stream). */
   | ({ type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures)
@@ -71,7 +71,7 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
     }
     case 'truncated': {
-      const next = { ...record, [`${event.stream}Truncated`]: true };
+      const next = { ...record, [`${event.stream}Truncated`]: true, truncation: { ...record.truncation, [event.stream]: event.reason } };
       // A running task's flag is written with its end; a finished one's now.
       return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
     }

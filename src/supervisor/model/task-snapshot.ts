@@ -32,6 +32,8 @@ export interface TaskSnapshot {
   stderr_bytes: number;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
+  stdout_truncated_reason: string | null;
+  stderr_truncated_reason: string | null;
   stdout_path: string;
   stderr_path: string;
   lingering: number;
@@ -88,6 +90,8 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     stderr_bytes: stderr.bytes,
     stdout_truncated: record.stdoutTruncated,
     stderr_truncated: record.stderrTruncated,
+    stdout_truncated_reason: record.truncation.stdout,
+    stderr_truncated_reason: record.truncation.stderr,
     stdout_path: paths.stdout,
     stderr_path: paths.stderr,
     lingering: finished ? tasks.countLeftovers(record) : 0,

@@ -44,6 +44,8 @@ export interface TaskRecord {
   cpuMs: number | null;
   /** A todo for this task has been queued for the harness and not cleared since. */
   todoShown: boolean;
+  /** Why each truncated stream was cut (the cap, a nearly full disk, a failed write). */
+  truncation: { stdout: string | null; stderr: string | null };
   /** The limits in force for this run. */
   limits: TaskLimits;
   /** The kernel's OOM killer ended it at its memory limit. */
@@ -62,6 +64,6 @@ export function createTaskRecord(task: NewTask): TaskRecord {
   return {
     ...task, state: 'pending', exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null,
     pid: null, pgid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
-    oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null,
+    oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null },
   };
 }

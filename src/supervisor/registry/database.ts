@@ -69,6 +69,13 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       ALTER TABLE tasks ADD COLUMN memory_peak_bytes INTEGER;
     `);
   },
+  // 3: why a stream was truncated.
+  (db) => {
+    db.exec(`
+      ALTER TABLE tasks ADD COLUMN stdout_truncated_reason TEXT;
+      ALTER TABLE tasks ADD COLUMN stderr_truncated_reason TEXT;
+    `);
+  },
 ];
 
 /** The schema version this code writes. */

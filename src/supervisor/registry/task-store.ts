@@ -4,65 +4,10 @@ import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
 import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
 import { FINISHED_SQL, openDatabase } from './database.js';
+import { StateDirFullError } from '../../errors.js';
+import { HeldWrites, isStorageFault } from './held-writes.js';
+import { fromRow, toSaveRow, type TaskRow } from './task-rows.js';
 import { TodoOutbox } from './todo-outbox.js';
-
-interface TaskRow {
-  id: string;
-  name: string | null;
-  command: string;
-  cwd: string;
-  state: TaskState;
-  run_key: string;
-  timeout_ms: number | null;
-  exit_code: number | null;
-  signal: string | null;
-  error: string | null;
-  created_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-  pid: number | null;
-  pgid: number | null;
-  stdout_truncated: number;
-  stderr_truncated: number;
-  cpu_ms: number | null;
-  todo_shown: number;
-  pty: number;
-  interactive: number;
-  memory_limit_mb: number | null;
-  max_processes: number | null;
-  cpu_limit: number | null;
-  oom_killed: number;
-  pids_limit_hits: number | null;
-  memory_peak_bytes: number | null;
-}
-
-const fromRow = (row: TaskRow): TaskRecord => ({
-  id: row.id,
-  name: row.name,
-  command: row.command,
-  cwd: row.cwd,
-  pty: row.pty === 1,
-  interactive: row.interactive === 1,
-  state: row.state,
-  runKey: row.run_key,
-  timeoutMs: row.timeout_ms,
-  exitCode: row.exit_code,
-  signal: row.signal,
-  error: row.error,
-  createdAt: row.created_at,
-  startedAt: row.started_at,
-  endedAt: row.ended_at,
-  pid: row.pid,
-  pgid: row.pgid,
-  stdoutTruncated: row.stdout_truncated === 1,
-  stderrTruncated: row.stderr_truncated === 1,
-  cpuMs: row.cpu_ms,
-  todoShown: row.todo_shown === 1,
-  limits: { memoryLimitMb: row.memory_limit_mb, maxProcesses: row.max_processes, cpuLimit: row.cpu_limit },
-  oomKilled: row.oom_killed === 1,
-  pidsLimitHits: row.pids_limit_hits,
-  memoryPeakBytes: row.memory_peak_bytes,
-});
 
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
 export class TaskStore {
@@ -70,7 +15,9 @@ export class TaskStore {
   private readonly statements;
   readonly outbox: TodoOutbox;
 
-  constructor(stateDir: string) {
+  private readonly held = new HeldWrites();
+
+  constructor(private readonly stateDir: string) {
     this.db = openDatabase(stateDir);
     this.outbox = new TodoOutbox(this.db);
     this.statements = this.prepare();
@@ -88,7 +35,8 @@ export class TaskStore {
       save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, started_at = @startedAt, exit_code = @exitCode,
         signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
         stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
-        pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes WHERE id = @id`),
+        pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes, stdout_truncated_reason = @stdoutTruncatedReason,
+        stderr_truncated_reason = @stderrTruncatedReason WHERE id = @id`),
       list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
       listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
       counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
@@ -104,8 +52,46 @@ export class TaskStore {
   }
 
   get(id: string): TaskRecord | null {
+    const held = this.held.get(id);
+    if (held) return held;
     const row = this.statements.get.get(id);
     return row ? fromRow(row) : null;
+  }
+
+  /** Why the registry cannot be written now (writes are held in memory meanwhile), or null. */
+  get storageFault(): string | null {
+    return this.held.fault;
+  }
+
+  /** How many records and todos wait in memory for the disk. */
+  get heldWrites(): number {
+    return this.held.size;
+  }
+
+  /** Writes held since a storage fault, once the disk takes them; true when nothing is held any more. */
+  flushHeld(): boolean {
+    if (!this.held.active) return true;
+    try {
+      this.held.flush((records, todos) => this.db.transaction(() => {
+        for (const record of records) this.statements.save.run(toSaveRow(record));
+        for (const todo of todos) this.outbox.enqueue(todo);
+      })());
+      return true;
+    } catch (error) {
+      if (!isStorageFault(error)) throw error;
+      return false;
+    }
+  }
+
+  /** Runs a write that a full disk may refuse: then StateDirFullError, and nothing was written. */
+  private refusable<T>(write: () => T): T {
+    if (this.held.active) throw new StateDirFullError(this.stateDir, this.held.fault!);
+    try {
+      return write();
+    } catch (error) {
+      if (isStorageFault(error)) throw new StateDirFullError(this.stateDir, (error as Error).message, { cause: error });
+      throw error;
+    }
   }
 
   /**
@@ -114,46 +100,37 @@ export class TaskStore {
    * Atomic: of two concurrent runs, one wins.
    */
   insert(record: TaskRecord, clear: TodoRequest): { busyState: TaskState } | { replaced: boolean } {
-    return this.db.transaction(() => {
+    return this.refusable(() => this.db.transaction(() => {
       const existing = this.statements.stateOf.get(record.id);
       if (existing && !isFinished(existing.state)) return { busyState: existing.state };
       if (existing) this.statements.remove.run(record.id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
       this.statements.insert.run({ ...record, ...record.limits, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
       return { replaced: existing !== undefined };
-    })();
+    })());
   }
 
-  /** Writes every changing field of `record`; `todo` (if any) is queued in the same transaction. */
+  /**
+   * Writes every changing field of `record`; `todo` (if any) is queued in the same transaction.
+   * Never throws for a full or failing disk: the write is held in memory until flushHeld takes it.
+   */
   save(record: TaskRecord, todo: TodoRequest | null): void {
-    const row = {
-      id: record.id,
-      state: record.state,
-      pid: record.pid,
-      pgid: record.pgid,
-      startedAt: record.startedAt,
-      exitCode: record.exitCode,
-      signal: record.signal,
-      error: record.error,
-      endedAt: record.endedAt,
-      stdoutTruncated: record.stdoutTruncated ? 1 : 0,
-      stderrTruncated: record.stderrTruncated ? 1 : 0,
-      cpuMs: record.cpuMs,
-      todoShown: record.todoShown ? 1 : 0,
-      oomKilled: record.oomKilled ? 1 : 0,
-      pidsLimitHits: record.pidsLimitHits,
-      memoryPeakBytes: record.memoryPeakBytes,
-    };
-    if (todo === null) return void this.statements.save.run(row);
-    this.db.transaction(() => {
-      this.statements.save.run(row);
-      this.outbox.enqueue(todo);
-    })();
+    if (this.held.active) return this.held.hold(record, todo, this.held.fault!);
+    try {
+      if (todo === null) return void this.statements.save.run(toSaveRow(record));
+      this.db.transaction(() => {
+        this.statements.save.run(toSaveRow(record));
+        this.outbox.enqueue(todo);
+      })();
+    } catch (error) {
+      if (!isStorageFault(error)) throw error;
+      this.held.hold(record, todo, (error as Error).message);
+    }
   }
 
   list(state: TaskState | null, limit: number): TaskRecord[] {
     const rows = state === null ? this.statements.list.all(limit) : this.statements.listByState.all(state, limit);
-    return rows.map(fromRow);
+    return rows.map((row) => this.held.get(row.id) ?? fromRow(row));
   }
 
   countByState(): Record<TaskState, number> {
@@ -196,14 +173,14 @@ export class TaskStore {
 
   /** A fresh generated id (`task-N`) that no task in the registry holds. */
   generateId(): string {
-    return this.db.transaction(() => {
+    return this.refusable(() => this.db.transaction(() => {
       let next = this.statements.counter.get('id_counter')?.value ?? 0;
       let id: string;
       do id = `task-${++next}`;
       while (this.statements.stateOf.get(id));
       this.statements.setCounter.run('id_counter', next);
       return id;
-    })();
+    })());
   }
 
   close(): void {

@@ -3,6 +3,7 @@
 // written in one transaction (TaskStore calls `enqueue` inside its own transactions).
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
+import { isStorageFault } from './held-writes.js';
 
 /** One queued operation; `version` grows with every enqueue, so a newer operation on a key is told apart. */
 export interface OutboxEntry {
@@ -48,7 +49,12 @@ export class TodoOutbox {
 
   /** Drops the entry once the harness has acknowledged it, unless a newer operation on its key replaced it meanwhile. */
   acknowledge(entry: OutboxEntry): void {
-    this.statements.remove.run(entry.key, entry.version);
+    try {
+      this.statements.remove.run(entry.key, entry.version);
+    } catch (error) {
+      // A full disk can refuse even a delete: the entry stays and is sent again (the harness takes a repeat).
+      if (!isStorageFault(error)) throw error;
+    }
   }
 
   /** The oldest `limit` entries, with when each was queued (for the operator). */

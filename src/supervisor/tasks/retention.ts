@@ -26,7 +26,7 @@ export class Retention {
    * deletes; the age limit is applied by the periodic prune.
    */
   noteFinished(): void {
-    if (++this.finished <= this.count) return;
+    if (++this.finished <= this.count || this.store.storageFault !== null) return;
     const ids = this.store.pruneOldest(this.finished - this.count);
     for (const id of ids) this.files.remove(id);
     this.finished -= ids.length;
@@ -38,6 +38,7 @@ export class Retention {
   }
 
   prune(): string[] {
+    if (this.store.storageFault !== null) return []; // pruned once the disk takes writes again
     const ids = this.store.prune(Date.now() - this.days * DAY_MS, this.count);
     for (const id of ids) this.files.remove(id);
     this.finished = this.store.countFinished();

@@ -1,0 +1,85 @@
+// A task's SQLite row and its record: the columns as stored, and the conversions both ways.
+import type { TaskRecord, TaskState } from '../model/task.js';
+
+export interface TaskRow {
+  id: string;
+  name: string | null;
+  command: string;
+  cwd: string;
+  state: TaskState;
+  run_key: string;
+  timeout_ms: number | null;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  pid: number | null;
+  pgid: number | null;
+  stdout_truncated: number;
+  stderr_truncated: number;
+  cpu_ms: number | null;
+  todo_shown: number;
+  pty: number;
+  interactive: number;
+  memory_limit_mb: number | null;
+  max_processes: number | null;
+  cpu_limit: number | null;
+  oom_killed: number;
+  pids_limit_hits: number | null;
+  memory_peak_bytes: number | null;
+  stdout_truncated_reason: string | null;
+  stderr_truncated_reason: string | null;
+}
+
+export const fromRow = (row: TaskRow): TaskRecord => ({
+  id: row.id,
+  name: row.name,
+  command: row.command,
+  cwd: row.cwd,
+  pty: row.pty === 1,
+  interactive: row.interactive === 1,
+  state: row.state,
+  runKey: row.run_key,
+  timeoutMs: row.timeout_ms,
+  exitCode: row.exit_code,
+  signal: row.signal,
+  error: row.error,
+  createdAt: row.created_at,
+  startedAt: row.started_at,
+  endedAt: row.ended_at,
+  pid: row.pid,
+  pgid: row.pgid,
+  stdoutTruncated: row.stdout_truncated === 1,
+  stderrTruncated: row.stderr_truncated === 1,
+  cpuMs: row.cpu_ms,
+  todoShown: row.todo_shown === 1,
+  limits: { memoryLimitMb: row.memory_limit_mb, maxProcesses: row.max_processes, cpuLimit: row.cpu_limit },
+  oomKilled: row.oom_killed === 1,
+  pidsLimitHits: row.pids_limit_hits,
+  memoryPeakBytes: row.memory_peak_bytes,
+  truncation: { stdout: row.stdout_truncated_reason, stderr: row.stderr_truncated_reason },
+});
+
+/** The columns save writes. */
+export const toSaveRow = (record: TaskRecord) => ({
+  id: record.id,
+  state: record.state,
+  pid: record.pid,
+  pgid: record.pgid,
+  startedAt: record.startedAt,
+  exitCode: record.exitCode,
+  signal: record.signal,
+  error: record.error,
+  endedAt: record.endedAt,
+  stdoutTruncated: record.stdoutTruncated ? 1 : 0,
+  stderrTruncated: record.stderrTruncated ? 1 : 0,
+  cpuMs: record.cpuMs,
+  todoShown: record.todoShown ? 1 : 0,
+  oomKilled: record.oomKilled ? 1 : 0,
+  pidsLimitHits: record.pidsLimitHits,
+  memoryPeakBytes: record.memoryPeakBytes,
+  stdoutTruncatedReason: record.truncation.stdout,
+  stderrTruncatedReason: record.truncation.stderr,
+});
