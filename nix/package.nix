@@ -3,20 +3,28 @@
 # dependency hash to compute), the native addons are compiled from source against the headers of
 # the Node the daemon runs on, and every entry of package.json "bin" becomes a wrapper in $out/bin.
 #
-#   pkgs.callPackage ./nix/package.nix { npmRegistry = "<base URL of your npm registry>"; }
-#   pkgs.callPackage ./nix/package.nix { npmRegistry = "…"; nodejs_20 = pkgs.nodejs_22; }   # where nodejs_20 is gone
+#   pkgs.callPackage ./nix/package.nix { npmRegistry = "<base URL of your npm registry>"; }   # on nodejs_22
+#   pkgs.callPackage ./nix/package.nix { npmRegistry = "…"; nodejs = pkgs.nodejs_24; }
+#
+# Supported: Node 20, 22 and 24 (package.json "engines"; CI runs the suite on 20 and 24). nixpkgs
+# marks nodejs_20 insecure since its end of life (April 2026).
+#
+# `nodejs`, the Node the daemon builds against and runs on, is read from the arguments rather than
+# declared: callPackage fills every declared argument that pkgs has, defaults included, so a declared
+# `nodejs ? nodejs_22` would always get pkgs.nodejs (whatever major that nixpkgs makes the default).
 {
   lib,
   buildNpmPackage,
   importNpmLock,
-  nodejs_20,
+  nodejs_22,
   # The base URL (no trailing slash) of the npm registry the locked tarballs come from; the lock file names none.
   npmRegistry,
   node-gyp,
   python3,
-}:
+  ...
+}@arguments:
 let
-  nodejs = nodejs_20;
+  nodejs = arguments.nodejs or nodejs_22;
   packageJson = lib.importJSON ../package.json;
   # npm here writes lock files without "resolved" for registry packages (omit-lockfile-registry-resolved),
   # and importNpmLock fetches only entries that have one. The registry's tarball URL follows from the

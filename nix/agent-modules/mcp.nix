@@ -50,10 +50,25 @@ in
       description = "Base URL of the npm registry the default package fetches the locked dependencies from; needed only when bashPackage is left at its default.";
     };
 
+    bashNodejs = lib.mkOption {
+      type = lib.types.package;
+      default = pkgs.nodejs_22;
+      defaultText = lib.literalExpression "pkgs.nodejs_22";
+      example = lib.literalExpression "pkgs.nodejs_24";
+      description = ''
+        The Node.js the default package compiles its native parts against and runs on: Node 20, 22
+        or 24 are supported (nixpkgs marks nodejs_20 insecure since its end of life). Needed only
+        when bashPackage is left at its default.
+      '';
+    };
+
     bashPackage = lib.mkOption {
       type = lib.types.package;
-      default = pkgs.callPackage ../package.nix { npmRegistry = cfg.bashNpmRegistry; };
-      defaultText = lib.literalExpression "pkgs.callPackage ./nix/package.nix { npmRegistry = cfg.bashNpmRegistry; }";
+      default = pkgs.callPackage ../package.nix {
+        npmRegistry = cfg.bashNpmRegistry;
+        nodejs = cfg.bashNodejs;
+      };
+      defaultText = lib.literalExpression "pkgs.callPackage ./nix/package.nix { npmRegistry = cfg.bashNpmRegistry; nodejs = cfg.bashNodejs; }";
       description = "The hive-bash-daemon package; its bin/hive-bash-daemon is started.";
     };
 

@@ -17,6 +17,8 @@ export interface EvaluatedModule {
   path: string[];
   mcpServer: { type: string; url: string; allowedTools: string[] };
   unit: string;
+  /** The Node the default bashPackage is called with (null when bashPackage is set). */
+  packageNodejs: string | null;
 }
 
 /** Whether nix-instantiate runs here. */
@@ -43,14 +45,17 @@ function evaluateFixture(file: string, strings: Record<string, string>): unknown
   return JSON.parse(execFileSync('nix-instantiate', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
 }
 
-/** The module's unit and registration for these services.hyperhive.agent.mcp values (and extraMcpServers definitions). */
-export function evaluateModule(settings: Record<string, unknown>, servers: Record<string, unknown> = {}): EvaluatedModule {
-  return evaluateFixture('eval-module.nix', { settings: JSON.stringify(settings), servers: JSON.stringify(servers) }) as EvaluatedModule;
+/**
+ * The module's unit and registration for these services.hyperhive.agent.mcp values (and extraMcpServers
+ * definitions); `nodejs` names the fixture's pkgs attribute bashNodejs is set to ('' leaves its default).
+ */
+export function evaluateModule(settings: Record<string, unknown>, servers: Record<string, unknown> = {}, nodejs = ''): EvaluatedModule {
+  return evaluateFixture('eval-module.nix', { settings: JSON.stringify(settings), servers: JSON.stringify(servers), nodejs }) as EvaluatedModule;
 }
 
-/** What nix/package.nix passes to buildNpmPackage and importNpmLock. */
-export function evaluatePackage(): EvaluatedPackage {
-  return evaluateFixture('eval-package.nix', {}) as EvaluatedPackage;
+/** What nix/package.nix passes to buildNpmPackage and importNpmLock, called with `nodejs` = pkgs.NODEJS ('' passes none). */
+export function evaluatePackage(nodejs = ''): EvaluatedPackage {
+  return evaluateFixture('eval-package.nix', { nodejs }) as EvaluatedPackage;
 }
 
 /** The words of an ExecStart line, unquoting '…' (with '\'' inside) and backslash escapes. */

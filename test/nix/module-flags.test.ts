@@ -86,3 +86,8 @@ test('the unit lets the daemon end its own tasks and gives them a cgroup subtree
   assert.equal(serviceConfig.NoNewPrivileges, undefined);
   assert.ok(path.some((entry) => entry.endsWith('-bash')), `bash is not on the service's path: ${path.join(' ')}`);
 });
+
+test('the default package is built on bashNodejs: nodejs_22 unless the option says another', { skip: WITHOUT_NIX }, () => {
+  assert.match(evaluateModule({}).packageNodejs ?? '', /-nodejs-22$/);
+  assert.match(evaluateModule({}, {}, 'nodejs_24').packageNodejs ?? '', /-nodejs-24$/);
+});

@@ -53,3 +53,18 @@ test('the native addons are compiled from source against the Node the package ru
   assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
   assert.match(evaluated.preBuild, /^npm rebuild\b/m);
 });
+
+test('the package runs on nodejs_22 unless given another Node, not on whatever pkgs.nodejs is', { skip: WITHOUT_NIX }, () => {
+  assert.match(evaluatePackage().nodejs, /-nodejs-22$/, 'called as pkgs.callPackage calls it, with no nodejs argument');
+  for (const [attribute, name] of [['nodejs_20', 'nodejs-20'], ['nodejs_24', 'nodejs-24']] as const) {
+    const evaluated = evaluatePackage(attribute);
+    assert.ok(evaluated.nodejs.endsWith(`-${name}`), `${attribute}: ${evaluated.nodejs}`);
+    assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
+  }
+});
+
+test('package.json "engines" admits each Node the package can be given: 20, 22 and 24', () => {
+  const engines: string = packageJson.engines.node;
+  assert.equal(lock.packages[''].engines?.node, engines, 'the lock file\'s root entry says the same (npm install --package-lock-only)');
+  for (const major of ['20', '22', '24']) assert.match(engines, new RegExp(`\\^${major}\\b`), `${major} is missing from "${engines}"`);
+});
