@@ -54,7 +54,7 @@ test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, inte
   for (const [i, id] of ids.entries()) {
     const todo = outbox.get(id);
     assert.deepEqual([todo?.cmd, todo?.state], ['todo_upsert', 'interrupted'], id);
-    assert.match(todo.summary, new RegExp(`^bash task ${id} interrupted: ${stubborn(i) ? 'SIGKILL \\(exit 137\\)' : 'SIGTERM \\(exit 143\\)'} after `));
+    assert.match(todo.summary, new RegExp(`^bash task ${id} interrupted: the daemon stopped while the task was running, ${stubborn(i) ? 'SIGKILL \\(exit 137\\)' : 'SIGTERM \\(exit 143\\)'} after `));
   }
   const ended = rows.map((row) => row.ended_at - termAt);
   report(t, {

@@ -57,7 +57,7 @@ test('an end the daemon caused says so: killed or timed_out, with the signal', (
 
 test('while the daemon stops, every end is interrupted and shown', () => {
   const next = advance(record('running'), ENDED, STOPPING);
-  assert.deepEqual([next.record.state, next.record.todoShown], ['interrupted', true]);
+  assert.deepEqual([next.record.state, next.record.todoShown, next.record.error], ['interrupted', true, 'the daemon stopped while the task was running']);
   assert.equal(next.effects.todo, 'upsert');
 });
 

@@ -56,6 +56,9 @@ export interface Transition {
   effects: LifecycleEffects;
 }
 
+/** Why a task that was running when the daemon stopped (or died) ended: the same words on every path. */
+export const STOPPED_WHILE_RUNNING = 'the daemon stopped while the task was running';
+
 const END_STATE: Record<EndReason, TaskState> = { exit: 'done', killed: 'killed', timed_out: 'timed_out' };
 const NOTHING: LifecycleEffects = { persist: false, todo: null, finished: false, freedSlot: false, released: false };
 
@@ -77,7 +80,9 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
     }
     case 'ended': {
       if (isFinished(record.state)) return unchanged(record);
-      const error = event.oomKilled ? `killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)` : event.error;
+      const error = event.oomKilled
+        ? `killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`
+        : (event.error ?? (context.stopping ? STOPPED_WHILE_RUNNING : null));
       const ended = finish(record, { state: context.stopping ? 'interrupted' : END_STATE[event.reason], exitCode: event.exitCode, signal: event.signal, error, endedAt: event.endedAt }, context);
       return { record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) }, effects: ended.effects };
     }

@@ -113,7 +113,7 @@ export function summarizeTask(view: TaskSnapshot): string {
   if (view.state === 'pending') outcome = 'waiting for a free slot';
   else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
   else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
-  else if (view.oom_killed) outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
+  else if (view.error !== null) outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
   else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
   else outcome = `exit ${view.exit_code}${seconds}`;
   const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';

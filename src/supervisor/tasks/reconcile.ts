@@ -4,7 +4,7 @@
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/leftovers.js';
 import { NO_RESOURCES } from '../../process/resources.js';
-import { advance } from '../model/lifecycle.js';
+import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
 import type { SnapshotSource } from '../model/task-snapshot.js';
 import type { OutputFiles } from '../output/output-files.js';
@@ -18,7 +18,7 @@ export async function interruptStaleTasks(store: TaskStore, containment: Contain
   const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, portsOf: () => [], stdinOpen: () => false };
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
-    const error = record.state === 'pending' ? 'the daemon stopped before the task started' : 'the daemon stopped while the task was running';
+    const error = record.state === 'pending' ? 'the daemon stopped before the task started' : STOPPED_WHILE_RUNNING;
     // Every one gets a todo: the agent may never have been told this task's id, let alone its end.
     const { record: ended, effects } = advance(record, { type: 'interrupted', error, endedAt: Date.now() }, { stopping: true });
     store.save(ended, effects.todo === null ? null : composeTodo(ended, effects.todo, source));

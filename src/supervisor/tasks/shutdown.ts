@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
-import type { LifecycleEvent } from '../model/lifecycle.js';
+import { STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
 import type { LiveTask } from './live-task.js';
 
 /** Margin past the grace period for the workers to reap and report. */
@@ -31,7 +31,7 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
   await Promise.race([Promise.all(dispatched.map((task) => task.released.reached)), sleep(host.killGraceMs + REAP_MARGIN_MS, undefined, { signal: timer.signal }).catch(() => {})]);
   timer.abort();
   for (const task of dispatched) {
-    if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: 'the daemon stopped while the task was running', endedAt: Date.now() });
+    if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: STOPPED_WHILE_RUNNING, endedAt: Date.now() });
   }
 }
 
