@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { checkMessage, usableId } from './message-check.js';
+import { checkKnownParams, checkMessage, usableId } from './message-check.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -75,14 +75,23 @@ export class JsonHttpTransport implements Transport {
     const all = (batch ? body : [body]) as unknown[];
     if (all.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
     if (all.length === 0) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch'));
-    // What the protocol layer would drop unanswered is answered here, each with its id where it has one.
+    // What the protocol layer would drop unanswered, or answer as an internal error, is answered
+    // here, each with its id where it has one. Responses are dropped: this server sends no
+    // requests, so none is awaited (and the protocol layer need not walk what a client put in one).
     const refused: JSONRPCMessage[] = [];
+    let status = 200;
     const messages = all.filter((message): message is LooseMessage => {
       const problem = checkMessage(message);
-      if (problem !== null) refused.push({ jsonrpc: '2.0', id: usableId(message), error: { code: -32600, message: `Invalid Request: ${problem}` } } as unknown as JSONRPCMessage);
-      return problem === null;
+      const paramsProblem = problem === null ? checkKnownParams(message as LooseMessage) : null;
+      if (problem !== null) status = 400;
+      if (problem !== null || paramsProblem !== null) {
+        const error = problem !== null ? { code: -32600, message: `Invalid Request: ${problem}` } : { code: -32602, message: `Invalid params: ${paramsProblem}` };
+        refused.push({ jsonrpc: '2.0', id: usableId(message), error } as unknown as JSONRPCMessage);
+        return false;
+      }
+      return (message as LooseMessage).method !== undefined;
     });
-    if (!batch && refused.length > 0) return Promise.resolve(sendJson(res, 400, refused[0]!));
+    if (!batch && refused.length > 0) return Promise.resolve(sendJson(res, status, refused[0]!));
     // A session's first request, and only it, is an initialize alone (SessionManager sees to it).
     const initializing = messages.some((message) => message.method === 'initialize');
     if (initializing) {

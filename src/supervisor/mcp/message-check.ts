@@ -11,7 +11,8 @@ const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 type Loose = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isRequestId = (value: unknown) => typeof value === 'string' || Number.isInteger(value);
+// The SDK's ids and progress tokens are strings or safe integers (zod's int): 2^53 and beyond are not.
+const isRequestId = (value: unknown) => typeof value === 'string' || Number.isSafeInteger(value);
 
 /** The id of `message` when it is one a response can carry, else null. */
 export function usableId(message: unknown): string | number | null {
@@ -41,6 +42,19 @@ export function checkMessage(value: unknown): string | null {
     return unknownKey(value, ERROR_KEYS);
   }
   return 'a message needs "method" (a request or notification), "result" or "error"';
+}
+
+/** Why the params of a method this server serves do not fit it (answered -32602), or null. */
+export function checkKnownParams(message: { method?: unknown; params?: unknown }): string | null {
+  const params = message.params as Loose | undefined;
+  if (message.method === 'tools/call') {
+    if (params === undefined || typeof params.name !== 'string') return 'tools/call needs params.name, the tool\'s name as a string';
+    if (params.arguments !== undefined && !isObject(params.arguments)) return 'tools/call params.arguments must be an object of named fields';
+  }
+  if (message.method === 'tools/list' && params !== undefined && params.cursor !== undefined && typeof params.cursor !== 'string') {
+    return 'tools/list params.cursor must be a string';
+  }
+  return null;
 }
 
 function unknownKey(value: Loose, allowed: Set<string>): string | null {

@@ -45,6 +45,9 @@ export function field<Schema extends z.ZodType>(schema: Schema, accepts: string,
   return described;
 }
 
+const MAX_UNKNOWN_SHOWN = 5;
+const ECHO_NAME_CHARS = 40;
+
 /** Checks `args` against the tool's input schema; throws a ToolInputError that names each bad field. */
 export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<Input>, args: unknown): z.output<Input> {
   const input = args ?? {};
@@ -55,9 +58,10 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
   for (const issue of result.error.issues) {
     const key = issue.path[0];
     if (issue.code === 'unrecognized_keys') {
-      for (const unknown of issue.keys) {
-        problems.set(unknown, `unknown field "${unknown}"; ${tool.name} accepts: ${Object.keys(shape).join(', ')}`);
-      }
+      // A few of them, each cut short: a client's field names are echoed within bounds too.
+      const shown = issue.keys.slice(0, MAX_UNKNOWN_SHOWN).map((name) => JSON.stringify(name.length > ECHO_NAME_CHARS ? `${name.slice(0, ECHO_NAME_CHARS)}...` : name));
+      const more = issue.keys.length > MAX_UNKNOWN_SHOWN ? ` and ${issue.keys.length - MAX_UNKNOWN_SHOWN} more` : '';
+      problems.set('', `unknown field${issue.keys.length > 1 ? 's' : ''} ${shown.join(', ')}${more}; ${tool.name} accepts: ${Object.keys(shape).join(', ')}`);
     } else if (typeof key === 'string' && shape[key]) {
       if (problems.has(key)) continue;
       const value = (input as Record<string, unknown>)[key];
