@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Pool } from 'undici';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 import { launchDaemon } from '../test/helpers/daemon.js';
 
 export interface BenchDaemon {
@@ -87,4 +89,30 @@ export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: 
     const res = await pool.request({ path, method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }) });
     return { status: res.statusCode, text: await res.body.text() };
   };
+}
+
+/**
+ * The baseline of the request-rate benchmarks: a bare node:http server answering every POST with
+ * `payload`, loaded by `load` through a pool of `connections` as the daemon was; returns calls/s.
+ */
+export async function measureBareServer(
+  payload: string,
+  connections: number,
+  load: (call: () => Promise<{ status: number; text: string }>) => Promise<number>,
+): Promise<number> {
+  const bare = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(payload));
+  });
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+  const pool = new Pool(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, { connections });
+  try {
+    return await load(async () => {
+      const res = await pool.request({ path: '/mcp', method: 'POST', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call"}' });
+      return { status: res.statusCode, text: await res.body.text() };
+    });
+  } finally {
+    await pool.close();
+    bare.close();
+  }
 }

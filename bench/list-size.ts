@@ -1,11 +1,9 @@
 // `list` of 1,000 tasks (20 of them running, whose figures are read live) through the daemon's MCP
 // endpoint, against a bare node:http server answering the same payload, both loaded the same way.
 // Usage: node dist/bench/list-size.js [--tasks N] [--running N] [--calls N]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { connectClients, openRawSession, runTasks, secondsSince, startBenchDaemon } from './lib.js';
+import { connectClients, measureBareServer, openRawSession, runTasks, secondsSince, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '1000' }, running: { type: 'string', default: '20' }, calls: { type: 'string', default: '200' } } });
 const TASKS = Number(values.tasks);
@@ -47,18 +45,7 @@ try {
   await daemon.stop();
 }
 
-const bare = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(payload));
-});
-await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-const barePool = new Pool(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, { connections: CONNECTIONS });
-const bareRate = await load(async () => {
-  const res = await barePool.request({ path: '/mcp', method: 'POST', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call"}' });
-  return { status: res.statusCode, text: await res.body.text() };
-});
-await barePool.close();
-bare.close();
+const bareRate = await measureBareServer(payload, CONNECTIONS, load);
 
 const rows = [
   { server: 'bare node:http, same payload', calls_per_s: Math.round(bareRate) },

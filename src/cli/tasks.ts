@@ -2,6 +2,7 @@
 // end is waited for: status with wait_seconds, in a loop, never a tight poll.
 import type { DaemonClient } from './client.js';
 import { isFinished, type TaskState } from '../supervisor/model/task.js';
+import type { TaskSnapshot } from '../supervisor/model/task-snapshot.js';
 
 /** The longest wait status takes. */
 export const MAX_WAIT_SECONDS = 30;
@@ -24,38 +25,8 @@ export interface TaskItem {
   processes?: number | null;
 }
 
-/** A status result. */
-export interface TaskStatus {
-  id: string;
-  name: string | null;
-  command: string;
-  state: TaskState;
-  pty: boolean;
-  interactive: boolean;
-  stdin_open: boolean;
-  exit_code: number | null;
-  signal: string | null;
-  error: string | null;
-  started_at: string | null;
-  ended_at: string | null;
-  runtime_ms: number | null;
-  pid: number | null;
-  pgid: number | null;
-  stdout_tail: string;
-  stderr_tail: string;
-  stdout_bytes: number;
-  stderr_bytes: number;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-  stdout_path: string;
-  stderr_path: string;
-  lingering: number;
-  cpu_ms: number | null;
-  memory_bytes: number | null;
-  memory_peak_bytes?: number | null;
-  processes: number | null;
-  [field: string]: unknown;
-}
+/** A status result: the daemon's snapshot of a task (one definition, src/supervisor/model/task-snapshot.ts). */
+export type TaskStatus = TaskSnapshot & Record<string, unknown>;
 
 /** A task's status now. */
 export function fetchStatus(client: DaemonClient, id: string, tailBytes?: number): Promise<TaskStatus> {
