@@ -22,7 +22,9 @@ const params = (defaultRuns: number): fc.Parameters<any> => ({
   numRuns: FULL_RUNS > 0 ? FULL_RUNS : defaultRuns,
   includeErrorInReport: true,
   // Shrinking replays against the live daemon; HIVE_FUZZ_NO_SHRINK=1 reports the first failure as found.
-  ...(process.env.HIVE_FUZZ_NO_SHRINK ? { endOnFailure: true } : {}),
+  // CI-size runs report a failure at once (with its seed) instead of shrinking it against the live
+  // daemon past the test's timeout.
+  ...(process.env.HIVE_FUZZ_NO_SHRINK || FULL_RUNS === 0 ? { endOnFailure: true } : {}),
   ...(SEED === undefined ? {} : { seed: SEED }),
 });
 /** Per-property test timeout: generous for full runs, tight for CI. */

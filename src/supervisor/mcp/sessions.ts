@@ -43,7 +43,8 @@ export class SessionManager {
       if (!session) return sendJsonRpcError(res, 404, -32001, `Session not found: ${sessionId} is unknown or was closed after being idle; initialize a new session`);
       return this.serve(sessionId, session, req, res, body);
     }
-    if (req.method === 'POST' && isInitializeRequest(body)) return this.open(req, res, body);
+    // A request, not a notification: only an answer can tell the client its session's id.
+    if (req.method === 'POST' && isInitializeRequest(body) && (body as { id?: unknown }).id !== undefined) return this.open(req, res, body);
     sendJsonRpcError(res, 400, -32000, 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns');
   }
 

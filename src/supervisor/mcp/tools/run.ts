@@ -142,7 +142,9 @@ function checkDirectory(path: string, given: string | undefined): void {
   try {
     if (!statSync(path).isDirectory()) problem = 'not a directory';
   } catch (error) {
-    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message;
+    // The OS's message repeats the path, which the echo above already shows (cut short).
+    const { code } = error as NodeJS.ErrnoException;
+    problem = code === 'ENOENT' ? 'no such directory' : (code ?? (error as Error).message.slice(0, 200));
   }
   if (problem !== null) {
     throw new ToolInputError(`Invalid run input: "cwd" must be the path of an existing directory; got ${echoValue(given)}: ${problem}`);
