@@ -469,9 +469,9 @@ async function rawPost(url: string, headers: Record<string, string>, payload: st
 }
 
 /**
- * POST over a bare socket, reading the answer whatever happens to the rest of the body: the daemon
- * answers an oversized one with 413 and closes, so an HTTP client still writing it gets EPIPE and
- * may drop the answer (undici does, now and then), though it was sent.
+ * POST over a bare socket, reading the answer whatever happens to the rest of the body: an HTTP
+ * client that meets an early answer while still writing may drop it (undici does, now and then).
+ * The daemon answers once it has read the whole body, so that none is lost to a reset.
  */
 function socketPost(url: string, headers: Record<string, string>, payload: string | Buffer, timeout: number): Promise<Answer> {
   const { hostname, port, host, pathname } = new URL(url);

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -123,4 +126,44 @@ test('malformed requests get JSON-RPC errors and the daemon keeps serving', asyn
   await other.body.text();
   const tools = await connectClient(t, daemon.url);
   assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n');
+});
+
+/** POSTs `body` on a bare socket with `Connection: close`, as a client that sends it all before reading; resolves with all it read. */
+function postWhole(origin: string, headers: Record<string, string>, body: Buffer): Promise<string> {
+  const { hostname, port, host } = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => {}); // a reset shows as a missing answer
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    const head = Object.entries({ host, ...headers, 'content-length': String(body.length), connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`POST /mcp HTTP/1.1\r\n${head}\r\n`);
+    socket.end(body);
+  });
+}
+
+test('an answer given before a large body was read still reaches the client: refused, unauthorized or over the limit', async (t) => {
+  const tokenFile = join(mkdtempSync(join(tmpdir(), 'hive-token-')), 'token');
+  writeFileSync(tokenFile, 'sesame\n');
+  t.after(() => rmSync(dirname(tokenFile), { recursive: true, force: true }));
+  const daemon = await startTestDaemon(t, { args: ['--auth-token-file', tokenFile] });
+  const port = new URL(daemon.url).port;
+  const auth = { authorization: 'Bearer sesame' };
+  // Unread data at the close resets the connection, and the reset could destroy the answer in
+  // flight; every one of these used to lose about half their answers so.
+  const cases: Array<[string, Record<string, string>, number, RegExp]> = [
+    ['a Host that is not the daemon', { ...MCP_HEADERS, ...auth, host: `evil.example:${port}` }, 3_000_000, /^HTTP\/1\.1 403 /],
+    ['no token', MCP_HEADERS, 3_000_000, /^HTTP\/1\.1 401 /],
+    ['a body over the limit', { ...MCP_HEADERS, ...auth }, 9_000_000, /^HTTP\/1\.1 413 [\s\S]*Request body over 4194304 bytes/],
+  ];
+  for (const [what, headers, size, answer] of cases) {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const text = await postWhole(daemon.origin, headers, Buffer.alloc(size, 'x'));
+      assert.match(text, answer, `${what}, attempt ${attempt + 1}: ${JSON.stringify(text.slice(0, 120))}`);
+    }
+  }
+  const health = await request(`${daemon.origin}/healthz`, { headers: auth });
+  assert.equal(health.statusCode, 200);
+  await health.body.dump();
 });

@@ -35,8 +35,13 @@ export function createHttpServer(routes: HttpRoutes): Server {
 
 async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const refusal = routes.guard.check(req);
-  if (refusal) return sendText(res, refusal.status, refusal.message);
   const path = (req.url ?? '/').split('?')[0];
+  // Every answer goes out once the request's body has been read (kept only for /mcp, up to the
+  // limit; else dropped): a socket closed with unread data is reset, and the reset can destroy
+  // the answer before the client reads it. node:http's request timeout bounds a body that never ends.
+  const text = await readBody(req, refusal === null && req.method === 'POST' && path === '/mcp');
+  if (text === undefined) return; // the client went away mid-body: no one to answer
+  if (refusal) return sendText(res, refusal.status, refusal.message);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
     return;
@@ -49,12 +54,7 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   if (path !== '/mcp') return sendText(res, 404, `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`);
   let body: unknown;
   if (req.method === 'POST') {
-    const text = await readBody(req);
-    if (text === null) {
-      // The rest of the body is not read: the connection cannot carry another request.
-      res.setHeader('connection', 'close');
-      return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
-    }
+    if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
     try {
       body = JSON.parse(text);
     } catch (error) {
@@ -66,16 +66,23 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   await routes.sessions.handle(req, res, body);
 }
 
-/** The request body as text; null when it is over MAX_BODY_BYTES. */
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * Reads the request's body to its end: as text when `keep` (null when it is over MAX_BODY_BYTES,
+ * whose rest is dropped), else dropped ('' then); undefined when the client closed mid-body.
+ */
+function readBody(req: IncomingMessage, keep: boolean): Promise<string | null | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (keep && size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    req.once('end', () => resolve(!keep ? '' : size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
+    req.once('close', () => resolve(undefined)); // after 'end', too late to matter
+    req.once('error', () => resolve(undefined));
+  });
 }
 
 function sendText(res: ServerResponse, status: number, message: string): void {
