@@ -64,21 +64,24 @@ export const CGROUP_REMOVE_WAIT_MS = 500;
 
 /**
  * Reads the task's CPU time from its cgroup, then removes the cgroup, killing anything still in
- * it. Right after the last process is reaped the kernel may still call it busy (EBUSY) for a
- * moment, so removal is retried for up to `waitMs`; one still busy then (zombies waiting for a
- * parent that never reaps) is left for the next start.
+ * it (an empty one, the usual case once its task is gone, is removed with no kill). Right after the
+ * last process is reaped the kernel may still call it busy (EBUSY) for a moment, so removal is
+ * retried for up to `waitMs`; one still busy then (zombies waiting for a parent that never reaps)
+ * is left for the next start.
  */
 export async function removeCgroup(dir: string, waitMs = CGROUP_REMOVE_WAIT_MS): Promise<number | null> {
   const cpuMs = readCpuMs(dir);
-  killCgroup(dir);
   const deadline = Date.now() + waitMs;
-  for (;;) {
+  for (let killed = false; ; ) {
     try {
       rmdirSync(dir);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() >= deadline) break;
-      await sleep(RMDIR_RETRY_MS);
+      // Busy: something may still run in it. Killed once; the retries wait for the kernel.
+      if (!killed) killCgroup(dir);
+      else await sleep(RMDIR_RETRY_MS);
+      killed = true;
     }
   }
   return cpuMs;

@@ -100,11 +100,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       server.closeAllConnections();
       await sessions.closeAll();
       await interruptAll(tasks);
+      store.commit(); // the interrupted ends' todos are in the outbox before its drain is awaited
       await delivery?.drain(STOP_DRAIN_MS);
       delivery?.stop();
       retention.stop();
       clearInterval(storage);
-      store.flushHeld();
+      store.commit();
       await pool.close();
       await removeUnreleasedCgroups(tasks);
       releaseContainment(containment);
@@ -141,7 +142,7 @@ function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.T
     if (fault === null) return;
     if (reported === null) log.error({ state_dir: stateDir, fault, free: describeFreeBytes(stateDir) }, 'the state dir cannot be written: registry writes are held in memory and run is refused until it can');
     reported = fault;
-    if (store.flushHeld()) {
+    if (store.commit()) {
       log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');
       reported = null;
     }

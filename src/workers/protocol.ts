@@ -78,19 +78,25 @@ export type ReportMessage =
   | { type: 'input-done'; requestId: number; pendingBytes: number; refusal: InputRefusal | null }
   | { type: 'started'; pid: number; pgid: number; startedAt: number; shimPid: number | null }
   | { type: 'truncated'; stream: StreamName; reason: string }
-  | {
-      type: 'ended';
-      reason: EndReason;
-      exitCode: number | null;
-      signal: string | null;
-      /** Spawn failure text; the task never ran. */
-      error: string | null;
-      endedAt: number;
-      /** The kernel's OOM killer ended it at its memory limit. */
-      oomKilled: boolean;
-    } & FinalFigures /* so far, where cgroups count them: the whole counts come with the release */
+  | EndedReport
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
-  | ({ type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures);
+  | ReleasedReport
+  /** Both at once, when nothing of the task was left by its end (the usual case): one message, not two. */
+  | { type: 'ended-and-released'; ended: EndedReport; released: ReleasedReport };
+
+export type EndedReport = {
+  type: 'ended';
+  reason: EndReason;
+  exitCode: number | null;
+  signal: string | null;
+  /** Spawn failure text; the task never ran. */
+  error: string | null;
+  endedAt: number;
+  /** The kernel's OOM killer ended it at its memory limit. */
+  oomKilled: boolean;
+} & FinalFigures; /* so far, where cgroups count them: the whole counts come with the release */
+
+export type ReleasedReport = { type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures;
 
 /**
  * What the piscina task resolves to. Errors travel inside it, never as a throw. The supervisor reads

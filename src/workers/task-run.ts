@@ -2,7 +2,6 @@
 // output into capped files, writes its input, times it out, and reports each change on its port.
 import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { MessagePort } from 'node:worker_threads';
 import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart } from '../process/launched-task.js';
 import { launchNative } from '../process/launch-native.js';
@@ -15,6 +14,7 @@ import { openOutputFile, pumpToFile } from './output-cap.js';
 import type { ControlMessage, EndReason, InputRefusal, KillSignal, ReportEnvelope, StreamName, TaskSpec } from './protocol.js';
 import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
+import { within } from '../within.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
@@ -84,6 +84,10 @@ export class TaskRun {
     }
     const pumps = Promise.all([this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]), this.pump(terminal ? null : launched.stderr, 'stderr', fds[1])]);
     void launched.started.then((started) => this.onStart(started));
+    // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
+    const native = this.spec.spawner === 'native';
+    let gone = false;
+    if (native) void launched.gone().then(() => (gone = true));
     const exit = await launched.exit;
     this.exited = true;
     stopOomWatch();
@@ -92,21 +96,28 @@ export class TaskRun {
     // An OOM kill ends the whole task (memory.oom.group in v2; here, for v1 or a helper that outlived it).
     if (oomKilled) launched.signal('SIGKILL');
     // What the leader wrote before it exited may still sit in the pipes: let it reach the files
-    // first, so the end's report and tails are complete. A descendant holding a pipe open costs
-    // at most OUTPUT_DRAIN_MS of delay, never the end itself.
-    const drain = new AbortController();
-    await Promise.race([pumps, sleep(OUTPUT_DRAIN_MS, undefined, { signal: drain.signal }).catch(() => {})]);
-    drain.abort();
-    // The figures so far stand in for the final ones until the release brings those.
-    const limited = Object.values(this.spec.limits).some((limit) => limit !== null);
-    const { pidsLimitHits, memoryPeakBytes } = limited ? launched.limitFigures() : NO_LIMIT_FIGURES;
-    this.report({ type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, cpuMs: launched.cpuMsSoFar(), pidsLimitHits, memoryPeakBytes });
+    // first, so the end's report and tails are complete; and the shim may be reaping the last of
+    // the task. A descendant holding a pipe open, or still running, costs at most OUTPUT_DRAIN_MS
+    // of delay, never the end itself.
+    await within<unknown, undefined>(native ? Promise.all([pumps, launched.gone()]) : pumps, OUTPUT_DRAIN_MS, undefined);
+    const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled } as const;
+    // Nothing of the task is left (its shim has exited, which it does only once its subtree is
+    // gone): the end is final, and it goes with the release in one report.
+    const together = gone && this.termination === null;
+    if (!together) {
+      // The figures so far stand in for the final ones until the release brings those.
+      const limited = Object.values(this.spec.limits).some((limit) => limit !== null);
+      const { pidsLimitHits, memoryPeakBytes } = limited ? launched.limitFigures() : NO_LIMIT_FIGURES;
+      this.report({ ...ended, cpuMs: launched.cpuMsSoFar(), pidsLimitHits, memoryPeakBytes });
+    }
     const [stdoutBytes, stderrBytes] = await pumps;
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
-    if (this.spec.spawner === 'native') await launched.gone();
+    if (native) await launched.gone();
     this.release();
-    this.report({ type: 'released', stdoutBytes, stderrBytes, ...(await launched.release()) });
+    const final = await launched.release();
+    const released = { type: 'released', stdoutBytes, stderrBytes, ...final } as const;
+    this.report(together ? { type: 'ended-and-released', ended: { ...ended, ...final }, released } : released);
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
@@ -137,13 +148,11 @@ export class TaskRun {
     else if (this.input === null) refusal = { code: 'ERR_INPUT_NOT_INTERACTIVE', detail: 'the task has no open stdin' };
     else if (this.input.closed) refusal = { code: 'ERR_INPUT_STDIN_CLOSED', detail: null };
     else {
-      const wait = new AbortController();
       const written = this.input.write(text, eof).then(
         () => null,
         (failure: Error): InputRefusal => ({ code: 'ERR_INPUT_WRITE_FAILED', detail: `its stdin could not take it: ${failure.message}` }),
       );
-      refusal = await Promise.race([written, sleep(INPUT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
-      wait.abort();
+      refusal = await within(written, INPUT_WAIT_MS, null);
     }
     this.report({ type: 'input-done', requestId, pendingBytes: this.input?.pendingBytes ?? 0, refusal });
   }

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream as TerminalStream } from 'node:tty';
 import { loadNative } from '../process/native.js';
 import { TerminalInput } from './task-input.js';
+import { within } from '../within.js';
 
 /** How long the sentinel may take to come through (a task may have left the terminal stopped with Ctrl-S). */
 const SENTINEL_WAIT_MS = 2000;
@@ -77,9 +78,7 @@ export class TaskTerminal {
     const deadline = Date.now() + SENTINEL_WAIT_MS;
     const written = await this.writeSentinel(deadline);
     if (written === this.sentinel.length) {
-      const wait = new AbortController();
-      await Promise.race([this.sawSentinel, sleep(Math.max(0, deadline - Date.now()), undefined, { signal: wait.signal }).catch(() => {})]);
-      wait.abort();
+      await within(this.sawSentinel, Math.max(0, deadline - Date.now()), undefined);
     }
     const rest = Buffer.concat(this.tail);
     let end = rest.indexOf(this.sentinel);

@@ -1,9 +1,9 @@
 // The piscina entry: takes this thread's port (its attach task), then runs each task it is given
 // as a TaskRun, routing control messages to the run by its key. Many tasks share one thread.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { MessagePort } from 'node:worker_threads';
 import type { AttachTask, ControlEnvelope, TaskOutcome, TaskSpec } from './protocol.js';
 import { TaskRun } from './task-run.js';
+import { within } from '../within.js';
 
 /** How long a task waits for its thread's port (its attach task is normally there first). */
 const PORT_WAIT_MS = 10_000;
@@ -17,9 +17,7 @@ const attached = new Promise<MessagePort>((resolve) => (markAttached = resolve))
 
 export default async function runTask(task: TaskSpec | AttachTask): Promise<TaskOutcome> {
   if ('attach' in task) return attach(task.attach);
-  const wait = new AbortController();
-  const port = await Promise.race([attached, sleep(PORT_WAIT_MS, null, { signal: wait.signal }).catch(() => null)]);
-  wait.abort();
+  const port = await within(attached, PORT_WAIT_MS, null);
   if (port === null) return { ok: false, error: `this worker thread got no port to report on within ${PORT_WAIT_MS / 1000} s` };
   const run = new TaskRun(task, port);
   runs.set(task.runKey, run);

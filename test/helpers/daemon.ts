@@ -88,7 +88,10 @@ export async function launchDaemon(
   cleanup: () => Promise<void> | void,
   t?: TestContext,
 ): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // HIVE_DAEMON_NODE_ARGS puts Node's own flags before the daemon's (say `--cpu-prof --cpu-prof-dir=DIR`
+  // to profile a benchmark's daemon; Node refuses those in NODE_OPTIONS).
+  const nodeArgs = process.env.HIVE_DAEMON_NODE_ARGS?.split(' ').filter((arg) => arg !== '') ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const teardown = async () => {

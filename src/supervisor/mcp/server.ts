@@ -27,6 +27,8 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
     try {
       if (!tool) throw new UnknownToolError(name, [...byName.keys()]);
       const result = await tool.handler(parseToolInput(tool, args), context);
+      // What the answer shows reaches the registry before the answer reaches the caller.
+      context.tasks.commit();
       return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
     } catch (error) {
       if (error instanceof ToolInputError) return errorResult({ code: error.code, message: error.message });

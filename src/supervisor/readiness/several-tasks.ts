@@ -1,8 +1,8 @@
 // status of several tasks at once: one call waits until the first of them ends, or all of them,
 // so an agent waiting on a build and its tests makes one call, not a loop.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinished } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
+import { within } from '../../within.js';
 
 export const MAX_STATUS_IDS = 100;
 
@@ -16,10 +16,7 @@ export async function awaitTasks(tasks: TaskService, ids: string[], wait: 'any' 
   const done = () => ids.filter((id) => isFinished(tasks.get(id).state));
   const satisfied = () => (wait === 'all' ? done().length === ids.length : done().length > 0);
   if (!satisfied() && seconds > 0 && pending.length > 0) {
-    const timer = new AbortController();
-    const ends = wait === 'all' ? Promise.all(pending) : Promise.race(pending);
-    await Promise.race([ends, sleep(seconds * 1000, undefined, { signal: timer.signal }).catch(() => {})]);
-    timer.abort();
+    await within<unknown, undefined>(wait === 'all' ? Promise.all(pending) : Promise.race(pending), seconds * 1000, undefined);
   }
   return { result: satisfied() ? 'ended' : 'timeout', endedIds: [...new Set(done())] };
 }

@@ -1,11 +1,13 @@
 // The task registry: one SQLite row per task (by id), written on every change of its state,
 // together with the todo that change causes (the outbox shares the database and the transaction).
+// The changes of one turn of the event loop, across all tasks, are written in one transaction at
+// its end, or sooner when the registry is read or a caller is answered (`commit`).
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
 import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
 import { FINISHED_SQL, openDatabase } from './database.js';
 import { StateDirFullError } from '../../errors.js';
-import { HeldWrites, isStorageFault } from './held-writes.js';
+import { isStorageFault, WriteBuffer } from './write-buffer.js';
 import { fromRow, toSaveRow, type TaskRow } from './task-rows.js';
 import { TodoOutbox } from './todo-outbox.js';
 
@@ -15,7 +17,9 @@ export class TaskStore {
   private readonly statements;
   readonly outbox: TodoOutbox;
 
-  private readonly held = new HeldWrites();
+  /** Writes not on disk yet: this turn's, or those a failing disk refused (then `fault` says why). */
+  private readonly buffer = new WriteBuffer();
+  private commitScheduled = false;
 
   constructor(private readonly stateDir: string) {
     this.db = openDatabase(stateDir);
@@ -52,138 +56,175 @@ export class TaskStore {
   }
 
   get(id: string): TaskRecord | null {
-    const held = this.held.get(id);
-    if (held) return held;
+    const buffered = this.buffer.get(id);
+    if (buffered) return buffered;
     const row = this.statements.get.get(id);
     return row ? fromRow(row) : null;
   }
 
   /** Why the registry cannot be written now (writes are held in memory meanwhile), or null. */
   get storageFault(): string | null {
-    return this.held.fault;
+    return this.buffer.fault;
   }
 
   /** How many records and todos wait in memory for the disk. */
   get heldWrites(): number {
-    return this.held.size;
+    return this.buffer.fault === null ? 0 : this.buffer.size;
   }
 
-  /** Writes held since a storage fault, once the disk takes them; true when nothing is held any more. */
-  flushHeld(): boolean {
-    if (!this.held.active) return true;
+  /**
+   * Writes everything buffered now, in one transaction: before anything that depends on it leaves
+   * the process (an answer to a caller), and by the storage watch while the disk refuses writes.
+   * Returns false when the disk refused it (it stays held, and `storageFault` says why).
+   */
+  commit(): boolean {
+    if (this.buffer.size === 0) return true;
     try {
-      this.held.flush((records, todos) => this.db.transaction(() => {
-        for (const record of records) this.statements.save.run(toSaveRow(record));
-        for (const todo of todos) this.outbox.enqueue(todo);
-      })());
+      this.writeWithBuffered(() => {});
       return true;
     } catch (error) {
-      if (!isStorageFault(error)) throw error;
+      this.holdOnFault(error);
       return false;
     }
   }
 
-  /** Runs a write that a full disk may refuse: then StateDirFullError, and nothing was written. */
-  private refusable<T>(write: () => T): T {
-    if (this.held.active) throw new StateDirFullError(this.stateDir, this.held.fault!);
-    try {
-      return write();
-    } catch (error) {
-      if (isStorageFault(error)) throw new StateDirFullError(this.stateDir, (error as Error).message, { cause: error });
-      throw error;
-    }
+  /** Before a read of many rows: what this turn changed goes to disk first (a held write stays held, and its record overlays the row). */
+  private settle(): void {
+    if (this.buffer.fault === null) this.commit();
   }
 
   /**
-   * Adds a task, replacing a finished one of the same id (and clearing that one's todo, if shown).
-   * Returns the state of the task that holds the id instead when it is still pending or running.
+   * A write transaction that carries the buffered writes too. A disk that cannot take it refuses
+   * it with StateDirFullError: nothing was written, and the buffered writes are held.
+   */
+  private transact<T>(write: () => T): T {
+    if (this.buffer.fault !== null) throw new StateDirFullError(this.stateDir, this.buffer.fault);
+    try {
+      return this.writeWithBuffered(write);
+    } catch (error) {
+      this.holdOnFault(error);
+      throw new StateDirFullError(this.stateDir, (error as Error).message, { cause: error });
+    }
+  }
+
+  /** One transaction: the buffered writes, then `write`; the buffer is emptied once it committed. */
+  private writeWithBuffered<T>(write: () => T): T {
+    const result = this.db.transaction(() => {
+      const { records, todos } = this.buffer.contents();
+      for (const record of records) this.statements.save.run(toSaveRow(record));
+      for (const todo of todos) this.outbox.enqueue(todo);
+      return write();
+    })();
+    this.buffer.clear();
+    return result;
+  }
+
+  /** A storage fault holds the buffered writes until the disk takes them; anything else is a bug, thrown on. */
+  private holdOnFault(error: unknown): void {
+    if (!isStorageFault(error)) throw error;
+    if (this.buffer.size > 0) this.buffer.fault ??= (error as Error).message;
+  }
+
+  /**
+   * Adds a task named `name`, or under a fresh generated id (`task-N`) when it has none, replacing
+   * a finished one of the same id (and clearing that one's todo, if shown). Returns the new record,
+   * or the state of the task that holds the id instead when it is still pending or running.
    * Atomic: of two concurrent runs, one wins.
    */
-  insert(record: TaskRecord, clear: TodoRequest): { busyState: TaskState } | { replaced: boolean } {
-    return this.refusable(() => this.db.transaction(() => {
-      const existing = this.statements.stateOf.get(record.id);
-      if (existing && !isFinished(existing.state)) return { busyState: existing.state };
-      if (existing) this.statements.remove.run(record.id);
-      if (existing?.todo_shown === 1) this.outbox.enqueue(clear);
+  insert(name: string | null, build: (id: string) => TaskRecord, clear: (id: string) => TodoRequest): { id: string; busyState: TaskState } | { record: TaskRecord; replaced: boolean } {
+    return this.transact(() => {
+      const id = name ?? this.nextId();
+      const existing = this.statements.stateOf.get(id);
+      if (existing && !isFinished(existing.state)) return { id, busyState: existing.state };
+      if (existing) this.statements.remove.run(id);
+      if (existing?.todo_shown === 1) this.outbox.enqueue(clear(id));
+      const record = build(id);
       this.statements.insert.run({ ...record, ...record.limits, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
-      return { replaced: existing !== undefined };
-    })());
+      return { record, replaced: existing !== undefined };
+    });
   }
 
   /**
-   * Writes every changing field of `record`; `todo` (if any) is queued in the same transaction.
-   * Never throws for a full or failing disk: the write is held in memory until flushHeld takes it.
+   * Writes every changing field of `record`, with `todo` (if any) in the same transaction, at the
+   * end of this turn of the event loop. Never throws for a full or failing disk: the write is held
+   * in memory until `commit` gets it onto the disk.
    */
   save(record: TaskRecord, todo: TodoRequest | null): void {
-    if (this.held.active) return this.held.hold(record, todo, this.held.fault!);
-    try {
-      if (todo === null) return void this.statements.save.run(toSaveRow(record));
-      this.db.transaction(() => {
-        this.statements.save.run(toSaveRow(record));
-        this.outbox.enqueue(todo);
-      })();
-    } catch (error) {
-      if (!isStorageFault(error)) throw error;
-      this.held.hold(record, todo, (error as Error).message);
-    }
+    this.buffer.add(record, todo);
+    if (this.buffer.fault !== null || this.commitScheduled) return;
+    this.commitScheduled = true;
+    setImmediate(() => {
+      this.commitScheduled = false;
+      if (this.buffer.fault === null) this.commit();
+    });
   }
 
   list(state: TaskState | null, limit: number): TaskRecord[] {
+    this.settle();
     const rows = state === null ? this.statements.list.all(limit) : this.statements.listByState.all(state, limit);
-    return rows.map((row) => this.held.get(row.id) ?? fromRow(row));
+    return rows.map((row) => this.buffer.get(row.id) ?? fromRow(row));
   }
 
   countByState(): Record<TaskState, number> {
+    this.settle();
     const counts = Object.fromEntries(TASK_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
     for (const { state, count } of this.statements.counts.all()) counts[state] = count;
     return counts;
   }
 
   countFinished(): number {
+    this.settle();
     return this.statements.countFinished.get()?.count ?? 0;
   }
 
   /** The run key of every task in the registry. */
   listRunKeys(): string[] {
+    this.settle();
     return this.statements.runKeys.all().map((row) => row.run_key);
   }
 
   /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
   listUnfinished(): TaskRecord[] {
+    this.settle();
     return this.statements.unfinished.all().map(fromRow);
   }
 
   /** Deletes finished tasks that ended before `endedBefore` or fall beyond the newest `keepCount`; returns their ids. */
   prune(endedBefore: number, keepCount: number): string[] {
-    return this.db.transaction(() => {
-      const ids = this.statements.expired.all(endedBefore, keepCount).map((row) => row.id);
-      for (const id of ids) this.statements.remove.run(id);
-      return ids;
-    })();
+    return this.removeTasks(() => this.statements.expired.all(endedBefore, keepCount));
   }
 
   /** Deletes the `count` oldest finished tasks (through their own index: a few rows read, not all); returns their ids. */
   pruneOldest(count: number): string[] {
-    return this.db.transaction(() => {
-      const ids = this.statements.oldestFinished.all(count).map((row) => row.id);
-      for (const id of ids) this.statements.remove.run(id);
-      return ids;
-    })();
+    return this.removeTasks(() => this.statements.oldestFinished.all(count));
   }
 
-  /** A fresh generated id (`task-N`) that no task in the registry holds. */
-  generateId(): string {
-    return this.refusable(() => this.db.transaction(() => {
-      let next = this.statements.counter.get('id_counter')?.value ?? 0;
-      let id: string;
-      do id = `task-${++next}`;
-      while (this.statements.stateOf.get(id));
-      this.statements.setCounter.run('id_counter', next);
-      return id;
-    })());
+  /** Deletes the tasks `select` picks, in one transaction; none while the disk refuses writes (they go once it takes them). */
+  private removeTasks(select: () => Array<{ id: string }>): string[] {
+    try {
+      return this.transact(() => {
+        const ids = select().map((row) => row.id);
+        for (const id of ids) this.statements.remove.run(id);
+        return ids;
+      });
+    } catch (error) {
+      if (error instanceof StateDirFullError) return [];
+      throw error;
+    }
+  }
+
+  /** A fresh generated id (`task-N`) that no task in the registry holds; inside insert's transaction. */
+  private nextId(): string {
+    let next = this.statements.counter.get('id_counter')?.value ?? 0;
+    let id: string;
+    do id = `task-${++next}`;
+    while (this.statements.stateOf.get(id));
+    this.statements.setCounter.run('id_counter', next);
+    return id;
   }
 
   close(): void {
+    this.commit();
     this.db.close();
   }
 }

@@ -3,7 +3,7 @@
 // written in one transaction (TaskStore calls `enqueue` inside its own transactions).
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../agent-socket/protocol.js';
-import { isStorageFault } from './held-writes.js';
+import { isStorageFault } from './write-buffer.js';
 
 /** One queued operation; `version` grows with every enqueue, so a newer operation on a key is told apart. */
 export interface OutboxEntry {

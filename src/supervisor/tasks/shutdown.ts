@@ -1,10 +1,10 @@
 // A daemon's stop, for its tasks: pending ones are dropped, running ones ended within the grace
 // period and marked interrupted, and no task cgroup is left behind.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
 import type { LiveTask } from './live-task.js';
+import { within } from '../../within.js';
 
 /** Margin past the grace period for the workers to reap and report. */
 const REAP_MARGIN_MS = 2000;
@@ -27,9 +27,7 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
   const dispatched = [...host.live.values()].filter((task) => task.worker !== null);
   for (const task of dispatched) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
   // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups.
-  const timer = new AbortController();
-  await Promise.race([Promise.all(dispatched.map((task) => task.released.reached)), sleep(host.killGraceMs + REAP_MARGIN_MS, undefined, { signal: timer.signal }).catch(() => {})]);
-  timer.abort();
+  await within(Promise.all(dispatched.map((task) => task.released.reached)), host.killGraceMs + REAP_MARGIN_MS, undefined);
   for (const task of dispatched) {
     if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: STOPPED_WHILE_RUNNING, endedAt: Date.now() });
   }

@@ -2,7 +2,6 @@
 // through the lifecycle and carries out its effects (one registry write per event), and answers
 // the tools. Control (kill, input) and the stop are in modules of their own.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
@@ -21,6 +20,7 @@ import { TaskQueue } from './task-queue.js';
 import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
 import { buildTaskSpec } from './task-spec.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
+import { within } from '../../within.js';
 
 export interface ServiceSettings {
   maxRunning: number;
@@ -79,23 +79,27 @@ export class TaskService implements ControlHost, ShutdownHost {
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
-    const id = request.name ?? this.store.generateId();
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
-    const record = createTaskRecord({
+    const build = (id: string) => createTaskRecord({
       id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
       runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits,
     });
-    const admitted = this.store.insert(record, composeClear(id));
-    if ('busyState' in admitted) throw new NameBusyError(id, admitted.busyState);
+    const admitted = this.store.insert(request.name, build, composeClear);
+    if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
     if (admitted.replaced) {
-      this.files.remove(id);
+      this.files.remove(admitted.record.id);
       for (const listener of this.replaceListeners) listener();
     }
-    const task = createLiveTask(record, request);
-    this.live.set(id, task);
+    const task = createLiveTask(admitted.record, request);
+    this.live.set(admitted.record.id, task);
     this.queue.admit(task);
     this.startPending();
     return task.record;
+  }
+
+  /** Writes this turn's changes to the registry now: before an answer that shows them goes out. */
+  commit(): void {
+    this.store.commit();
   }
 
   /** The task's current record: live from memory, finished from the registry. */
@@ -109,9 +113,7 @@ export class TaskService implements ControlHost, ShutdownHost {
   async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
     const task = this.live.get(id);
     if (task && seconds > 0) {
-      const timer = new AbortController();
-      await Promise.race([task.ended.reached, sleep(seconds * 1000, undefined, { signal: timer.signal }).catch(() => {})]);
-      timer.abort();
+      await within(task.ended.reached, seconds * 1000, undefined);
     }
     return this.get(id);
   }

@@ -11,7 +11,7 @@ const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.ur
 const TASKS_PER_WORKER = 1_000_000;
 
 /** What a dispatched task tells the supervisor: its worker's reports, or that its worker failed (nothing follows). */
-export type PoolReport = ReportMessage | { type: 'worker-failed'; error: string };
+export type PoolReport = Exclude<ReportMessage, { type: 'ended-and-released' }> | { type: 'worker-failed'; error: string };
 
 export interface DispatchedTask {
   send(message: ControlMessage): void;
@@ -110,8 +110,10 @@ export class WorkerPool {
       for (const control of entry.queued.splice(0)) port.postMessage({ runKey, message: control });
       return;
     }
-    if (message.type === 'released') this.dispatched.delete(runKey);
-    entry.onReport(message);
+    if (message.type === 'released' || message.type === 'ended-and-released') this.dispatched.delete(runKey);
+    if (message.type !== 'ended-and-released') return entry.onReport(message);
+    entry.onReport(message.ended);
+    entry.onReport(message.released);
   }
 
   /** At the daemon's stop, once its tasks were ended: the threads go at once (their attach tasks never end). */

@@ -1,6 +1,7 @@
-// Writes the registry could not take (a full disk, a read-only or failing file system under the
-// state dir): held in memory, the newest record per task and every todo in order, and written
-// together once the disk takes them again. Nothing is lost while the daemon lives.
+// Registry writes not yet on disk: those of the current turn of the event loop, written together
+// in one transaction at its end, and those a disk that cannot take writes refused (a full disk, a
+// read-only or failing file system under the state dir), kept until it takes them again. The
+// newest record per task and every todo in order; nothing is lost while the daemon lives.
 import type { TodoRequest } from '../../agent-socket/protocol.js';
 import type { TaskRecord } from '../model/task.js';
 
@@ -12,34 +13,33 @@ export function isStorageFault(error: unknown): boolean {
   return STORAGE_FAULT.test(String((error as { code?: unknown }).code ?? ''));
 }
 
-export class HeldWrites {
+export class WriteBuffer {
   private readonly records = new Map<string, TaskRecord>();
   private readonly todos: TodoRequest[] = [];
-  /** Why the last write failed, while anything is held. */
+  /** Why the last attempt to write the buffer failed; null while the disk takes writes. */
   fault: string | null = null;
-
-  get active(): boolean {
-    return this.fault !== null;
-  }
 
   get size(): number {
     return this.records.size + this.todos.length;
   }
 
-  hold(record: TaskRecord, todo: TodoRequest | null, fault: string): void {
+  add(record: TaskRecord, todo: TodoRequest | null): void {
     this.records.set(record.id, record);
     if (todo !== null) this.todos.push(todo);
-    this.fault ??= fault;
   }
 
-  /** A held record, which is newer than the registry's row. */
+  /** A buffered record, which is newer than the registry's row. */
   get(id: string): TaskRecord | undefined {
     return this.records.get(id);
   }
 
-  /** Writes everything held through `write` (one transaction); on success nothing is held any more. */
-  flush(write: (records: TaskRecord[], todos: TodoRequest[]) => void): void {
-    write([...this.records.values()], this.todos);
+  /** Everything buffered, for a write inside a transaction; `clear` it once that transaction committed. */
+  contents(): { records: Iterable<TaskRecord>; todos: readonly TodoRequest[] } {
+    return { records: this.records.values(), todos: this.todos };
+  }
+
+  /** The buffer reached the disk: nothing is held any more. */
+  clear(): void {
     this.records.clear();
     this.todos.length = 0;
     this.fault = null;
