@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { NO_RESOURCES } from '../../src/process/resources.js';
 import type { TaskRecord } from '../../src/supervisor/model/task.js';
-import type { SnapshotSource } from '../../src/supervisor/model/task-snapshot.js';
+import { readOutputTails, type SnapshotSource } from '../../src/supervisor/model/task-snapshot.js';
 import { composeClear, composeTodo, composeUpsert, todoSnapshotSource } from '../../src/supervisor/todos/todo-message.js';
 
 function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: string): SnapshotSource {
@@ -16,6 +16,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
   writeFileSync(join(dir, 'build.err'), stderr);
   return {
     outputPaths: (id) => ({ stdout: join(dir, `${id}.out`), stderr: join(dir, `${id}.err`) }),
+    outputTails: (record, tailBytes) => readOutputTails({ stdout: join(dir, `${record.id}.out`), stderr: join(dir, `${record.id}.err`) }, tailBytes),
     countLeftovers: () => 2,
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
     portsOf: () => [],

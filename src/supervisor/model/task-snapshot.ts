@@ -3,7 +3,7 @@
 // message are both made from it.
 import type { ListeningPort } from '../../process/ports.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
-import { readTail } from '../output/output-tail.js';
+import { readTail, type StreamTail } from '../output/output-tail.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
@@ -54,17 +54,28 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** Where a snapshot finds a task's files, what is left of it and its figures. */
 export interface SnapshotSource {
   outputPaths(id: string): { stdout: string; stderr: string };
+  /** The last `tailBytes` of each of the task's output files, with their sizes. */
+  outputTails(record: TaskRecord, tailBytes: number): OutputTails;
   countLeftovers(record: TaskRecord): number;
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
   portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
   stdinOpen(record: TaskRecord): boolean;
 }
 
-/** The snapshot of `record`, reading the last `tailBytes` of each output file. */
+export interface OutputTails {
+  stdout: StreamTail;
+  stderr: StreamTail;
+}
+
+/** The tails of the output files at `paths`, read now. */
+export function readOutputTails(paths: { stdout: string; stderr: string }, tailBytes: number): OutputTails {
+  return { stdout: readTail(paths.stdout, tailBytes), stderr: readTail(paths.stderr, tailBytes) };
+}
+
+/** The snapshot of `record`, with the last `tailBytes` of each output file. */
 export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: SnapshotSource): TaskSnapshot {
   const paths = tasks.outputPaths(record.id);
-  const stdout = readTail(paths.stdout, tailBytes);
-  const stderr = readTail(paths.stderr, tailBytes);
+  const { stdout, stderr } = tasks.outputTails(record, tailBytes);
   const finished = isFinished(record.state);
   const resources = tasks.resourcesOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());

@@ -8,8 +8,11 @@ import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../mod
 import { FINISHED_SQL, openDatabase } from './database.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';
+import { BoundedCache } from '../bounded-cache.js';
 import { fromRow, toSaveRow, type TaskRow } from './task-rows.js';
 import { TodoOutbox } from './todo-outbox.js';
+
+const FINISHED_CACHE_SIZE = 256;
 
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
 export class TaskStore {
@@ -20,6 +23,8 @@ export class TaskStore {
   /** Writes not on disk yet: this turn's, or those a failing disk refused (then `fault` says why). */
   private readonly buffer = new WriteBuffer();
   private commitScheduled = false;
+  /** Finished tasks read lately: a status of one reads the row once. */
+  private readonly finished = new BoundedCache<string, TaskRecord>(FINISHED_CACHE_SIZE);
 
   constructor(private readonly stateDir: string) {
     this.db = openDatabase(stateDir);
@@ -56,10 +61,13 @@ export class TaskStore {
   }
 
   get(id: string): TaskRecord | null {
-    const buffered = this.buffer.get(id);
-    if (buffered) return buffered;
+    const known = this.buffer.get(id) ?? this.finished.get(id);
+    if (known) return known;
     const row = this.statements.get.get(id);
-    return row ? fromRow(row) : null;
+    if (!row) return null;
+    const record = fromRow(row);
+    if (isFinished(record.state)) this.finished.set(id, record);
+    return record;
   }
 
   /** Why the registry cannot be written now (writes are held in memory meanwhile), or null. */
@@ -134,6 +142,7 @@ export class TaskStore {
   insert(name: string | null, build: (id: string) => TaskRecord, clear: (id: string) => TodoRequest): { id: string; busyState: TaskState } | { record: TaskRecord; replaced: boolean } {
     return this.transact(() => {
       const id = name ?? this.nextId();
+      this.finished.delete(id);
       const existing = this.statements.stateOf.get(id);
       if (existing && !isFinished(existing.state)) return { id, busyState: existing.state };
       if (existing) this.statements.remove.run(id);
@@ -151,6 +160,7 @@ export class TaskStore {
    */
   save(record: TaskRecord, todo: TodoRequest | null): void {
     this.buffer.add(record, todo);
+    this.finished.delete(record.id);
     if (this.buffer.fault !== null || this.commitScheduled) return;
     this.commitScheduled = true;
     setImmediate(() => {
@@ -204,7 +214,10 @@ export class TaskStore {
     try {
       return this.transact(() => {
         const ids = select().map((row) => row.id);
-        for (const id of ids) this.statements.remove.run(id);
+        for (const id of ids) {
+          this.statements.remove.run(id);
+          this.finished.delete(id);
+        }
         return ids;
       });
     } catch (error) {

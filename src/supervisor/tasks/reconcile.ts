@@ -6,7 +6,7 @@ import { killStaleTasks } from '../../process/leftovers.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
-import type { SnapshotSource } from '../model/task-snapshot.js';
+import { readOutputTails, type SnapshotSource } from '../model/task-snapshot.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeTodo } from '../todos/todo-message.js';
@@ -15,7 +15,7 @@ import { composeTodo } from '../todos/todo-message.js';
 export async function interruptStaleTasks(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
   await killStaleTasks(store.listRunKeys().map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })));
   // Their files remain; nothing of them runs.
-  const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, portsOf: () => [], stdinOpen: () => false };
+  const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, portsOf: () => [], stdinOpen: () => false };
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
     const error = record.state === 'pending' ? 'the daemon stopped before the task started' : STOPPED_WHILE_RUNNING;

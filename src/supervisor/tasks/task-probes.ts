@@ -6,12 +6,18 @@ import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
 import { countCgroupProcesses, listTaskPids, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources, type TaskWhereabouts } from '../../process/resources.js';
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
-import type { TaskRecord } from '../model/task.js';
-import type { SnapshotSource } from '../model/task-snapshot.js';
+import { DEFAULT_TAIL_BYTES, readOutputTails, type OutputTails, type SnapshotSource } from '../model/task-snapshot.js';
+import { isFinished, type TaskRecord } from '../model/task.js';
+import { BoundedCache } from '../bounded-cache.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { LiveTask } from './live-task.js';
 
+/** Finished tasks whose tails (of at most the default size) are kept. */
+const SETTLED_TAILS = 256;
+
 export class TaskProbes implements SnapshotSource {
+  private readonly settledTails = new BoundedCache<string, OutputTails>(SETTLED_TAILS);
+
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
     private readonly containment: Containment,
@@ -20,6 +26,17 @@ export class TaskProbes implements SnapshotSource {
 
   outputPaths(id: string): { stdout: string; stderr: string } {
     return this.files.pathsOf(id);
+  }
+
+  /** A task's tails: a finished task's files no longer change once its worker let go, so those are kept. */
+  outputTails(record: TaskRecord, tailBytes: number): OutputTails {
+    const settled = isFinished(record.state) && !this.isLive(record) && tailBytes <= DEFAULT_TAIL_BYTES;
+    const key = `${record.runKey} ${tailBytes}`;
+    const cached = settled ? this.settledTails.get(key) : undefined;
+    if (cached) return cached;
+    const tails = readOutputTails(this.files.pathsOf(record.id), tailBytes);
+    if (settled) this.settledTails.set(key, tails);
+    return tails;
   }
 
   /** Processes of a finished task still alive after its leader exited. */

@@ -18,6 +18,7 @@ const SUMMARY_CHARS = 300;
 export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
   return {
     outputPaths: (id) => live.outputPaths(id),
+    outputTails: (record, tailBytes) => live.outputTails(record, tailBytes),
     countLeftovers: (record) => (record.state === 'done' ? live.countLeftovers(record) : 0),
     resourcesOf: () => NO_RESOURCES,
     portsOf: (record) => live.portsOf(record),
