@@ -185,7 +185,12 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
     if ((result = signal_descendants(getpid(), sig, &call)) < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, sig);
     return;
   }
-  /* Without a cgroup a forking process can outrun one pass: repeat until nothing is left. */
+  /* The leader's process group first, in one call: it holds the task's `&` jobs (bash -c has no
+   * job control), so most of the task is dying before the walk reads /proc. Only while the leader
+   * is unreaped: until then no other process can take its pid, so the group of that id is the task's. */
+  if (!*leader_done && kill(-leader, SIGKILL) != 0 && errno != ESRCH) log_failure(errno, "kill -%d SIGKILL (the leader's process group)", leader);
+  /* What left the group (setsid, setpgid) is found by descent; a forking process can outrun one
+   * pass, so repeat until nothing is left. */
   for (int round = 0; round < KILL_ROUNDS && (result = signal_descendants(getpid(), SIGKILL, &call)) > 0; round++) {
     reap_children(leader, leader_done);
     usleep(1000);
