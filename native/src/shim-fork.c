@@ -110,8 +110,9 @@ static void start_shim(char **argv, char **envp, const char *cwd, const int *fds
   if (err == 0 && cwd != NULL && chdir(cwd) != 0) err = -errno;
   if (err < 0) {
     int code = -err;
-    ssize_t told = write(sync, &code, sizeof code); /* or EOF, read as a start: the task ends unreported */
-    _exit(told == sizeof code ? 127 : 126);
+    /* Should this write fail, the spawner reads EOF as a start, and the task ends unreported. */
+    ssize_t told = write(sync, &code, sizeof code);
+    _exit(told < 0 ? 126 : 127);
   }
   prctl(PR_SET_NAME, SHIM_NAME, 0, 0, 0);
   show_command_line(argv, envp);
