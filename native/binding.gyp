@@ -8,13 +8,13 @@
     {
       "target_name": "hive-task-spawner",
       "type": "executable",
-      "sources": ["src/spawner.c", "src/spawn.c", "src/fdpass.c"],
+      "sources": ["src/spawner.c", "src/spawn.c", "src/fdpass.c", "src/shim-fork.c", "src/shim.c", "src/tree.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
     },
     {
       "target_name": "hive-task-shim",
       "type": "executable",
-      "sources": ["src/shim.c", "src/tree.c"],
+      "sources": ["src/shim-main.c", "src/shim.c", "src/tree.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
     }
   ]

@@ -2,6 +2,9 @@
  *
  *   hive-task-shim [-t] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
+ * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
+ * shim (shim-fork.c), which starts a task without exec'ing this image.
+ *
  * fd 0-2 are the task's stdio; fd 3 reads control lines from the daemon ("kill N"); fd 4 gets
  * status lines for it: "start PID" once the leader has exec'd, then "exit CODE" or "signal N" at
  * its end, and "cpu USEC" (the CPU time of its whole reaped subtree) just before the shim exits; or, when a step before the exec fails, "error ERRNO CALL", ERRNO the positive errno in
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #include "parse.h"
+#include "shim.h"
 #include "tree.h"
 
 #define CONTROL_FD 3
@@ -119,6 +123,7 @@ static void fail_start(int sync, int err, const char *format, ...) {
   _exit(125);
 }
 
+static void exec_leader(char **argv, pid_t shim, int sync) __attribute__((noreturn));
 static void exec_leader(char **argv, pid_t shim, int sync) {
   int err;
   const char *call;
@@ -138,6 +143,19 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   err = errno;
   dprintf(2, "hive-task-shim: %s: %s\n", argv[0], strerror(err));
   _exit(err == ENOENT ? 127 : 126);
+}
+
+/* The shim waits for the leader's exec anyway: vfork spares it a copy of the shim's memory. The
+ * child shares that memory until it execs, so it runs only here and in exec_leader, never returns
+ * into the caller's frame, and no handler can run in it (every signal is blocked). */
+static __attribute__((noinline)) pid_t start_leader(char **argv, const int sync[2]) {
+  pid_t shim = getpid();
+  pid_t leader = vfork();
+  if (leader == 0) {
+    close(sync[0]);
+    exec_leader(argv, shim, sync[1]);
+  }
+  return leader;
 }
 
 /* Waits until the leader has exec'd (EOF on `sync`: 0) or failed (its reason on `sync`: 1); -errno
@@ -294,7 +312,7 @@ static int take_terminal(const char **call) {
   return tcsetattr(0, TCSANOW, &modes) == 0 ? 0 : -errno;
 }
 
-int main(int argc, char **argv) {
+int run_shim(int argc, char **argv) {
   for (;;) {
     if (argc > 1 && strcmp(argv[1], "-t") == 0) {
       on_terminal = 1;
@@ -330,13 +348,8 @@ int main(int argc, char **argv) {
   if (on_terminal && (err = take_terminal(&call)) < 0) return fail_setup(-err, "%s", call);
   int sync[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return fail_setup(errno, "pipe2");
-  pid_t shim = getpid();
-  pid_t leader = fork();
-  if (leader < 0) return fail_setup(errno, "fork");
-  if (leader == 0) {
-    close(sync[0]);
-    exec_leader(argv + 3, shim, sync[1]);
-  }
+  pid_t leader = start_leader(argv + 3, sync);
+  if (leader < 0) return fail_setup(errno, "vfork");
   close(sync[1]);
   char reason[LINE_MAX_BYTES - 16];
   int state = await_exec(sync[0], reason, sizeof reason);

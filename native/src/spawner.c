@@ -1,5 +1,7 @@
 /* hive-task-spawner: starts task shims on behalf of a daemon thread.
  *
+ *   hive-task-spawner [SHIM_PATH]
+ *
  * posix_spawn (clone with CLONE_VM|CLONE_VFORK) still costs more the larger the calling process is
  * (measured here: about 1,200 spawns/s from a small Node process, 700/s with 1 GiB more). This
  * process stays small whatever the daemon grows to, so spawning through it costs the same at any
@@ -10,6 +12,9 @@
  * blocking: a thread that sends many requests in one turn of its loop blocks on its request
  * socket until they are read, and this process must go on reading them rather than wait for the
  * thread to read answers.
+ * A request whose path is SHIM_PATH is served by a fork of this process that runs the shim's code,
+ * linked in here, instead of exec'ing it (shim-fork.c): the same shim, without the cost of loading
+ * its image. Any other path is posix_spawned.
  * It reaps the shims it starts, and dies with the thread that started it (PR_SET_PDEATHSIG), which
  * takes the shims with it. Whatever ends it, and every malformed request (answered EINVAL), is told
  * in one line on stderr, "hive-task-spawner: CALL: REASON". */
@@ -26,16 +31,20 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fdpass.h"
 #include "parse.h"
+#include "shim-fork.h"
 #include "spawn.h"
 
 #define SOCKET_FD 3
 #define ANSWER_FD 4
 #define MAX_STRINGS 65536
+/* The kernel's signal count (_NSIG), whose sigset it wants the size of. */
+#define KERNEL_SIGNALS 64
 
 /* Writes "hive-task-spawner: CALL: strerror(err)" to stderr; returns -err. */
 static int log_failure(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -114,13 +123,17 @@ static void flush_answers(void) {
   }
 }
 
+/* The shim executable whose requests a fork of this process serves, or NULL. */
+static const char *builtin_shim = NULL;
+
 static void serve_request(char *data, long length, int *fds, int nfds) {
   static char *argv[MAX_STRINGS], *envp[MAX_STRINGS];
   char *cwd = NULL, *path = NULL;
   pid_t pid = 0;
   int pidfd = -1;
   int err = parse_request(data, length, &cwd, &path, argv, envp);
-  if (err == 0) err = spawn_session_leader(path, argv, envp, cwd, fds, nfds, &pid, &pidfd);
+  if (err == 0 && builtin_shim != NULL && strcmp(path, builtin_shim) == 0) err = fork_shim(argv, envp, cwd, fds, nfds, &pid);
+  else if (err == 0) err = spawn_session_leader(path, argv, envp, cwd, fds, nfds, &pid, &pidfd);
   if (pidfd >= 0) close(pidfd); /* this process reaps its children with waitpid */
   for (int i = 0; i < nfds; i++) close(fds[i]);
   char answer[64];
@@ -143,13 +156,31 @@ static int drain_child_events(int child_events) {
   return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }
 
-int main(void) {
+/* Every signal at its default, glibc's own two (SIGCANCEL and SIGSETXID, 32 and 33) too: glibc's
+ * posix_spawn leaves those ignored in a child of a threaded process (Node, which starts this one),
+ * the ignoring survives exec, and every shim and task started from here would inherit it. glibc's
+ * sigaction refuses them, hence the system call; an all-zero action is SIG_DFL with no flags and
+ * an empty mask in every architecture's layout. */
+static void reset_signal_dispositions(void) {
+  unsigned long default_action[8] = {0};
+  for (int sig = 1; sig <= KERNEL_SIGNALS; sig++) {
+    if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, default_action, NULL, KERNEL_SIGNALS / 8);
+  }
+}
+
+int main(int argc, char **argv) {
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit_with_error(1, errno, "prctl PR_SET_PDEATHSIG");
   if (getppid() != parent) exit_with_error(1, ESRCH, "getppid: the daemon is gone");
   for (int fd = SOCKET_FD; fd <= ANSWER_FD; fd++) {
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %d", fd);
   }
+  if (argc > 1) {
+    builtin_shim = argv[1];
+    int err = load_memory_layout();
+    if (err < 0) log_failure(-err, "read /proc/self/stat (forked shims show the spawner's command line)");
+  }
+  reset_signal_dispositions();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);

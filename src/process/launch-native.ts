@@ -1,4 +1,4 @@
-// Starts a task through the native addon: the thread's spawner posix_spawns the per-task shim (no
+// Starts a task through the native addon: the thread's spawner starts the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
 // the task's cgroup and reports on fd 4. Its fd 3 (control) and fd 4 (status) are the same end of
 // one socket pair, so a task holds one fd and one socket here for both.
@@ -122,7 +122,7 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
   void Promise.all([gone, spawned]).then(([, answer]) => {
     if (exitReported) return;
     if ('error' in answer) {
-      const error = new SpawnError(`posix_spawn hive-task-shim in ${cwd}${answer.errno === null ? ` (${answer.error})` : ''}`, answer.errno);
+      const error = new SpawnError(`start hive-task-shim in ${cwd}${answer.errno === null ? ` (${answer.error})` : ''}`, answer.errno);
       resolveExit({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() });
       return;
     }

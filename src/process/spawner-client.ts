@@ -1,4 +1,4 @@
-// The client of this worker thread's hive-task-spawner: a small process that posix_spawns the task shims, so the
+// The client of this worker thread's hive-task-spawner: a small process that starts the task shims, so the
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
 // It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
 // for the daemon's whole life here (a fixed pool with no idle timeout).
@@ -10,10 +10,10 @@ import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { endianness } from 'node:os';
 import { describeErrno } from '../errors.js';
-import { nativeAddon, SPAWNER_PATH, type NativeError } from './native.js';
+import { nativeAddon, SHIM_PATH, SPAWNER_PATH, type NativeError } from './native.js';
 import { signalNumber } from './signals.js';
 
-/** The spawner's answer: the child's pid, or why it could not be started (with posix_spawn's errno, when it failed). */
+/** The spawner's answer: the child's pid, or why it could not be started (with the errno of the start, when it failed). */
 export type SpawnAnswer = { pid: number } | { error: string; errno: number | null };
 
 interface SpawnerProcess {
@@ -50,7 +50,8 @@ function startSpawner(): SpawnerProcess {
   let started: { pid: number; pidfd: number };
   try {
     // Spawned directly: this happens once per worker thread, while the daemon is still small.
-    started = addon.spawn({ path: SPAWNER_PATH, argv: [SPAWNER_PATH], env: [], cwd: '/', fds: [devNull, devNull, 2, theirRequests, theirAnswers] });
+    // With SHIM_PATH on its command line it starts shims by forking itself rather than exec'ing them.
+    started = addon.spawn({ path: SPAWNER_PATH, argv: [SPAWNER_PATH, SHIM_PATH], env: [], cwd: '/', fds: [devNull, devNull, 2, theirRequests, theirAnswers] });
   } catch (error) {
     addon.close(requests);
     addon.close(answerFd);

@@ -63,8 +63,8 @@ test('a signalled end names the signal, a spawn failure its error, and the summa
   const source = withFiles(t, '', '');
   const killed = composeUpsert({ ...DONE, state: 'killed', exitCode: 130, signal: 'SIGINT' }, source);
   assert.match(killed.body, /^exit: signal SIGINT \(code 130\)$/m);
-  const failed = composeUpsert({ ...DONE, exitCode: null, error: 'spawn failed: posix_spawn hive-task-shim in /gone: ENOENT (errno 2)', command: 'x\n'.repeat(400) }, source);
-  assert.equal(failed.summary, 'bash task build done: spawn failed: posix_spawn hive-task-shim in /gone: ENOENT (errno 2) after 12.3 s; 2 process(es) still alive');
+  const failed = composeUpsert({ ...DONE, exitCode: null, error: 'spawn failed: start hive-task-shim in /gone: ENOENT (errno 2)', command: 'x\n'.repeat(400) }, source);
+  assert.equal(failed.summary, 'bash task build done: spawn failed: start hive-task-shim in /gone: ENOENT (errno 2) after 12.3 s; 2 process(es) still alive');
   assert.match(failed.body, /^error: spawn failed: /m);
   assert.ok(!failed.summary.includes('\n'));
 });

@@ -1,0 +1,63 @@
+// How a task's shim starts: a fork of its worker's spawner runs the shim's code, and the task sees
+// nothing of that: its leader holds only its stdio, no signal blocked or ignored, and the shim
+// shows its own name, command line and environment, as the hive-task-shim executable would. The
+// executable itself still works on its own.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import { readLines } from '../../src/agent-socket/json-lines.js';
+import { SHIM_PATH } from '../../src/process/native.js';
+import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
+import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
+
+const readText = (pid: number, name: string): string => readFileSync(`/proc/${pid}/${name}`, 'latin1');
+const openFds = (pid: number): string[] => readdirSync(`/proc/${pid}/fd`).sort((a, b) => Number(a) - Number(b));
+/** A `SigBlk:`-style mask line of /proc/PID/status, as a hex string. */
+const maskOf = (pid: number, field: string): string | undefined => new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(readText(pid, 'status'))?.[1];
+const parentOf = (pid: number): number => Number(readText(pid, 'stat').slice(readText(pid, 'stat').lastIndexOf(')') + 2).split(' ')[1]);
+
+for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
+  describe(`containment ${containment}`, () => {
+    for (const pty of [false, true]) {
+      test(`a task's leader${pty ? ' on a terminal' : ''} holds only its stdio and no blocked or ignored signal, and its shim looks like the shim`, async (t) => {
+        const daemon = await startTestDaemon(t, { containment });
+        const tools = await connectClient(t, daemon.url);
+        const task = await tools.ok('run', { command: 'exec sleep 300', env: { SHIM_START: daemon.marker }, pty, wait_seconds: 0 });
+        const leader = (await waitFor(async () => (await tools.ok('status', { id: task.id })).pid as number | null)) as number;
+        assert.ok(leader > 0, 'the task has started');
+        assert.deepEqual(openFds(leader), ['0', '1', '2'], 'nothing of the spawner or the shim reaches the task');
+        assert.equal(maskOf(leader, 'SigBlk'), '0000000000000000');
+        assert.equal(maskOf(leader, 'SigIgn'), '0000000000000000');
+        const shim = parentOf(leader);
+        assert.equal(readText(shim, 'comm'), `${SHIM_PROCESS_NAME}\n`);
+        const argv = readText(shim, 'cmdline').split('\0');
+        assert.equal(argv[0], SHIM_PATH);
+        assert.deepEqual(argv.slice(-4), ['bash', '-c', 'exec sleep 300', '']);
+        assert.ok(readText(shim, 'environ').split('\0').includes(`SHIM_START=${daemon.marker}`), "the shim's environment is the task's");
+        // The shim's own: stdio, the channel on 3 and 4, its signalfd; no socket or fd of its spawner's.
+        assert.deepEqual(openFds(shim), ['0', '1', '2', '3', '4', '5']);
+        assert.equal(readlinkSync(`/proc/${shim}/fd/5`), 'anon_inode:[signalfd]');
+        await tools.ok('kill', { id: task.id, force: true });
+      });
+    }
+  });
+}
+
+test('the hive-task-shim executable starts its program and reports its start, exit and CPU time', async () => {
+  const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sh', '-c', 'echo out; exit 3'], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  readLines(shim.stdio[4] as Socket, (line) => lines.push(line));
+  let stdout = '';
+  shim.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
+  assert.equal(code, 0);
+  assert.equal(stdout, 'out\n');
+  assert.match(lines[0] ?? '', /^start \d+$/);
+  assert.deepEqual(lines.slice(1, 2), ['exit 3']);
+  assert.match(lines[2] ?? '', /^cpu \d+$/);
+  assert.equal(lines.length, 3);
+});
