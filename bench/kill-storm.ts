@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { connectClients, median, startBenchDaemon } from './lib.js';
+import { alternateRounds, connectClients, spreadOf, startBenchDaemon } from './lib.js';
 import { findMarkedProcesses } from '../test/helpers/processes.js';
 import { cgroup2Mount } from '../src/process/cgroups.js';
 
@@ -21,8 +21,10 @@ function cgroupEmpty(dir: string): boolean {
   }
 }
 
-async function killRound(containment: 'cgroup' | 'process-group', round: number): Promise<number> {
-  const marker = `hive-bench-${process.pid}-${round}`;
+let killRounds = 0;
+
+async function killRound(containment: 'cgroup' | 'process-group'): Promise<number> {
+  const marker = `hive-bench-${process.pid}-${++killRounds}`;
   const daemon = await startBenchDaemon(['--containment', containment, '--max-running', '4']);
   const [client] = await connectClients(daemon.url, 1);
   try {
@@ -88,17 +90,25 @@ async function kernelFloorRound(): Promise<number | null> {
   }
 }
 
-const rows = [];
-const floor: number[] = [];
-for (let round = 0; round < Number(values.rounds); round++) {
-  const time = await kernelFloorRound();
-  if (time !== null) floor.push(time);
-}
-if (floor.length > 0) rows.push({ containment: 'kernel floor: cgroup.kill written directly', processes: PROCESSES, median_ms: Number(median(floor).toFixed(1)), worst_ms: Number(Math.max(...floor).toFixed(1)), rounds: floor.length });
-for (const containment of ['cgroup', 'process-group'] as const) {
-  const times: number[] = [];
-  for (let round = 0; round < Number(values.rounds); round++) times.push(await killRound(containment, round));
-  rows.push({ containment, processes: PROCESSES, median_ms: Number(median(times).toFixed(1)), worst_ms: Number(Math.max(...times).toFixed(1)), rounds: times.length });
-}
+// The floor and both containments take turns in every round (the order rotated), so the
+// daemon's share is a difference between figures taken at the same moments of a shared machine.
+const times = await alternateRounds(Number(values.rounds), {
+  floor: kernelFloorRound,
+  cgroup: () => killRound('cgroup'),
+  'process-group': () => killRound('process-group'),
+});
+const row = (containment: string, samples: number[]) => {
+  const { median, min, max } = spreadOf(samples, 1);
+  return { containment, processes: PROCESSES, median_ms: median, min_ms: min, worst_ms: max, rounds: samples.length };
+};
+const floor = times.floor!.filter((time): time is number => time !== null);
+const rows = [
+  ...(floor.length > 0 ? [row('kernel floor: cgroup.kill written directly', floor)] : []),
+  row('cgroup', times.cgroup as number[]),
+  row('process-group', times['process-group'] as number[]),
+];
+// Each round's own difference: the cgroup kill less the floor measured beside it.
+const share = floor.length > 0 ? spreadOf((times.cgroup as number[]).map((time, round) => time - floor[round]!), 1) : null;
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'kill-storm', goal: 'cgroup median < 50 ms (the kernel floor row is what cgroup.kill alone costs here)', rows }));
+if (share) console.log(`the daemon's share over the floor: median ${share.median} ms (rounds ${share.min} to ${share.max})`);
+console.log(JSON.stringify({ benchmark: 'kill-storm', goal: 'cgroup median < 50 ms (the kernel floor row is what cgroup.kill alone costs here)', daemon_share_ms: share, rows }));
