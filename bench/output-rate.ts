@@ -56,13 +56,17 @@ function flushDirtyPages(): number {
   return dirty;
 }
 
-function writeWithHead(dir: string, bytes: number): { seconds: number; cpu: number } {
+/** Writes `bytes` with head into `dir`; returns the seconds, head's CPU and the machine's busy CPU seconds meanwhile. */
+function writeWithHead(dir: string, bytes: number): { seconds: number; cpu: number; busy: number } {
   const before = readProcessCpu(process.pid).children;
+  const machine = readMachineCpu().busy;
   const start = process.hrtime.bigint();
   execFileSync('bash', ['-c', `head -c ${bytes} /dev/zero > ${join(dir, 'head.out')}`]);
   const seconds = secondsSince(start);
+  const busy = readMachineCpu().busy - machine;
+  const cpu = readProcessCpu(process.pid).children - before;
   rmSync(join(dir, 'head.out'));
-  return { seconds, cpu: readProcessCpu(process.pid).children - before };
+  return { seconds, cpu, busy };
 }
 
 /** Runs `head -c bytes` as a task until it is done; returns its output file's path. */
@@ -89,9 +93,8 @@ try {
   writeWithHead(daemon.stateDir, WARM_UP_BYTES);
   const measureHead = (round: number): Row => {
     const dirty = flushDirtyPages();
-    const machine = readMachineCpu();
-    const { seconds, cpu } = writeWithHead(daemon.stateDir, BYTES);
-    const others = (readMachineCpu().busy - machine.busy - cpu) / seconds;
+    const { seconds, cpu, busy } = writeWithHead(daemon.stateDir, BYTES);
+    const others = (busy - cpu) / seconds;
     return { writer: 'head', round, mib_per_s: BYTES / 2 ** 20 / seconds, cpu_s_per_gib: cpu / GIB, others_cores: others, dirty_mib_before_sync: dirty };
   };
   const measureDaemon = async (round: number): Promise<Row> => {
