@@ -116,3 +116,45 @@ export async function measureBareServer(
     bare.close();
   }
 }
+
+/**
+ * Runs each of `sides` once a round for `rounds` rounds, the order rotated every round so that no
+ * side always goes first (a baseline and the measured side see the same moments of a shared
+ * machine); returns each side's results in round order.
+ */
+export async function alternateRounds<T>(rounds: number, sides: Record<string, () => Promise<T> | T>): Promise<Record<string, T[]>> {
+  const names = Object.keys(sides);
+  const results: Record<string, T[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (let turn = 0; turn < names.length; turn++) {
+      const name = names[(round + turn) % names.length]!;
+      results[name]!.push(await sides[name]!());
+    }
+  }
+  return results;
+}
+
+/** The median and the range of `values`, rounded to `digits`. */
+export function spreadOf(values: number[], digits = 0): { median: number; min: number; max: number } {
+  const round = (value: number) => Number(value.toFixed(digits));
+  return { median: round(median(values)), min: round(Math.min(...values)), max: round(Math.max(...values)) };
+}
+
+/**
+ * The ratio of `measured` to `baseline` where both were taken in the same rounds: each round's own
+ * ratio (the two sides saw the same moments of the machine), their median and range.
+ */
+export const roundRatios = (measured: number[], baseline: number[]) => spreadOf(measured.map((value, round) => value / baseline[round]!), 2);
+
+/** Makes `calls` calls over `connections` concurrent loops, each answer checked for `expect`; returns calls/s. */
+export async function loadCalls(calls: number, connections: number, expect: string, call: () => Promise<{ status: number; text: string }>): Promise<number> {
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (next++ < calls) {
+      const { status, text } = await call();
+      if (status !== 200 || !text.includes(expect)) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
+    }
+  }));
+  return calls / secondsSince(start);
+}

@@ -3,7 +3,7 @@
 // Usage: node dist/bench/list-size.js [--tasks N] [--running N] [--calls N]
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { connectClients, measureBareServer, openRawSession, runTasks, secondsSince, startBenchDaemon } from './lib.js';
+import { connectClients, measureBareServer, openRawSession, loadCalls, runTasks, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '1000' }, running: { type: 'string', default: '20' }, calls: { type: 'string', default: '200' } } });
 const TASKS = Number(values.tasks);
@@ -11,17 +11,7 @@ const RUNNING = Number(values.running);
 const CALLS = Number(values.calls);
 const CONNECTIONS = 4;
 
-async function load(call: () => Promise<{ status: number; text: string }>): Promise<number> {
-  let next = 0;
-  const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (next++ < CALLS) {
-      const { status, text } = await call();
-      if (status !== 200 || !text.includes('"tasks"')) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
-    }
-  }));
-  return CALLS / secondsSince(start);
-}
+const load = (call: () => Promise<{ status: number; text: string }>) => loadCalls(CALLS, CONNECTIONS, '"tasks"', call);
 
 const daemon = await startBenchDaemon(['--retention-count', String(TASKS * 2)]);
 const pool = new Pool(daemon.origin, { connections: CONNECTIONS });

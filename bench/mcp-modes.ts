@@ -2,8 +2,9 @@
 // mode (a server and transport per session, reused for every call) against stateless mode (both
 // made anew for every request), the daemon's own JSON transport in stateful mode, and a bare
 // node:http JSON-RPC reply as the floor. Same tool, same payload, the same loopback load from 16
-// connections, all in this run.
-// Usage: node dist/bench/mcp-modes.js [--calls N] [--connections N]
+// connections, all in this run: the modes take turns over rounds (the order rotated); rates are
+// medians, ratios the median of each round's own.
+// Usage: node dist/bench/mcp-modes.js [--calls N] [--rounds N] [--connections N]
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,9 +14,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Pool } from 'undici';
 import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
-import { secondsSince } from './lib.js';
+import { alternateRounds, roundRatios, secondsSince, spreadOf } from './lib.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '4000' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
 const CALLS = Number(values.calls);
 const CONNECTIONS = Number(values.connections);
 const RESULT = { content: [{ type: 'text', text: 'task t-1 done: exit 0' }], structuredContent: { id: 't-1', state: 'done', exit_code: 0 } };
@@ -104,15 +105,17 @@ async function measure(mode: Mode): Promise<number> {
 // A first pass warms the load generator's own code (undici, the pool), which would otherwise be
 // charged to whichever mode runs first.
 await measure('bare');
-const bare = await measure('bare');
-const stateless = await measure('stateless');
-const stateful = await measure('stateful');
-const daemon = await measure('daemon');
+const rates = await alternateRounds(Number(values.rounds), { bare: () => measure('bare'), stateless: () => measure('stateless'), stateful: () => measure('stateful'), daemon: () => measure('daemon') });
+const row = (mode: string, of: Mode) => {
+  const { median, min, max } = spreadOf(rates[of]!);
+  const ratio = roundRatios(rates[of]!, rates.bare!);
+  return { mode, calls_per_s: median, min, max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max };
+};
 const rows = [
-  { mode: 'bare node:http JSON-RPC', calls_per_s: Math.round(bare), ratio: 1 },
-  { mode: 'SDK stateless', calls_per_s: Math.round(stateless), ratio: Number((stateless / bare).toFixed(2)) },
-  { mode: 'SDK stateful', calls_per_s: Math.round(stateful), ratio: Number((stateful / bare).toFixed(2)) },
-  { mode: "the daemon's JSON transport, stateful", calls_per_s: Math.round(daemon), ratio: Number((daemon / bare).toFixed(2)) },
+  row('bare node:http JSON-RPC', 'bare'),
+  row('SDK stateless', 'stateless'),
+  row('SDK stateful', 'stateful'),
+  row("the daemon's JSON transport, stateful", 'daemon'),
 ];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'mcp-modes', calls: CALLS, connections: CONNECTIONS, rows }));
+console.log(JSON.stringify({ benchmark: 'mcp-modes', calls: CALLS, rounds: Number(values.rounds), connections: CONNECTIONS, rows }));

@@ -1,5 +1,5 @@
 // npm run bench: runs each benchmark in a process of its own, prints one table and writes the
-// figures as JSON to bench/results/latest.json. --quick runs each one small (about a minute in all).
+// figures as JSON to bench/results/latest.json. --quick runs each one small, one round each.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -17,16 +17,16 @@ interface Benchmark {
 }
 
 const BENCHMARKS: Benchmark[] = [
-  { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100'] },
-  { name: 'spawn-heap', script: 'spawn-heap.js', args: ['--tasks', '600'], quickArgs: ['--tasks', '60', '--ballast-mb', '256'] },
-  { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400'] },
+  { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100', '--rounds', '1'] },
+  { name: 'spawn-heap', script: 'spawn-heap.js', args: [], quickArgs: ['--tasks', '60', '--rounds', '1', '--ballast-mb', '256'] },
+  { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
   { name: 'list-size', script: 'list-size.js', args: [], quickArgs: ['--tasks', '100', '--running', '5', '--calls', '20'] },
   { name: 'kill-storm', script: 'kill-storm.js', args: [], quickArgs: ['--processes', '100', '--rounds', '1'] },
-  { name: 'output-rate', script: 'output-rate.js', args: [], quickArgs: ['--mib', '32'] },
+  { name: 'output-rate', script: 'output-rate.js', args: [], quickArgs: ['--mib', '32', '--rounds', '1', '--keep-busy-rounds'] },
   { name: 'running-rss', script: 'running-rss.js', args: [], quickArgs: ['--tasks', '50'] },
-  { name: 'status-under-flood', script: 'status-under-flood.js', args: [], quickArgs: ['--tasks', '10', '--calls', '50'] },
+  { name: 'status-under-flood', script: 'status-under-flood.js', args: [], quickArgs: ['--tasks', '10', '--calls', '50', '--rounds', '1'] },
   { name: 'registry-size', script: 'registry-size.js', args: [], quickArgs: ['--sizes', '10,1000', '--tasks', '30'] },
-  { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400'] },
+  { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
   { name: 'todo-latency', script: 'todo-latency.js', args: [], quickArgs: ['--tasks', '50'] },
 ];
 

@@ -1,46 +1,46 @@
 // `status` calls per second through the daemon's MCP endpoint against a bare node:http JSON-RPC
-// server answering the same payload, both loaded the same way (16 connections) in this run.
-// Usage: node dist/bench/status-rate.js [--calls N]
+// server answering the same payload, both loaded the same way (16 connections), alternated over
+// rounds in this run (the order rotated each round), after a warm-up of each. The ratio is the
+// median of the rounds' own ratios.
+// Usage: node dist/bench/status-rate.js [--calls N] [--rounds N] [--connections N]
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { measureBareServer, openRawSession, secondsSince, startBenchDaemon } from './lib.js';
+import { alternateRounds, loadCalls, measureBareServer, openRawSession, roundRatios, spreadOf, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '4000' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
 const CALLS = Number(values.calls);
+const ROUNDS = Number(values.rounds);
 const CONNECTIONS = Number(values.connections);
 
-async function load(call: () => Promise<{ status: number; text: string }>): Promise<number> {
-  let next = 0;
-  const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (next++ < CALLS) {
-      const { status, text } = await call();
-      if (status !== 200 || !text.includes('"state"')) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
-    }
-  }));
-  return CALLS / secondsSince(start);
-}
+const loadOf = (calls: number) => (call: () => Promise<{ status: number; text: string }>) => loadCalls(calls, CONNECTIONS, '"state"', call);
 
 const daemon = await startBenchDaemon([]);
 const daemonPool = new Pool(daemon.origin, { connections: CONNECTIONS });
-let payload = '';
-let daemonRate: number;
+let rates: Record<string, number[]>;
 try {
   const call = await openRawSession(daemonPool);
   const run = JSON.parse((await call('run', { command: 'echo hello' })).text);
   const id = run.result.structuredContent.id as string;
-  payload = (await call('status', { id })).text;
-  daemonRate = await load(() => call('status', { id }));
+  const payload = (await call('status', { id })).text;
+  const sides = {
+    bare: (calls: number) => measureBareServer(payload, CONNECTIONS, loadOf(calls)),
+    daemon: (calls: number) => loadOf(calls)(() => call('status', { id })),
+  };
+  // Warm-up, not counted: the load generator's code and the daemon's hot path get compiled.
+  await sides.bare(CALLS / 10);
+  await sides.daemon(CALLS / 10);
+  rates = await alternateRounds(ROUNDS, { bare: () => sides.bare(CALLS), daemon: () => sides.daemon(CALLS) });
 } finally {
   await daemonPool.close();
   await daemon.stop();
 }
 
-const bareRate = await measureBareServer(payload, CONNECTIONS, load);
-
+const bare = spreadOf(rates.bare!);
+const measured = spreadOf(rates.daemon!);
+const ratio = roundRatios(rates.daemon!, rates.bare!);
 const rows = [
-  { server: 'bare node:http, same payload', calls_per_s: Math.round(bareRate) },
-  { server: 'daemon status through MCP', calls_per_s: Math.round(daemonRate), ratio: Number((daemonRate / bareRate).toFixed(2)) },
+  { server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max },
+  { server: 'daemon status through MCP', calls_per_s: measured.median, min: measured.min, max: measured.max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max },
 ];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'status-rate', goal: 'ratio >= 0.5', calls: CALLS, connections: CONNECTIONS, rows }));
+console.log(JSON.stringify({ benchmark: 'status-rate', goal: 'ratio >= 0.5', calls: CALLS, rounds: ROUNDS, connections: CONNECTIONS, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max, rows }));
