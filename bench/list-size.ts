@@ -22,8 +22,16 @@ try {
   await runTasks(clients, TASKS - RUNNING, 'echo hello', 'hello\n');
   const call = await openRawSession(pool);
   for (let i = 0; i < RUNNING; i++) await call('run', { command: 'sleep 300', wait_seconds: 0 });
-  payload = (await call('list', { limit: TASKS })).text;
-  const listed = JSON.parse(payload).result.structuredContent.tasks as Array<{ state: string; memory_bytes: number | null }>;
+  // A task just run may not have started yet (no process, so no figures): list until all have.
+  type Listed = { state: string; pid: number | null; memory_bytes: number | null };
+  let listed: Listed[];
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    payload = (await call('list', { limit: TASKS })).text;
+    listed = JSON.parse(payload).result.structuredContent.tasks as Listed[];
+    if (Date.now() > deadline || listed.every((task) => task.state !== 'running' || task.pid !== null)) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const live = listed.filter((task) => task.state === 'running');
   if (listed.length !== TASKS || live.length !== RUNNING || live.some((task) => task.memory_bytes === null)) {
     throw new Error(`list gave ${listed.length} tasks, ${live.length} running with figures; expected ${TASKS} and ${RUNNING}`);
