@@ -72,16 +72,15 @@ export const CGROUP_REMOVE_WAIT_MS = 500;
 export async function removeCgroup(dir: string, waitMs = CGROUP_REMOVE_WAIT_MS): Promise<number | null> {
   const cpuMs = readCpuMs(dir);
   const deadline = Date.now() + waitMs;
-  for (let killed = false; ; ) {
+  for (let attempt = 0; ; attempt++) {
     try {
       rmdirSync(dir);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() >= deadline) break;
       // Busy: something may still run in it. Killed once; the retries wait for the kernel.
-      if (!killed) killCgroup(dir);
+      if (attempt === 0) killCgroup(dir);
       else await sleep(RMDIR_RETRY_MS);
-      killed = true;
     }
   }
   return cpuMs;

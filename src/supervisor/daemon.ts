@@ -105,7 +105,6 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       clearInterval(storage);
-      store.commit();
       await pool.close();
       await removeUnreleasedCgroups(tasks);
       releaseContainment(containment);
