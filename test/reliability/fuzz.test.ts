@@ -5,9 +5,9 @@
 // the daemon stays up, quiet in its error log, with no task or session left behind.
 //
 // Runs: small by default (CI); HIVE_FUZZ_RUNS=N runs every property N times; HIVE_FUZZ_SEED=S
-// replays the seed fast-check prints with a failure; HIVE_FUZZ_NO_SHRINK=1 stops at the first one.
+// replays the seed every run prints first; HIVE_FUZZ_NO_SHRINK=1 stops at the first failure.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import fc from 'fast-check';
@@ -17,7 +17,9 @@ import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 
 const FULL_RUNS = Number(process.env.HIVE_FUZZ_RUNS ?? '') || 0;
-const SEED = process.env.HIVE_FUZZ_SEED === undefined ? undefined : Number(process.env.HIVE_FUZZ_SEED);
+/** Every run has a seed, printed first, so that any failure replays with HIVE_FUZZ_SEED. */
+const SEED = process.env.HIVE_FUZZ_SEED === undefined ? randomInt(2 ** 31) : Number(process.env.HIVE_FUZZ_SEED);
+console.log(`# fuzz seed ${SEED} (HIVE_FUZZ_SEED=${SEED} replays this run)`);
 const params = (defaultRuns: number): fc.Parameters<any> => ({
   numRuns: FULL_RUNS > 0 ? FULL_RUNS : defaultRuns,
   includeErrorInReport: true,
@@ -25,7 +27,7 @@ const params = (defaultRuns: number): fc.Parameters<any> => ({
   // CI-size runs report a failure at once (with its seed) instead of shrinking it against the live
   // daemon past the test's timeout.
   ...(process.env.HIVE_FUZZ_NO_SHRINK || FULL_RUNS === 0 ? { endOnFailure: true } : {}),
-  ...(SEED === undefined ? {} : { seed: SEED }),
+  seed: SEED,
 });
 /** Per-property test timeout: generous for full runs, tight for CI. */
 const TEST_TIMEOUT_MS = FULL_RUNS > 0 ? 24 * 3600_000 : 120_000;
@@ -316,14 +318,27 @@ test('every tool call with arbitrary arguments returns in time: a result or a kn
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } };
 
-/** JSON text of a value that may hold Raw nodes (written verbatim). */
+/**
+ * JSON text of a value that may hold Raw nodes (written verbatim). Iterative: the values are nested
+ * up to thousands of levels deep, past what a recursive writer's stack holds on every Node version
+ * (Node 24 overflowed on one).
+ */
 function serialize(value: unknown): string {
-  if (value instanceof Raw) return value.text;
-  if (Array.isArray(value)) return `[${value.map(serialize).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).filter(([, item]) => item !== undefined).map(([key, item]) => `${JSON.stringify(key)}:${serialize(item)}`).join(',')}}`;
+  const parts: string[] = [];
+  const pending: unknown[] = [value];
+  const push = (items: unknown[]) => {
+    for (let i = items.length - 1; i >= 0; i--) pending.push(items[i]);
+  };
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (item instanceof Raw) parts.push(item.text);
+    else if (Array.isArray(item)) push([new Raw('['), ...item.flatMap((element, i) => (i === 0 ? [element] : [new Raw(','), element])), new Raw(']')]);
+    else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item).filter(([, member]) => member !== undefined);
+      push([new Raw('{'), ...entries.flatMap(([key, member], i) => [new Raw(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`), member]), new Raw('}')]);
+    } else parts.push(JSON.stringify(item) ?? 'null');
   }
-  return JSON.stringify(value) ?? 'null';
+  return parts.join('');
 }
 
 const deepRaw = fc
