@@ -19,7 +19,7 @@ import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 const FULL_RUNS = Number(process.env.HIVE_FUZZ_RUNS ?? '') || 0;
 /** Every run has a seed, printed first, so that any failure replays with HIVE_FUZZ_SEED. */
 const SEED = process.env.HIVE_FUZZ_SEED === undefined ? randomInt(2 ** 31) : Number(process.env.HIVE_FUZZ_SEED);
-console.log(`# fuzz seed ${SEED} (HIVE_FUZZ_SEED=${SEED} replays this run)`);
+console.log(`fuzz seed ${SEED} (HIVE_FUZZ_SEED=${SEED} replays this run)`);
 const params = (defaultRuns: number): fc.Parameters<any> => ({
   numRuns: FULL_RUNS > 0 ? FULL_RUNS : defaultRuns,
   includeErrorInReport: true,
