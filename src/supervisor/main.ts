@@ -9,6 +9,10 @@ import { createLogger } from './log.js';
 
 const EXIT_USAGE = 2;
 
+// Before anything else runs: `pkill node` and `killall node`, an agent's habits, must not match the
+// daemon. Node sets both the name the kernel shows (comm) and the command line (libuv rewrites argv).
+process.title = 'hive-bash-daemon';
+
 async function main(): Promise<void> {
   let config: Config;
   let token: string | null;
