@@ -12,6 +12,12 @@
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
     },
     {
+      "target_name": "hive-task-init",
+      "type": "executable",
+      "sources": ["src/task-init.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
+    },
+    {
       "target_name": "hive-task-shim",
       "type": "executable",
       "sources": ["src/shim-main.c", "src/shim.c", "src/tree.c"],

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -220,6 +221,30 @@ static napi_value js_pipe(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* textFd(text): a close-on-exec memfd holding `text` (UTF-8), read from its start. A reader gets
+ * all of it at once, whatever its size, and nothing waits on a writer as with a pipe. */
+static napi_value js_text_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return throw_errno(env, EINVAL, "textFd");
+  char *text = copy_string(env, argv[0]);
+  if (text == NULL) return throw_errno(env, EINVAL, "textFd");
+  size_t length = strlen(text), written = 0;
+  int fd = memfd_create("hive-task-command", MFD_CLOEXEC), err = fd < 0 ? errno : 0;
+  while (err == 0 && written < length) {
+    ssize_t step = write(fd, text + written, length - written);
+    if (step < 0 && errno != EINTR) err = errno;
+    if (step > 0) written += (size_t)step;
+  }
+  if (err == 0 && lseek(fd, 0, SEEK_SET) != 0) err = errno;
+  free(text);
+  if (err != 0) {
+    if (fd >= 0) close(fd);
+    return throw_errno(env, err, fd < 0 ? "memfd_create" : "write memfd");
+  }
+  return make_int(env, fd);
+}
+
 /* close(fd) */
 static napi_value js_close(napi_env env, napi_callback_info info) {
   int fd;
@@ -296,6 +321,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"spawnRequest", NULL, js_spawn_request, NULL, NULL, NULL, napi_default, NULL},
       {"socketPair", NULL, js_socket_pair, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
+      {"textFd", NULL, js_text_fd, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},

@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t] [-s FD] [-P FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -11,7 +11,10 @@
  * decimal and CALL the failing call and its object (say "error 13 write DIR/cgroup.procs"). With
  * -t, fd 0 is a terminal: the shim (a session leader, as the spawner starts it) makes it its
  * session's controlling terminal and the leader's process group its foreground group, so the task
- * reads and writes it as a program run from a shell does. Usage errors and failures after the
+ * reads and writes it as a program run from a shell does. With -s FD, the leader gets FD as its fd 3
+ * (the task's command text, which its bash reads from there, so the text is in no command line).
+ * With -P FD, FD is a directory fd of the host's /proc, for a shim started in the tasks' own PID
+ * namespace: "start" then gives the leader's pid in both, "start PID HOST_PID". Usage errors and failures after the
  * start (nothing may follow "start" but the end) are told on stderr as "hive-task-shim: CALL: ...".
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
@@ -50,7 +53,9 @@
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t] [-s FD] [-P FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+/* Where the leader finds the script fd given with -s. */
+#define LEADER_SCRIPT_FD 3
 
 /* Declares `call`, the failing call and its object, formatted from the function's own arguments. */
 #define FORMAT_CALL(call, format)             \
@@ -66,6 +71,9 @@ static const char *cgroup_dir = NULL;
 static const char *joined_dirs[MAX_JOINED];
 static int joined_count = 0;
 static int on_terminal = 0;
+/* The -s and -P fds, or -1. */
+static int script_fd = -1;
+static int host_proc_fd = -1;
 
 /* Writes one status line to STATUS_FD: 0 or -errno. */
 static int report(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -112,8 +120,13 @@ static int register_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1) ==
 /* SIGKILL when the parent (its thread, for a multithreaded one) dies. */
 static int set_death_signal(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 ? 0 : -errno; }
 
-/* The parent may have died before PR_SET_PDEATHSIG was set: then the parent is another process. */
-static int check_parent(pid_t expected) { return getppid() == expected ? 0 : -ESRCH; }
+/* The parent may have died before PR_SET_PDEATHSIG was set: then the parent is another process.
+ * In the tasks' own PID namespace (-P) the shim's parent, the spawner, is outside and reads as 0;
+ * once it is gone, the namespace's init is the parent, pid 1. */
+static int check_parent(pid_t expected) {
+  pid_t parent = getppid();
+  return parent == expected || (parent == 0 && host_proc_fd >= 0) ? 0 : -ESRCH;
+}
 
 /* In the leader before exec: "ERRNO CALL" is written to `sync` as its reason, then the leader exits. */
 static void fail_start(int sync, int err, const char *format, ...) __attribute__((format(printf, 3, 4), noreturn));
@@ -132,6 +145,8 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, errno, "tcsetpgrp fd 0");
   if ((err = set_death_signal()) < 0) fail_start(sync, -err, "prctl PR_SET_PDEATHSIG");
   if ((err = check_parent(shim)) < 0) fail_start(sync, -err, "getppid: the shim is gone");
+  /* dup2 onto another number clears close-on-exec: the leader keeps this one. */
+  if (script_fd >= 0 && dup2(script_fd, LEADER_SCRIPT_FD) < 0) fail_start(sync, errno, "dup2 fd %d to %d (the script)", script_fd, LEADER_SCRIPT_FD);
   if (cgroup_dir != NULL && (err = join_cgroup(cgroup_dir, &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, cgroup_dir);
   for (int i = 0; i < joined_count; i++) {
     if ((err = join_cgroup(joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, joined_dirs[i]);
@@ -174,6 +189,17 @@ static int await_exec(int sync, char *reason, size_t size) {
   reason[used] = '\0';
   close(sync);
   return err < 0 ? err : used > 0;
+}
+
+/* Reports "start PID", or "start PID HOST_PID" with -P. The leader is unreaped until the shim's
+ * loop runs, so the outer /proc still shows it as this shim's child. */
+static void report_start(pid_t leader) {
+  const char *call;
+  pid_t outer = host_proc_fd < 0 ? 0 : outer_pid_of_child(host_proc_fd, leader, &call);
+  if (outer < 0) log_failure(-outer, "%s", call);
+  if (outer > 0) report("start %d %d", leader, outer);
+  else report("start %d", leader);
+  if (host_proc_fd >= 0) close(host_proc_fd);
 }
 
 /* Reaps every exited child; reports the leader's end. Returns 1 once no child is left. */
@@ -318,6 +344,12 @@ int run_shim(int argc, char **argv) {
       on_terminal = 1;
       argv++;
       argc--;
+    } else if (argc > 2 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-P") == 0)) {
+      long fd;
+      if (parse_decimal(argv[2], STATUS_FD + 1, INT_MAX, &fd) < 0) return fail_usage(EINVAL, "argv: %s '%.32s' (an fd above %d)", argv[1], argv[2], STATUS_FD);
+      *(argv[1][1] == 's' ? &script_fd : &host_proc_fd) = (int)fd;
+      argv += 2;
+      argc -= 2;
     } else if (argc > 2 && strcmp(argv[1], "-j") == 0) {
       if (joined_count == MAX_JOINED) return fail_usage(E2BIG, "argv: more than %d -j cgroups", MAX_JOINED);
       joined_dirs[joined_count++] = argv[2];
@@ -332,8 +364,10 @@ int run_shim(int argc, char **argv) {
   int err = parse_decimal(argv[1], 1, INT_MAX, &parent);
   if (err < 0) return fail_usage(-err, "strtol PARENT_PID '%.64s' (a pid, from 1)", argv[1]);
   if (strcmp(argv[2], "-") != 0) cgroup_dir = argv[2];
-  for (int fd = CONTROL_FD; fd <= STATUS_FD; fd++) {
-    if ((err = set_close_on_exec(fd)) == 0) continue;
+  int own_fds[] = {CONTROL_FD, STATUS_FD, script_fd, host_proc_fd};
+  for (size_t i = 0; i < sizeof own_fds / sizeof *own_fds; i++) {
+    int fd = own_fds[i];
+    if (fd < 0 || (err = set_close_on_exec(fd)) == 0) continue;
     dprintf(2, "hive-task-shim: fcntl F_SETFD FD_CLOEXEC fd %d: %s\n", fd, strerror(-err));
     report("error %d fcntl F_SETFD FD_CLOEXEC fd %d", -err, fd);
     return 125;
@@ -351,9 +385,10 @@ int run_shim(int argc, char **argv) {
   pid_t leader = start_leader(argv + 3, sync);
   if (leader < 0) return fail_setup(errno, "vfork");
   close(sync[1]);
+  if (script_fd >= 0) close(script_fd); /* the leader has its own copy, or failed */
   char reason[LINE_MAX_BYTES - 16];
   int state = await_exec(sync[0], reason, sizeof reason);
-  if (state == 0) report("start %d", leader);
+  if (state == 0) report_start(leader);
   else if (state > 0) report("error %s", reason);
   else {
     fail_setup(-state, "read the leader's exec pipe");

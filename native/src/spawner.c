@@ -1,6 +1,6 @@
 /* hive-task-spawner: starts task shims on behalf of a daemon thread.
  *
- *   hive-task-spawner [SHIM_PATH]
+ *   hive-task-spawner [SHIM_PATH [INIT_PIDFD]]
  *
  * posix_spawn (clone with CLONE_VM|CLONE_VFORK) still costs more the larger the calling process is
  * (measured here: about 1,200 spawns/s from a small Node process, 700/s with 1 GiB more). This
@@ -15,6 +15,10 @@
  * A request whose path is SHIM_PATH is served by a fork of this process that runs the shim's code,
  * linked in here, instead of exec'ing it (shim-fork.c): the same shim, without the cost of loading
  * its image. Any other path is posix_spawned.
+ * With INIT_PIDFD, an fd of this process that is a pidfd of hive-task-init's init, it joins that
+ * init's PID and mount namespaces (setns), so that everything it starts runs in the tasks' own
+ * namespaces; it stays outside itself, unseen there. Should that init die (every process inside
+ * dies with it), this process exits, and the thread starts a new one for a new namespace.
  * It reaps the shims it starts, and dies with the thread that started it (PR_SET_PDEATHSIG), which
  * takes the shims with it. Whatever ends it, and every malformed request (answered EINVAL), is told
  * in one line on stderr, "hive-task-spawner: CALL: REASON". */
@@ -22,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -142,6 +147,9 @@ static void serve_request(char *data, long length, int *fds, int nfds) {
   flush_answers();
 }
 
+/* The pidfd of the tasks' init whose namespaces this process joined, or -1. */
+static int init_pidfd = -1;
+
 static void reap_children(void) {
   while (waitpid(-1, NULL, WNOHANG) > 0) {
   }
@@ -168,6 +176,17 @@ static void reset_signal_dispositions(void) {
   }
 }
 
+/* Joins the PID (for its children) and mount namespaces of the init behind `pidfd`. */
+static void join_task_namespace(const char *text) {
+  long pidfd;
+  if (parse_decimal(text, ANSWER_FD + 1, 1024, &pidfd) < 0) exit_with_error(1, EINVAL, "parse INIT_PIDFD '%.32s'", text);
+  struct pollfd init = {.fd = (int)pidfd, .events = POLLIN};
+  if (poll(&init, 1, 0) != 0) exit_with_error(1, ESRCH, "poll INIT_PIDFD %ld: the tasks' init is gone", pidfd);
+  if (setns((int)pidfd, CLONE_NEWPID | CLONE_NEWNS) != 0) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWPID|CLONE_NEWNS", pidfd);
+  if (fcntl((int)pidfd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %ld", pidfd);
+  init_pidfd = (int)pidfd;
+}
+
 int main(int argc, char **argv) {
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit_with_error(1, errno, "prctl PR_SET_PDEATHSIG");
@@ -180,6 +199,8 @@ int main(int argc, char **argv) {
     int err = load_memory_layout();
     if (err < 0) log_failure(-err, "read /proc/self/stat (forked shims show the spawner's command line)");
   }
+  /* After the read of /proc/self: the joined namespace's /proc does not show this process. */
+  if (argc > 2) join_task_namespace(argv[2]);
   reset_signal_dispositions();
   sigset_t set;
   sigemptyset(&set);
@@ -189,11 +210,12 @@ int main(int argc, char **argv) {
   sigdelset(&set, SIGPIPE);
   int child_events = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (child_events < 0) exit_with_error(1, errno, "signalfd SIGCHLD");
-  struct pollfd fds[3] = {{.fd = SOCKET_FD, .events = POLLIN}, {.fd = child_events, .events = POLLIN}, {.fd = ANSWER_FD, .events = POLLOUT}};
+  /* fds[2] only with an init (poll skips a negative fd); fds[3] only while answers are queued. */
+  struct pollfd fds[4] = {{.fd = SOCKET_FD, .events = POLLIN}, {.fd = child_events, .events = POLLIN}, {.fd = init_pidfd, .events = POLLIN}, {.fd = ANSWER_FD, .events = POLLOUT}};
   for (;;) {
-    /* Waits for the answer socket to take more only while answers are queued. */
-    if (poll(fds, unsent_length > 0 ? 3 : 2, -1) < 0 && errno != EINTR) exit_with_error(1, errno, "poll");
-    if (unsent_length > 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) flush_answers();
+    if (poll(fds, unsent_length > 0 ? 4 : 3, -1) < 0 && errno != EINTR) exit_with_error(1, errno, "poll");
+    if (fds[2].revents & POLLIN) exit_with_error(1, ESRCH, "poll INIT_PIDFD: the tasks' init died, and every task in its namespace with it");
+    if (unsent_length > 0 && (fds[3].revents & (POLLOUT | POLLERR | POLLHUP))) flush_answers();
     if (fds[1].revents & POLLIN) {
       int err = drain_child_events(child_events);
       if (err < 0) exit_with_error(1, -err, "read signalfd SIGCHLD");

@@ -18,11 +18,10 @@
 /* A process that exits while it is looked at: its /proc files vanish or read as empty. */
 static int is_gone(int err) { return err == -ENOENT || err == -ESRCH; }
 
-/* Reads /proc/PID/NAME into `buffer` (NUL-terminated): its length, or -errno (-ESRCH once gone). */
-static int read_proc_file(pid_t pid, const char *name, char *buffer, size_t size) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* Reads `path` (relative to `dir`, a directory fd or AT_FDCWD) into `buffer`, NUL-terminated: its
+ * length, or -errno (-ESRCH when it reads as empty: a /proc file of a process that is gone). */
+static int read_file_at(int dir, const char *path, char *buffer, size_t size) {
+  int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   ssize_t length = read(fd, buffer, size - 1);
   int err = length < 0 ? -errno : length == 0 ? -ESRCH : 0;
@@ -30,6 +29,46 @@ static int read_proc_file(pid_t pid, const char *name, char *buffer, size_t size
   if (err < 0) return err;
   buffer[length] = '\0';
   return (int)length;
+}
+
+/* Reads /proc/PID/NAME into `buffer` (NUL-terminated): its length, or -errno (-ESRCH once gone). */
+static int read_proc_file(pid_t pid, const char *name, char *buffer, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+  return read_file_at(AT_FDCWD, path, buffer, size);
+}
+
+/* The last pid of the NSpid line in a /proc/PID/status text (the pid in that process's own
+ * namespace), or -EINVAL. */
+static pid_t innermost_pid(const char *status) {
+  const char *line = strstr(status, "\nNSpid:");
+  if (line == NULL) return -EINVAL;
+  line += strlen("\nNSpid:");
+  const char *end = line + strcspn(line, "\n");
+  while (end > line && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  const char *last = end;
+  while (last > line && last[-1] >= '0' && last[-1] <= '9') last--;
+  return last < end ? (pid_t)strtol(last, NULL, 10) : -EINVAL;
+}
+
+pid_t outer_pid_of_child(int proc_fd, pid_t child, const char **call) {
+  char self[32], path[96], children[4096], status[4096];
+  *call = "readlinkat self (the outer /proc)";
+  ssize_t length = readlinkat(proc_fd, "self", self, sizeof self - 1);
+  if (length < 0) return -errno;
+  self[length] = '\0';
+  snprintf(path, sizeof path, "%s/task/%s/children", self, self);
+  *call = "read self/task/self/children (the outer /proc)";
+  int got = read_file_at(proc_fd, path, children, sizeof children);
+  if (got < 0) return got == -ESRCH ? 0 : got;
+  *call = "read PID/status (the outer /proc)";
+  for (char *cursor = children, *next; *cursor != '\0'; cursor = next) {
+    long pid = strtol(cursor, &next, 10);
+    if (next == cursor) break;
+    snprintf(path, sizeof path, "%ld/status", pid);
+    if (read_file_at(proc_fd, path, status, sizeof status) > 0 && innermost_pid(status) == child) return (pid_t)pid;
+  }
+  return 0;
 }
 
 /* The parent pid from /proc/PID/stat, or -errno (-ESRCH for a zombie). The name field may hold

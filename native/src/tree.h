@@ -22,4 +22,9 @@ int kill_cgroup(const char *dir, const char **call);
  * `*call` is "open" or "write". */
 int join_cgroup(const char *dir, const char **call);
 
+/* The pid that this process's child `child` has in the /proc behind `proc_fd`, the procfs of an
+ * outer PID namespace (this one's parent, say): 0 when no child of this process has that pid here,
+ * else the pid or -errno. */
+pid_t outer_pid_of_child(int proc_fd, pid_t child, const char **call);
+
 #endif

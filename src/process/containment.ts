@@ -6,6 +6,7 @@ import { ContainmentError } from '../errors.js';
 import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';
 import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
+import type { TaskNamespace } from './task-namespace.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode | 'node';
@@ -21,6 +22,8 @@ export interface Containment {
   reason: string;
   /** Where task cgroups get each limit's controller, or why they cannot. */
   controllers: ControllerPlaces;
+  /** The tasks' own PID and mount namespace, made once the daemon has its state dir. */
+  namespace?: TaskNamespace;
 }
 
 /** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */

@@ -1,20 +1,25 @@
 // Starts a task through the native addon: the thread's spawner starts the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
 // the task's cgroup and reports on fd 4. Its fd 3 (control) and fd 4 (status) are the same end of
-// one socket pair, so a task holds one fd and one socket here for both.
+// one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
+// (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
+// shim finds the leader's pid as the daemon sees it.
 import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { readLines } from '../agent-socket/json-lines.js';
-import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
+import { NO_FINAL_FIGURES, TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './leftovers.js';
-import { nativeAddon, SHIM_PATH } from './native.js';
+import { nativeAddon, SHIM_NAME, SHIM_PATH } from './native.js';
 import { readCpuMs } from './resources.js';
 import { RUN_MARKER_NAME } from './process-table.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
 import { spawnThroughSpawner, type SpawnAnswer } from './spawner-client.js';
 import { createTaskCgroups, joinedDirs, NO_LIMIT_FIGURES, readLimitFigures, removeTaskCgroups } from './task-cgroups.js';
+
+/** This thread's fd of the host's /proc, opened once (the shims in the tasks' namespace get it). */
+let hostProc: number | null = null;
 
 /** Spawns the shim for `request`; a spawn failure comes back as the exit, never as a throw. */
 export function launchNative(request: LaunchRequest): LaunchedTask {
@@ -39,33 +44,38 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     const channel = addon.socketPair();
     owned.push(...channel);
     ends.push(...channel);
+    const command = addon.textFd(request.command);
+    owned.push(command);
+    ends.push(command);
+    if (request.namespaceFd !== null) hostProc ??= openSync('/proc', 'r');
   } catch (error) {
     // Out of fds, typically: give back what was taken and fail this task alone.
     for (const fd of owned) addon.close(fd);
     if (devNull !== -1) closeSync(devNull);
     return failedLaunch(SpawnError.fromSystemError(error), request.cgroups);
   }
-  const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs] = ends as number[] & { length: 8 };
+  const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs, command] = ends as number[] & { length: 9 };
   // The shim reads control lines on fd 3 and writes status lines on fd 4: both are its end of the channel.
-  const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, channelTheirs!, channelTheirs!];
+  const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, channelTheirs!, channelTheirs!, command!, ...(request.namespaceFd === null ? [] : [hostProc!])];
+  const shimOptions = ['-s', '5', ...(request.namespaceFd === null ? [] : ['-P', '6']), ...(terminalFd === -1 ? [] : ['-t'])];
   let spawned: Promise<SpawnAnswer> | null = null;
   let failure: SpawnError | null = null;
   try {
     createTaskCgroups(request.cgroups);
     spawned = spawnThroughSpawner((spawnerPid) => ({
       path: SHIM_PATH,
-      argv: [SHIM_PATH, ...(terminalFd === -1 ? [] : ['-t']), ...joinedDirs(request.cgroups).flatMap((dir) => ['-j', dir]), String(spawnerPid), request.cgroups.v2?.dir ?? '-', ...request.argv],
+      argv: [SHIM_NAME, ...shimOptions, ...joinedDirs(request.cgroups).flatMap((dir) => ['-j', dir]), String(spawnerPid), request.cgroups.v2?.dir ?? '-', ...TASK_SHELL_ARGV],
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       cwd: request.cwd,
       fds: childEnds,
-    }));
+    }), request.namespaceFd);
   } catch (error) {
     failure = SpawnError.fromSystemError(error);
   }
   // The request carries the child's fds: ours can go now. The terminal's fd is the caller's to
   // close. fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and
   // warns when a number it thinks is still open comes back from another open.
-  for (const fd of new Set(childEnds)) if (fd !== terminalFd) (fd === devNull ? closeSync : addon.close)(fd);
+  for (const fd of new Set(childEnds)) if (fd !== terminalFd && fd !== hostProc) (fd === devNull ? closeSync : addon.close)(fd);
   if (spawned === null) {
     for (const fd of [stdinWrite!, stdoutRead!, stderrRead!, channelOurs!]) if (fd !== -1) addon.close(fd);
     return failedLaunch(failure ?? new SpawnError('spawn request', null), request.cgroups);
@@ -102,8 +112,12 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
     if (word === 'start') {
       const startedAt = Date.now();
+      // "start PID" or, in the tasks' own namespace, "start PID HOST_PID".
+      const [inner, outer] = value.split(' ').map(Number);
+      const pid = outer ?? inner!;
+      const namespacePid = outer === undefined ? null : inner!;
       // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
-      void spawned.then((answer) => resolveStarted({ pid: Number(value), pgid: Number(value), startedAt, shimPid: 'pid' in answer ? answer.pid : null }));
+      void spawned.then((answer) => resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }));
     } else if (word === 'cpu') subtreeCpuMs = Math.round(Number(value) / 1000);
     else if (word === 'error') startError = parseShimError(value);
     else if (word === 'exit' || word === 'signal') {

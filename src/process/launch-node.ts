@@ -2,9 +2,10 @@
 // the fallback where the native addon cannot load. It cannot contain what leaves the group.
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
+import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpawnError } from '../errors.js';
-import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
+import { COMMAND_FD, NO_FINAL_FIGURES, TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
 import { NO_LIMIT_FIGURES } from './task-cgroups.js';
 import { listGroupMembers } from './process-table.js';
 import { exitCodeOfSignal, type KillSignal } from './signals.js';
@@ -13,17 +14,23 @@ import type { TerminationTarget } from './terminate.js';
 const GROUP_POLL_MS = 20;
 
 export function launchNode(request: LaunchRequest): LaunchedTask {
-  const [file, ...args] = request.argv;
+  const [file, ...args] = TASK_SHELL_ARGV;
+  const stdio: Array<'ignore' | 'pipe' | number> =
+    'terminalFd' in request.stdio ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd] : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'];
+  stdio[COMMAND_FD] = 'pipe';
   const child = spawn(file!, args, {
     cwd: request.cwd,
     env: request.env,
     detached: true, // setsid(): the task leads a session and process group of its own
     // On a terminal the leader gets no controlling terminal here (no shim to take it): reads and
     // writes work, /dev/tty does not.
-    stdio: 'terminalFd' in request.stdio ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd] : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio,
   });
+  const commandPipe = child.stdio[COMMAND_FD] as Writable | null;
+  commandPipe?.on('error', () => {}); // a leader that never read it (a failed spawn)
+  commandPipe?.end(request.command);
   const started = new Promise<LeaderStart>((resolve) => {
-    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, startedAt: Date.now(), shimPid: null }));
+    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, namespacePid: null, startedAt: Date.now(), shimPid: null }));
   });
   const exit = new Promise<LeaderExit>((resolve) => {
     child.once('error', (error) => {

@@ -35,8 +35,11 @@ export interface LaunchedTask {
 }
 
 export interface LeaderStart {
+  /** As the host sees it (where the daemon reads /proc and signals). */
   pid: number;
   pgid: number;
+  /** The same leader's pid in the tasks' own PID namespace, where tasks see it; null when they share the host's. */
+  namespacePid: number | null;
   /** Taken when the start was seen, not when a promise callback got to it: the exit may be seen in the same read. */
   startedAt: number;
   /** The per-task shim at the root of the task's tree (the native spawner), or null. */
@@ -47,13 +50,32 @@ export interface LeaderStart {
 export type LaunchStdio = { stdin: 'null' | 'pipe' } | { terminalFd: number };
 
 export interface LaunchRequest {
-  argv: string[];
+  /** The task's command: bash reads it from an fd (TASK_SHELL_ARGV), so it is in no command line. */
+  command: string;
   env: Record<string, string>;
   cwd: string;
   stdio: LaunchStdio;
   /** The task's cgroups, created with their limits before the spawn. */
   cgroups: TaskCgroupPlan;
+  /** A pidfd of the tasks' init, whose PID and mount namespaces the task starts in; null: the daemon's. */
+  namespaceFd: number | null;
 }
+
+/** The fd on which a task's bash finds its command. */
+export const COMMAND_FD = 3;
+
+/**
+ * What every task's leader runs: `bash -c` of a line that reads the command from COMMAND_FD, closes
+ * it and evals it. The command text is then in no process's command line, so a task's `pkill -f
+ * WORD` never matches its own shell (or another task's), while the command sees what `bash -c
+ * COMMAND` gives it: $0 is bash, `exit`, `set -e`, a trailing `&` and the exit code work alike. The
+ * variable is gone before the command runs; `read` stops at a NUL, which a command cannot hold.
+ */
+export const TASK_SHELL_ARGV: readonly string[] = [
+  'bash',
+  '-c',
+  `IFS= read -r -d '' __hive_bash_command <&${COMMAND_FD}; exec ${COMMAND_FD}<&-; eval "unset -v __hive_bash_command; $__hive_bash_command"`,
+];
 
 /** A task's figures once nothing of it is left. */
 export interface FinalFigures {

@@ -9,6 +9,10 @@ const BUILD_DIR = fileURLToPath(new URL('../../../native/build/Release/', import
 export const SHIM_PATH = `${BUILD_DIR}hive-task-shim`;
 /** The small process that spawns shims for a worker thread (native/src/spawner.c). */
 export const SPAWNER_PATH = `${BUILD_DIR}hive-task-spawner`;
+/** The maker and init of the tasks' own PID and mount namespace (native/src/task-init.c). */
+export const INIT_PATH = `${BUILD_DIR}hive-task-init`;
+/** The shim's name in the command lines it shows: no path (whose folders may read like the daemon's name). */
+export const SHIM_NAME = 'hive-task-shim';
 
 export interface NativeAddon {
   /** posix_spawn of `path` in a new session: no fork() of the daemon. */
@@ -19,6 +23,8 @@ export interface NativeAddon {
   socketPair(): [number, number];
   /** A close-on-exec pipe: [read end, write end]. */
   pipe(): [number, number];
+  /** A close-on-exec memfd holding `text` in UTF-8, read from its start. */
+  textFd(text: string): number;
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */

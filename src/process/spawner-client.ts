@@ -24,6 +24,8 @@ interface SpawnerProcess {
   pid: number;
   pidfd: number;
   waiting: Array<(answer: SpawnAnswer) => void>;
+  /** The pidfd of the tasks' init whose namespaces it joined, or null. */
+  namespaceFd: number | null;
 }
 
 type SpawnOptions = { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] };
@@ -42,7 +44,11 @@ const HEADER_BYTES = 4;
 
 let current: SpawnerProcess | null = null;
 
-function startSpawner(): SpawnerProcess {
+/** The spawner's fd for the init's pidfd it joins (its argv says which). */
+const SPAWNER_INIT_FD = 5;
+
+/** Starts a spawner; with `namespaceFd` (a pidfd of the tasks' init) it joins that init's namespaces. */
+function startSpawner(namespaceFd: number | null): SpawnerProcess {
   const addon = nativeAddon();
   const [requests, theirRequests] = addon.socketPair();
   const [answerFd, theirAnswers] = addon.socketPair();
@@ -51,7 +57,13 @@ function startSpawner(): SpawnerProcess {
   try {
     // Spawned directly: this happens once per worker thread, while the daemon is still small.
     // With SHIM_PATH on its command line it starts shims by forking itself rather than exec'ing them.
-    started = addon.spawn({ path: SPAWNER_PATH, argv: [SPAWNER_PATH, SHIM_PATH], env: [], cwd: '/', fds: [devNull, devNull, 2, theirRequests, theirAnswers] });
+    const fds = [devNull, devNull, 2, theirRequests, theirAnswers];
+    const argv = [SPAWNER_PATH, SHIM_PATH];
+    if (namespaceFd !== null) {
+      fds.push(namespaceFd);
+      argv.push(String(SPAWNER_INIT_FD));
+    }
+    started = addon.spawn({ path: SPAWNER_PATH, argv, env: [], cwd: '/', fds });
   } catch (error) {
     addon.close(requests);
     addon.close(answerFd);
@@ -61,7 +73,7 @@ function startSpawner(): SpawnerProcess {
     addon.close(theirAnswers);
     closeSync(devNull);
   }
-  const spawner: SpawnerProcess = { requests, answers: new Socket({ fd: answerFd, readable: true, writable: false }), ...started, waiting: [] };
+  const spawner: SpawnerProcess = { requests, answers: new Socket({ fd: answerFd, readable: true, writable: false }), ...started, waiting: [], namespaceFd };
   readAnswers(spawner);
   return spawner;
 }
@@ -104,11 +116,13 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
  * Asks the spawner to spawn, as the addon's spawn does, and returns the answer to come. The
  * request (and the fds in it) is sent before this returns, so the caller may close its copies at
  * once. `build` gets the spawner's pid: the child's parent, which a shim checks it still has once
- * it runs. Throws only when no spawner can take the request.
+ * it runs. `namespaceFd`: the pidfd of the tasks' init whose namespaces the child is to start in
+ * (a spawner in others is retired), or null. Throws only when no spawner can take the request.
  */
-export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions): Promise<SpawnAnswer> {
+export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions, namespaceFd: number | null): Promise<SpawnAnswer> {
   for (let attempt = 0; ; attempt++) {
-    const spawner = (current ??= startSpawner());
+    if (current !== null && current.namespaceFd !== namespaceFd) retireSpawner(current);
+    const spawner = (current ??= startSpawner(namespaceFd));
     try {
       nativeAddon().spawnRequest(spawner.requests, build(spawner.pid));
     } catch (error) {

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ContainmentChoice } from '../process/containment.js';
+import type { NamespaceChoice } from '../process/task-namespace.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 export interface Config {
@@ -22,6 +23,7 @@ export interface Config {
   sessionIdleSeconds: number;
   logLevel: string;
   containment: ContainmentChoice;
+  taskNamespace: NamespaceChoice;
   cgroupRoot: string | null;
   /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
   taskMemoryLimitMb: number | null;
@@ -66,6 +68,14 @@ const OPTIONS: OptionSpec[] = [
   { flag: 'auth-token-file', key: 'authTokenFile', schema: text, accepts: 'a path to a file holding the token', default: null, help: 'require Authorization: Bearer TOKEN' },
   { flag: 'session-idle-seconds', key: 'sessionIdleSeconds', schema: integer(1, 86_400), accepts: 'an integer from 1 to 86400', default: 1800, help: 'MCP sessions idle this long are closed' },
   { flag: 'containment', key: 'containment', schema: z.enum(['auto', 'cgroup', 'process-group', 'node']), accepts: 'one of auto, cgroup, process-group, node', default: 'auto', help: 'how tasks are contained: a cgroup each where possible (auto), or forced' },
+  {
+    flag: 'task-namespace',
+    key: 'taskNamespace',
+    schema: z.enum(['auto', 'off']),
+    accepts: 'one of auto, off',
+    default: 'auto',
+    help: "tasks in a PID and mount namespace of their own where the daemon may (auto: they cannot see or signal the daemon, the state dir is read-only to them, the token hidden); off: they share the daemon's",
+  },
   { flag: 'cgroup-root', key: 'cgroupRoot', schema: text, accepts: 'a cgroup v2 folder the daemon may create cgroups in', default: null, help: 'where task cgroups go; default: the delegated cgroup, else a writable cgroup2 mount' },
   ...limitOptions('task-memory-limit-mb', 'taskMemoryLimitMb', integer(1, MAX_MEMORY_LIMIT_MB), `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`, 'memory'),
   ...limitOptions('task-max-processes', 'taskMaxProcesses', integer(1, MAX_PROCESSES_LIMIT), `an integer from 1 to ${MAX_PROCESSES_LIMIT}`, 'processes and threads'),

@@ -1,5 +1,6 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
 import { mkdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -12,6 +13,7 @@ import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
 import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
 import { LIMIT_CONTROLLER, type TaskLimits } from '../process/limits.js';
+import { TaskNamespace } from '../process/task-namespace.js';
 import { ConfigError, describeFreeBytes } from '../errors.js';
 import { LIMIT_FIELDS, type LimitPolicy } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
@@ -41,6 +43,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot);
+  const namespace = await startTaskNamespace(config, containment, log);
   const store = new TaskStore(config.stateDir);
   const files = new OutputFiles(config.stateDir);
   const interrupted = await interruptStaleTasks(store, containment, files);
@@ -63,6 +66,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     state_dir: { path: config.stateDir, writable: store.storageFault === null, fault: store.storageFault, held_writes: store.heldWrites, free: describeFreeBytes(config.stateDir) },
     version: VERSION,
     containment: describeContainment(containment),
+    task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
     tasks: tasks.countByState(),
     sessions: sessions.size,
@@ -91,7 +95,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  log.info({ url, containment: describeContainment(containment), limits: describeControllers(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
+  const isolation = describeIsolation(namespace);
+  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
+  if (!isolation.namespace.in_force) log.warn({ reason: isolation.namespace.reason }, "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir");
 
   return {
     url,
@@ -106,12 +112,29 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       retention.stop();
       clearInterval(storage);
       await pool.close();
+      namespace.stop();
       await removeUnreleasedCgroups(tasks);
       releaseContainment(containment);
       store.close();
       unlock();
     },
   };
+}
+
+/** The tasks' own namespace (made once; again should its init die), which the spawners join. */
+async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
+  const plan = { readOnly: [config.stateDir], hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)] };
+  const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
+    const next = replaced ? 'a new namespace is made for the next tasks' : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
+    log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
+  });
+  containment.namespace = namespace;
+  return namespace;
+}
+
+/** What keeps tasks from the daemon: its own name, no command text in any argv, their namespace. */
+function describeIsolation(namespace: TaskNamespace) {
+  return { process_title: process.title, command_in_argv: false, namespace: namespace.describe() };
 }
 
 function describeContainment(containment: Containment) {

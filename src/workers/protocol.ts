@@ -46,6 +46,8 @@ export interface TaskSpec {
   killGraceMs: number;
   /** How the task is started and contained (chosen once by the supervisor at start-up). */
   spawner: 'native' | 'node';
+  /** A pidfd of the tasks' init (the native spawner's tasks start in its PID and mount namespaces), or null. */
+  namespaceFd: number | null;
   /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */
   cgroups: TaskCgroupPlan;
   limits: TaskLimits;
@@ -76,7 +78,7 @@ export type ControlMessage =
 export type ReportMessage =
   /** An input was written (or refused); pendingBytes of it the task has not read yet. */
   | { type: 'input-done'; requestId: number; pendingBytes: number; refusal: InputRefusal | null }
-  | { type: 'started'; pid: number; pgid: number; startedAt: number; shimPid: number | null }
+  | { type: 'started'; pid: number; pgid: number; namespacePid: number | null; startedAt: number; shimPid: number | null }
   | { type: 'truncated'; stream: StreamName; reason: string }
   | EndedReport
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */

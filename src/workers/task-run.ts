@@ -7,7 +7,6 @@ import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart
 import { launchNative } from '../process/launch-native.js';
 import { launchNode } from '../process/launch-node.js';
 import { terminate, type TerminationHandle } from '../process/terminate.js';
-import { MAX_ARGUMENT_BYTES, splitLongCommand } from './long-command.js';
 import { watchOomKills } from './oom-watch.js';
 import { NO_LIMIT_FIGURES } from '../process/task-cgroups.js';
 import { openOutputFile, pumpToFile } from './output-cap.js';
@@ -121,15 +120,8 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command } = this.spec;
-    const long = Buffer.byteLength(command) > MAX_ARGUMENT_BYTES ? splitLongCommand(command) : null;
-    const request = {
-      argv: ['bash', '-c', long ? long.script : command],
-      env: long ? { ...this.spec.env, ...long.env } : this.spec.env,
-      cwd: this.spec.cwd,
-      stdio,
-      cgroups: this.spec.cgroups,
-    };
+    const { command, env, cwd, cgroups, namespaceFd } = this.spec;
+    const request = { command, env, cwd, stdio, cgroups, namespaceFd };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 
@@ -169,8 +161,8 @@ export class TaskRun {
     }).closed;
   }
 
-  private onStart({ pid, pgid, startedAt, shimPid }: LeaderStart): void {
-    this.report({ type: 'started', pid, pgid, startedAt, shimPid });
+  private onStart({ pid, pgid, namespacePid, startedAt, shimPid }: LeaderStart): void {
+    this.report({ type: 'started', pid, pgid, namespacePid, startedAt, shimPid });
     if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }

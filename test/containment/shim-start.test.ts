@@ -8,7 +8,8 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { readLines } from '../../src/agent-socket/json-lines.js';
-import { SHIM_PATH } from '../../src/process/native.js';
+import { SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
+import { TASK_SHELL_ARGV } from '../../src/process/launched-task.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -35,12 +36,14 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         const shim = parentOf(leader);
         assert.equal(readText(shim, 'comm'), `${SHIM_PROCESS_NAME}\n`);
         const argv = readText(shim, 'cmdline').split('\0');
-        assert.equal(argv[0], SHIM_PATH);
-        assert.deepEqual(argv.slice(-4), ['bash', '-c', 'exec sleep 300', '']);
+        assert.equal(argv[0], SHIM_NAME);
+        assert.deepEqual(argv.slice(-4), [...TASK_SHELL_ARGV, ''], 'the command text is in no command line');
         assert.ok(readText(shim, 'environ').split('\0').includes(`SHIM_START=${daemon.marker}`), "the shim's environment is the task's");
-        // The shim's own: stdio, the channel on 3 and 4, its signalfd; no socket or fd of its spawner's.
-        assert.deepEqual(openFds(shim), ['0', '1', '2', '3', '4', '5']);
-        assert.equal(readlinkSync(`/proc/${shim}/fd/5`), 'anon_inode:[signalfd]');
+        // The shim's own: stdio, the channel on 3 and 4, its signalfd; no socket or fd of its
+        // spawner's, and neither the command's fd nor the host's /proc once the leader started.
+        const fds = openFds(shim);
+        assert.deepEqual(fds.slice(0, 5), ['0', '1', '2', '3', '4']);
+        assert.deepEqual(fds.slice(5).map((fd) => readlinkSync(`/proc/${shim}/fd/${fd}`)), ['anon_inode:[signalfd]']);
         await tools.ok('kill', { id: task.id, force: true });
       });
     }

@@ -23,6 +23,8 @@ export interface DaemonOptions {
   env?: Record<string, string>;
   /** Reuse a state directory (a restart); by default a fresh one is made and removed. */
   stateDir?: string;
+  /** A command that execs the daemon's Node in the end, such as setpriv with some capability dropped. */
+  wrapper?: string[];
 }
 
 export interface TestDaemon {
@@ -56,7 +58,7 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
     if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
     if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
-  }, t);
+  }, t, options.wrapper);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
@@ -87,11 +89,13 @@ export async function launchDaemon(
   env: Record<string, string>,
   cleanup: () => Promise<void> | void,
   t?: TestContext,
+  wrapper: string[] = [],
 ): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   // HIVE_DAEMON_NODE_ARGS puts Node's own flags before the daemon's (say `--cpu-prof --cpu-prof-dir=DIR`
   // to profile a benchmark's daemon; Node refuses those in NODE_OPTIONS).
   const nodeArgs = process.env.HIVE_DAEMON_NODE_ARGS?.split(' ').filter((arg) => arg !== '') ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...wrapper, process.execPath, ...nodeArgs, MAIN_JS, ...args];
+  const child = spawn(command[0]!, command.slice(1), { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const teardown = async () => {

@@ -11,7 +11,7 @@ function record(state: TaskState, changes: Partial<TaskRecord> = {}): TaskRecord
   return {
     id: 'build', name: 'build', command: 'make', cwd: '/tmp', pty: false, interactive: false, state, runKey: 'key-1', timeoutMs: null,
     exitCode: null, signal: null, error: null, createdAt: 1000, startedAt: state === 'pending' ? null : 1100, endedAt: null,
-    pid: state === 'pending' ? null : 42, pgid: state === 'pending' ? null : 42, stdoutTruncated: false, stderrTruncated: false,
+    pid: state === 'pending' ? null : 42, pgid: state === 'pending' ? null : 42, namespacePid: null, stdoutTruncated: false, stderrTruncated: false,
     cpuMs: null, todoShown: false, limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false,
     pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null }, ...changes,
   };
@@ -32,9 +32,9 @@ test('dispatch makes a pending task running in memory only: the start writes it'
 });
 
 test('the start records pid, group and time in one write, upserting a shown todo', () => {
-  const started: LifecycleEvent = { type: 'started', pid: 7, pgid: 7, startedAt: 1500 };
+  const started: LifecycleEvent = { type: 'started', pid: 7, pgid: 7, namespacePid: 3, startedAt: 1500 };
   const hidden = advance(record('running', { pid: null, pgid: null, startedAt: null }), started, RUNNING);
-  assert.deepEqual([hidden.record.pid, hidden.record.pgid, hidden.record.startedAt], [7, 7, 1500]);
+  assert.deepEqual([hidden.record.pid, hidden.record.pgid, hidden.record.namespacePid, hidden.record.startedAt], [7, 7, 3, 1500]);
   assert.deepEqual(hidden.effects, effects({ persist: true }));
   const shown = advance(record('running', { todoShown: true }), started, RUNNING);
   assert.deepEqual(shown.effects, effects({ persist: true, todo: 'upsert' }));

@@ -26,7 +26,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
 
 const DONE: TaskRecord = {
   id: 'build', name: 'build', command: 'make all', cwd: '/src', pty: false, interactive: false, state: 'done', runKey: 'k', timeoutMs: null,
-  exitCode: 2, signal: null, error: null, createdAt: 1_000, startedAt: 10_000, endedAt: 22_300, pid: 9, pgid: 9,
+  exitCode: 2, signal: null, error: null, createdAt: 1_000, startedAt: 10_000, endedAt: 22_300, pid: 9, pgid: 9, namespacePid: 2,
   stdoutTruncated: false, stderrTruncated: true, cpuMs: null, todoShown: true,
   limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null,
   truncation: { stdout: null, stderr: 'the cap of 24 bytes was reached' },

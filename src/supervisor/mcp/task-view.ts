@@ -21,8 +21,13 @@ export const taskViewSchema = z.object({
   started_at: isoTime.describe('ISO 8601 time the task started, or null while pending'),
   ended_at: isoTime.describe('ISO 8601 time the task ended, or null'),
   runtime_ms: z.number().int().nullable().describe('Milliseconds from start to end (or to now while running)'),
-  pid: z.number().int().nullable().describe("The leader's process id"),
-  pgid: z.number().int().nullable().describe("The task's process group id"),
+  pid: z.number().int().nullable().describe("The leader's process id as the host sees it: what an operator's ps, kill or hive-bash uses"),
+  pgid: z.number().int().nullable().describe("The task's process group id as the host sees it"),
+  namespace_pid: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The same leader's process id inside the tasks' own PID namespace: what a task's own ps, kill or $! uses; null when tasks share the host's"),
   stdout_tail: z.string().describe('The last bytes of stdout, cut at character boundaries'),
   stderr_tail: z.string().describe('The last bytes of stderr, cut at character boundaries'),
   stdout_bytes: z.number().int().describe('Bytes of stdout kept in its file'),

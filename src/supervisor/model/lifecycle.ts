@@ -17,7 +17,7 @@ import { isFinished, type TaskRecord, type TaskState } from './task.js';
 export type LifecycleEvent =
   /** A slot is free and the task goes to a worker. */
   | { type: 'dispatched' }
-  | { type: 'started'; pid: number; pgid: number; startedAt: number }
+  | { type: 'started'; pid: number; pgid: number; namespacePid: number | null; startedAt: number }
   | { type: 'truncated'; stream: StreamName; reason: string }
   | ({ type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number; oomKilled: boolean } & FinalFigures)
   /** The worker let go of the task: nothing of it is left (its final figures, and what it wrote to each stream). */
@@ -70,7 +70,7 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       // leaves a pending row, which the next start ends as interrupted like any unstarted task.
       return record.state === 'pending' ? { record: { ...record, state: 'running' }, effects: NOTHING } : unchanged(record);
     case 'started': {
-      const next = { ...record, pid: event.pid, pgid: event.pgid, startedAt: event.startedAt };
+      const next = { ...record, pid: event.pid, pgid: event.pgid, namespacePid: event.namespacePid, startedAt: event.startedAt };
       return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
     }
     case 'truncated': {

@@ -26,6 +26,7 @@ export interface TaskSnapshot {
   runtime_ms: number | null;
   pid: number | null;
   pgid: number | null;
+  namespace_pid: number | null;
   stdout_tail: string;
   stderr_tail: string;
   stdout_bytes: number;
@@ -95,6 +96,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     runtime_ms: record.startedAt === null || runtimeEnd === null ? null : Math.max(0, runtimeEnd - record.startedAt),
     pid: record.pid,
     pgid: record.pgid,
+    namespace_pid: record.namespacePid,
     stdout_tail: stdout.text,
     stderr_tail: stderr.text,
     stdout_bytes: stdout.bytes,

@@ -36,8 +36,11 @@ export interface TaskRecord {
   createdAt: number;
   startedAt: number | null;
   endedAt: number | null;
+  /** The leader's pid and group as the host sees them. */
   pid: number | null;
   pgid: number | null;
+  /** The leader's pid in the tasks' own PID namespace (what tasks see); null when they share the host's. */
+  namespacePid: number | null;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
   /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
@@ -63,7 +66,7 @@ export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty'
 export function createTaskRecord(task: NewTask): TaskRecord {
   return {
     ...task, state: 'pending', exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null,
-    pid: null, pgid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
+    pid: null, pgid: null, namespacePid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
     oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null },
   };
 }

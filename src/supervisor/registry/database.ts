@@ -76,6 +76,8 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       ALTER TABLE tasks ADD COLUMN stderr_truncated_reason TEXT;
     `);
   },
+  // 4: the leader's pid in the tasks' own PID namespace.
+  (db) => db.exec('ALTER TABLE tasks ADD COLUMN namespace_pid INTEGER'),
 ];
 
 /** The schema version this code writes. */

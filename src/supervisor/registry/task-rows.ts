@@ -17,6 +17,7 @@ export interface TaskRow {
   ended_at: number | null;
   pid: number | null;
   pgid: number | null;
+  namespace_pid: number | null;
   stdout_truncated: number;
   stderr_truncated: number;
   cpu_ms: number | null;
@@ -51,6 +52,7 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   endedAt: row.ended_at,
   pid: row.pid,
   pgid: row.pgid,
+  namespacePid: row.namespace_pid,
   stdoutTruncated: row.stdout_truncated === 1,
   stderrTruncated: row.stderr_truncated === 1,
   cpuMs: row.cpu_ms,
@@ -68,6 +70,7 @@ export const toSaveRow = (record: TaskRecord) => ({
   state: record.state,
   pid: record.pid,
   pgid: record.pgid,
+  namespacePid: record.namespacePid,
   startedAt: record.startedAt,
   exitCode: record.exitCode,
   signal: record.signal,

@@ -41,7 +41,7 @@ export class TaskStore {
       insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at,
         memory_limit_mb, max_processes, cpu_limit)
         VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt, @memoryLimitMb, @maxProcesses, @cpuLimit)`),
-      save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, started_at = @startedAt, exit_code = @exitCode,
+      save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, namespace_pid = @namespacePid, started_at = @startedAt, exit_code = @exitCode,
         signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
         stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
         pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes, stdout_truncated_reason = @stdoutTruncatedReason,

@@ -38,6 +38,7 @@ export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal:
     timeoutMs: record.timeoutMs,
     killGraceMs: context.limits.killGraceMs,
     spawner: context.containment.spawner,
+    namespaceFd: context.containment.namespace?.pidfd ?? null,
     cgroups: planTaskCgroups(context.containment.controllers, taskCgroupDir(context.containment, record.runKey), record.runKey, record.limits),
     limits: record.limits,
   };
