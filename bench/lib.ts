@@ -52,14 +52,14 @@ export function rssMegabytes(pid: number): number {
 }
 
 /** Runs `total` tasks of `command` through `run` (waiting for each) from all clients; returns tasks/s and failures. */
-export async function runTasks(clients: Client[], total: number, command: string, expectStdout: string): Promise<{ rate: number; failures: number }> {
+export async function runTasks(clients: Client[], total: number, command: string, expectStdout: string, extra: Record<string, unknown> = {}): Promise<{ rate: number; failures: number }> {
   let next = 0;
   let failures = 0;
   const start = process.hrtime.bigint();
   await Promise.all(clients.map(async (client) => {
     while (next < total) {
       next++;
-      const result = await client.callTool({ name: 'run', arguments: { command, wait_seconds: 30 } });
+      const result = await client.callTool({ name: 'run', arguments: { command, wait_seconds: 30, ...extra } });
       const task = result.structuredContent as { state: string; stdout_tail: string } | undefined;
       if (result.isError || task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
     }

@@ -1,12 +1,14 @@
 // Short tasks through MCP (`run` of `echo hello` until done, 16 concurrent clients) against
 // `xargs -P 16 -n1 bash -c 'echo hello'` on the same count, alternated over rounds in this run
-// (xargs first in even rounds, the daemon first in odd ones; one daemon, warmed up first); rates are
-// medians, the ratio the median of each round's own.
+// (the sides take turns in a rotating order; one daemon, warmed up first); rates are medians, the
+// ratio the median of each round's own. A third side runs the same tasks sandboxed (writes beneath
+// the temporary directory, no network): what a sandbox costs a task.
 // Prints each side's median rate and spread, and the CPU per task of each process involved:
 // the daemon (main thread and workers), its spawners, the shims with bash, the load generator,
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile.
 // Usage: node dist/bench/short-tasks.js [--tasks N] [--rounds N] [--clients N] [--max-running N] [--containment MODE]
 import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { alternateRounds, connectClients, median, roundRatios, rssMegabytes, runTasks, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
@@ -25,8 +27,11 @@ const ROUNDS = Number(values.rounds);
 const CLIENTS = Number(values.clients);
 const WARM_UP_TASKS = Math.min(50, Math.ceil(TASKS / 10));
 
+/** The sandboxed side's run field. */
+const SANDBOX = { write: [tmpdir()], network: false };
+
 interface Row {
-  side: 'xargs' | 'daemon';
+  side: 'xargs' | 'daemon' | 'sandboxed';
   tasks_per_s: number;
   /** CPU ms per task, by whom. */
   cpu_ms: Record<string, number>;
@@ -60,13 +65,13 @@ try {
   const clients = await connectClients(daemon.url, CLIENTS);
   // Warm-up, not counted: starts the spawners and compiles the daemon's hot paths.
   await runTasks(clients, WARM_UP_TASKS, 'echo hello', 'hello\n');
-  const measureDaemon = async (): Promise<Row> => {
+  const measureDaemon = (side: 'daemon' | 'sandboxed') => async (): Promise<Row> => {
     await awaitReaped(meter.spawners);
     const machine = readMachineCpu();
     const mark = meter.mark();
     const generator = generatorCpu();
     const start = process.hrtime.bigint();
-    const { failures } = await runTasks(clients, TASKS, 'echo hello', 'hello\n');
+    const { failures } = await runTasks(clients, TASKS, 'echo hello', 'hello\n', side === 'sandboxed' ? { sandbox: SANDBOX } : {});
     const seconds = secondsSince(start);
     const busy = readMachineCpu().busy - machine.busy;
     const load = generatorCpu() - generator;
@@ -75,10 +80,10 @@ try {
     const perTask = (value: number) => (value * 1000) / TASKS;
     const cpuMs = { daemon: perTask(cpu.daemon), spawners: perTask(cpu.spawners), shims_and_bash: perTask(cpu.tasks), load_generator: perTask(load) };
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
-    return { side: 'daemon', tasks_per_s: TASKS / seconds, cpu_ms: { ...cpuMs, all: total }, others_cores: (busy - (total * TASKS) / 1000) / seconds, failures };
+    return { side, tasks_per_s: TASKS / seconds, cpu_ms: { ...cpuMs, all: total }, others_cores: (busy - (total * TASKS) / 1000) / seconds, failures };
   };
-  sides = await alternateRounds(ROUNDS, { xargs: measureXargs, daemon: measureDaemon });
-  rows = sides.xargs!.flatMap((row, round) => [{ ...row, round }, { ...sides.daemon![round]!, round }]);
+  sides = await alternateRounds(ROUNDS, { xargs: measureXargs, daemon: measureDaemon('daemon'), sandboxed: measureDaemon('sandboxed') });
+  rows = sides.xargs!.flatMap((row, round) => [{ ...row, round }, { ...sides.daemon![round]!, round }, { ...sides.sandboxed![round]!, round }]);
   rssMb = rssMegabytes(daemon.pid);
   await Promise.all(clients.map((client) => client.close()));
 } finally {
@@ -96,8 +101,10 @@ const summary = (side: Row['side']) => {
 console.table(rows.map((row) => ({ side: row.side, round: row.round, tasks_per_s: Math.round(row.tasks_per_s), ...Object.fromEntries(Object.entries(row.cpu_ms).map(([who, ms]) => [`${who}_ms`, round2(ms)])), others_cores: round2(row.others_cores) })));
 const xargs = summary('xargs');
 const through = summary('daemon');
-console.table([xargs, through].map(({ cpu_ms_per_task, ...rest }) => ({ ...rest, ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])) })));
+const sandboxed = summary('sandboxed');
+console.table([xargs, through, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({ ...rest, ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])) })));
 const ratio = roundRatios(of('daemon').map((row) => row.tasks_per_s), of('xargs').map((row) => row.tasks_per_s));
+const sandboxRatio = roundRatios(of('sandboxed').map((row) => row.tasks_per_s), of('daemon').map((row) => row.tasks_per_s));
 console.log(JSON.stringify({
   benchmark: 'short-tasks',
   containment: values.containment,
@@ -111,8 +118,12 @@ console.log(JSON.stringify({
   round_ratio_max: ratio.max,
   // What the rates would be on a machine with nothing else to do and no idle core: CPU per task.
   cpu_ratio: round2(xargs.cpu_ms_per_task.xargs_and_bash! / (through.cpu_ms_per_task.daemon! + through.cpu_ms_per_task.spawners! + through.cpu_ms_per_task.shims_and_bash!)),
+  // The sandboxed tasks' rate against the same daemon's unsandboxed ones, round by round.
+  sandboxed_tasks_per_s: sandboxed.median_tasks_per_s,
+  sandbox_ratio: sandboxRatio.median,
   xargs,
   daemon: through,
+  sandboxed,
   daemon_rss_mb_after: round2(rssMb),
-  failures: of('daemon').reduce((sum, row) => sum + row.failures, 0),
+  failures: [...of('daemon'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
 }));

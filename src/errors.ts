@@ -54,6 +54,22 @@ export class QueueFullError extends ToolInputError {
   }
 }
 
+/** A run's sandbox allows more than the operator's floor (--sandbox-floor). */
+export class SandboxNotAllowedError extends ToolInputError {
+  override readonly code = 'ERR_SANDBOX_NOT_ALLOWED';
+  constructor(source: string, why: string, floor: string) {
+    super(`Invalid run input: ${source} is wider than the operator's floor (--sandbox-floor): ${why}, and the floor allows at most: ${floor}; nothing was started: ask for no more than that`);
+  }
+}
+
+/** A run's sandbox cannot be enforced on this host: refused, never run less confined. */
+export class SandboxUnavailableError extends ToolInputError {
+  override readonly code = 'ERR_SANDBOX_UNAVAILABLE';
+  constructor(source: string, why: string) {
+    super(`${source} cannot be enforced here (${why}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`);
+  }
+}
+
 /** Why input to a task was refused; each has its own code. */
 export const INPUT_REFUSALS = {
   ERR_INPUT_NOT_INTERACTIVE: 'it was not started with interactive: true, so its stdin is /dev/null or was closed after its stdin text; run it again with interactive: true',

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "sys.h"
 
@@ -245,6 +246,13 @@ static napi_value js_text_fd(napi_env env, napi_callback_info info) {
   return make_int(env, fd);
 }
 
+/* landlockAbi(): the Landlock ABI version this kernel offers, or 0 where it offers none. */
+static napi_value js_landlock_abi(napi_env env, napi_callback_info info) {
+  (void)info;
+  int abi = landlock_abi();
+  return make_int(env, abi < 0 ? 0 : abi);
+}
+
 /* close(fd) */
 static napi_value js_close(napi_env env, napi_callback_info info) {
   int fd;
@@ -322,6 +330,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"socketPair", NULL, js_socket_pair, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"textFd", NULL, js_text_fd, NULL, NULL, NULL, napi_default, NULL},
+      {"landlockAbi", NULL, js_landlock_abi, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},

@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t] [-s FD] [-P FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -14,8 +14,11 @@
  * reads and writes it as a program run from a shell does. With -s FD, the leader gets FD as its fd 3
  * (the task's command text, which its bash reads from there, so the text is in no command line).
  * With -P FD, FD is a directory fd of the host's /proc, for a shim started in the tasks' own PID
- * namespace: "start" then gives the leader's pid in both, "start PID HOST_PID". Usage errors and failures after the
- * start (nothing may follow "start" but the end) are told on stderr as "hive-task-shim: CALL: ...".
+ * namespace: "start" then gives the leader's pid in both, "start PID HOST_PID". The sandbox (set
+ * up in the leader before its exec, so the whole task inherits it): -N gives the leader a network
+ * namespace of its own with only loopback up; -L confines its writes with Landlock to beneath each
+ * -w DIR (and the devices a shell needs). Usage errors and failures after the start (nothing may
+ * follow "start" but the end) are told on stderr as "hive-task-shim: CALL: ...".
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
@@ -46,6 +49,7 @@
 #include <unistd.h>
 
 #include "parse.h"
+#include "sandbox.h"
 #include "shim.h"
 #include "tree.h"
 
@@ -53,7 +57,7 @@
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t] [-s FD] [-P FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 /* Where the leader finds the script fd given with -s. */
 #define LEADER_SCRIPT_FD 3
 
@@ -74,6 +78,11 @@ static int on_terminal = 0;
 /* The -s and -P fds, or -1. */
 static int script_fd = -1;
 static int host_proc_fd = -1;
+/* The sandbox: -N, -L and the -w folders. */
+#define MAX_WRITE_DIRS 64
+static int isolated_network = 0, confined_writes = 0;
+static const char *write_dirs[MAX_WRITE_DIRS];
+static int write_count = 0;
 
 /* Writes one status line to STATUS_FD: 0 or -errno. */
 static int report(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -151,6 +160,9 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   for (int i = 0; i < joined_count; i++) {
     if ((err = join_cgroup(joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, joined_dirs[i]);
   }
+  if (isolated_network && (err = isolate_network(&call)) < 0) fail_start(sync, -err, "%s", call);
+  const char *object;
+  if (confined_writes && (err = confine_writes(write_dirs, write_count, &call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
   sigset_t none;
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) fail_start(sync, errno, "sigprocmask SIG_SETMASK none");
@@ -340,10 +352,15 @@ static int take_terminal(const char **call) {
 
 int run_shim(int argc, char **argv) {
   for (;;) {
-    if (argc > 1 && strcmp(argv[1], "-t") == 0) {
-      on_terminal = 1;
+    if (argc > 1 && (strcmp(argv[1], "-t") == 0 || strcmp(argv[1], "-N") == 0 || strcmp(argv[1], "-L") == 0)) {
+      *(argv[1][1] == 't' ? &on_terminal : argv[1][1] == 'N' ? &isolated_network : &confined_writes) = 1;
       argv++;
       argc--;
+    } else if (argc > 2 && strcmp(argv[1], "-w") == 0) {
+      if (write_count == MAX_WRITE_DIRS) return fail_usage(E2BIG, "argv: more than %d -w folders", MAX_WRITE_DIRS);
+      write_dirs[write_count++] = argv[2];
+      argv += 2;
+      argc -= 2;
     } else if (argc > 2 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-P") == 0)) {
       long fd;
       if (parse_decimal(argv[2], STATUS_FD + 1, INT_MAX, &fd) < 0) return fail_usage(EINVAL, "argv: %s '%.32s' (an fd above %d)", argv[1], argv[2], STATUS_FD);

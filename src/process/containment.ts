@@ -6,6 +6,7 @@ import { ContainmentError } from '../errors.js';
 import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';
 import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
+import { probeSandboxSupport, type SandboxSupport } from './sandbox.js';
 import type { TaskNamespace } from './task-namespace.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
@@ -22,6 +23,8 @@ export interface Containment {
   reason: string;
   /** Where task cgroups get each limit's controller, or why they cannot. */
   controllers: ControllerPlaces;
+  /** What of a run's sandbox this host can enforce. */
+  sandbox: SandboxSupport;
   /** The tasks' own PID and mount namespace, made once the daemon has its state dir. */
   namespace?: TaskNamespace;
 }
@@ -42,14 +45,14 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
 export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null): Containment {
   const chosen = chooseMode(choice, cgroupRoot);
   const controllers = chosen.spawner === 'node' ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups') : findControllerPlaces(chosen.cgroupRoot);
-  return { ...chosen, controllers };
+  return { ...chosen, controllers, sandbox: probeSandboxSupport(chosen.spawner) };
 }
 
 function nowhere(why: string): ControllerPlaces {
   return Object.fromEntries(LIMIT_CONTROLLERS.map((controller) => [controller, { missing: why }])) as ControllerPlaces;
 }
 
-function chooseMode(choice: ContainmentChoice, cgroupRoot: string | null): Omit<Containment, 'controllers'> {
+function chooseMode(choice: ContainmentChoice, cgroupRoot: string | null): Omit<Containment, 'controllers' | 'sandbox'> {
   if (choice === 'node') return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: 'forced by --containment node: Node child_process spawn, process group only' };
   const native = loadNative();
   if ('error' in native) {

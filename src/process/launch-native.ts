@@ -15,6 +15,7 @@ import { nativeAddon, SHIM_NAME, SHIM_PATH } from './native.js';
 import { readCpuMs } from './resources.js';
 import { RUN_MARKER_NAME } from './process-table.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
+import { sandboxShimArgs } from './sandbox.js';
 import { spawnThroughSpawner, type SpawnAnswer } from './spawner-client.js';
 import { createTaskCgroups, joinedDirs, NO_LIMIT_FIGURES, readLimitFigures, removeTaskCgroups } from './task-cgroups.js';
 
@@ -57,7 +58,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   const [childStdin, stdinWrite, stdoutRead, stdoutWrite, stderrRead, stderrWrite, channelOurs, channelTheirs, command] = ends as number[] & { length: 9 };
   // The shim reads control lines on fd 3 and writes status lines on fd 4: both are its end of the channel.
   const childEnds = [childStdin!, stdoutWrite!, stderrWrite!, channelTheirs!, channelTheirs!, command!, ...(request.namespaceFd === null ? [] : [hostProc!])];
-  const shimOptions = ['-s', '5', ...(request.namespaceFd === null ? [] : ['-P', '6']), ...(terminalFd === -1 ? [] : ['-t'])];
+  const shimOptions = ['-s', '5', ...(request.namespaceFd === null ? [] : ['-P', '6']), ...(terminalFd === -1 ? [] : ['-t']), ...sandboxShimArgs(request.sandbox)];
   let spawned: Promise<SpawnAnswer> | null = null;
   let failure: SpawnError | null = null;
   try {

@@ -2,6 +2,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { TaskCgroupPlan } from './limits.js';
 import type { KillSignal } from './signals.js';
+import type { Sandbox } from './sandbox.js';
 import type { LimitFigures } from './task-cgroups.js';
 
 export interface LeaderExit {
@@ -59,6 +60,8 @@ export interface LaunchRequest {
   cgroups: TaskCgroupPlan;
   /** A pidfd of the tasks' init, whose PID and mount namespaces the task starts in; null: the daemon's. */
   namespaceFd: number | null;
+  /** Set up by the shim in the leader before its exec (the native spawner only: refused at run otherwise). */
+  sandbox: Sandbox | null;
 }
 
 /** The fd on which a task's bash finds its command. */

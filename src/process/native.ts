@@ -25,6 +25,8 @@ export interface NativeAddon {
   pipe(): [number, number];
   /** A close-on-exec memfd holding `text` in UTF-8, read from its start. */
   textFd(text: string): number;
+  /** The Landlock ABI version this kernel offers, 0 for none. */
+  landlockAbi(): number;
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */

@@ -1,6 +1,7 @@
 // Which ports processes listen on: their socket fds (/proc/PID/fd) matched against the kernel's
-// socket tables (/proc/net/tcp, tcp6, udp, udp6). The tables are read only for processes that
-// hold a socket at all, so a task without one costs a directory read per process.
+// socket tables (/proc/PID/net/tcp, tcp6, udp, udp6: those of the process's network namespace,
+// which a sandboxed task has of its own). The tables are read only for processes that hold a
+// socket at all, once per namespace, so a task without one costs a directory read per process.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export interface ListeningPort {
@@ -12,10 +13,10 @@ export interface ListeningPort {
 }
 
 const TABLES = [
-  { file: '/proc/net/tcp', protocol: 'tcp', v6: false },
-  { file: '/proc/net/tcp6', protocol: 'tcp', v6: true },
-  { file: '/proc/net/udp', protocol: 'udp', v6: false },
-  { file: '/proc/net/udp6', protocol: 'udp', v6: true },
+  { file: 'tcp', protocol: 'tcp', v6: false },
+  { file: 'tcp6', protocol: 'tcp', v6: true },
+  { file: 'udp', protocol: 'udp', v6: false },
+  { file: 'udp6', protocol: 'udp', v6: true },
 ] as const;
 /** TCP_LISTEN; for UDP, a bound socket with no peer (TCP_CLOSE in the table's terms). */
 const LISTENING_STATE = { tcp: '0A', udp: '07' } as const;
@@ -41,13 +42,12 @@ function socketInodes(pid: number): number[] {
   return inodes;
 }
 
-/** Every listening socket in this network namespace, by inode. */
-function readListeningSockets(): Map<number, Omit<ListeningPort, 'pid'>> {
-  const sockets = new Map<number, Omit<ListeningPort, 'pid'>>();
+/** Every listening socket in the network namespace whose /proc/.../net folder is `netDir`, by inode (added to `sockets`). */
+function readListeningSockets(netDir = '/proc/net', sockets = new Map<number, Omit<ListeningPort, 'pid'>>()): Map<number, Omit<ListeningPort, 'pid'>> {
   for (const table of TABLES) {
     let text: string;
     try {
-      text = readFileSync(table.file, 'latin1');
+      text = readFileSync(`${netDir}/${table.file}`, 'latin1');
     } catch {
       continue; // no IPv6 here, say
     }
@@ -67,7 +67,20 @@ function readListeningSockets(): Map<number, Omit<ListeningPort, 'pid'>> {
 export function listListeningPorts(pids: number[]): ListeningPort[] {
   const held = pids.map((pid) => ({ pid, inodes: socketInodes(pid) })).filter((entry) => entry.inodes.length > 0);
   if (held.length === 0) return [];
-  const sockets = readListeningSockets();
+  // Socket inodes are unique across namespaces: one map holds every namespace's tables.
+  const sockets = new Map<number, Omit<ListeningPort, 'pid'>>();
+  const namespaces = new Set<string>();
+  for (const { pid } of held) {
+    let namespace: string;
+    try {
+      namespace = readlinkSync(`/proc/${pid}/ns/net`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (namespaces.has(namespace)) continue;
+    namespaces.add(namespace);
+    readListeningSockets(`/proc/${pid}/net`, sockets);
+  }
   const seen = new Set<number>();
   const ports: ListeningPort[] = [];
   for (const { pid, inodes } of held) {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ContainmentChoice } from '../process/containment.js';
 import type { NamespaceChoice } from '../process/task-namespace.js';
+import { sandboxSchema, type RequestedSandbox } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 export interface Config {
@@ -24,6 +25,9 @@ export interface Config {
   logLevel: string;
   containment: ContainmentChoice;
   taskNamespace: NamespaceChoice;
+  /** The sandbox of a run that gives none, and the widest one any run may have; null: none. */
+  defaultSandbox: RequestedSandbox | null;
+  sandboxFloor: RequestedSandbox | null;
   cgroupRoot: string | null;
   /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
   taskMemoryLimitMb: number | null;
@@ -41,6 +45,19 @@ const positiveNumber = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const cpus = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT));
 const text = z.string().min(1).refine((value) => !value.includes('\0'));
+/** A flag whose value is JSON text of what `schema` takes. */
+const jsonOf = (schema: z.ZodType) =>
+  z
+    .string()
+    .transform((value, context) => {
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        context.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
 
 interface OptionSpec {
   flag: string;
@@ -75,6 +92,22 @@ const OPTIONS: OptionSpec[] = [
     accepts: 'one of auto, off',
     default: 'auto',
     help: "tasks in a PID and mount namespace of their own where the daemon may (auto: they cannot see or signal the daemon, the state dir is read-only to them, the token hidden); off: they share the daemon's",
+  },
+  {
+    flag: 'default-sandbox',
+    key: 'defaultSandbox',
+    schema: jsonOf(sandboxSchema),
+    accepts: 'a JSON object like run\'s sandbox field, e.g. {"network":false} or {"write":["/work"],"network":false}',
+    default: null,
+    help: "the sandbox of every run that gives none (write left out: the task's cwd and the temporary directory)",
+  },
+  {
+    flag: 'sandbox-floor',
+    key: 'sandboxFloor',
+    schema: jsonOf(sandboxSchema),
+    accepts: 'a JSON object like run\'s sandbox field, e.g. {"write":["/work","/tmp"],"network":false}',
+    default: null,
+    help: 'the widest sandbox any run may have, applied to runs that give none and have no default (a member left out allows all of it)',
   },
   { flag: 'cgroup-root', key: 'cgroupRoot', schema: text, accepts: 'a cgroup v2 folder the daemon may create cgroups in', default: null, help: 'where task cgroups go; default: the delegated cgroup, else a writable cgroup2 mount' },
   ...limitOptions('task-memory-limit-mb', 'taskMemoryLimitMb', integer(1, MAX_MEMORY_LIMIT_MB), `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`, 'memory'),

@@ -14,6 +14,7 @@ import { lockStateDir } from './state-lock.js';
 import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
 import { LIMIT_CONTROLLER, type TaskLimits } from '../process/limits.js';
 import { TaskNamespace } from '../process/task-namespace.js';
+import { assertWithinFloor, completeFloor, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { ConfigError, describeFreeBytes } from '../errors.js';
 import { LIMIT_FIELDS, type LimitPolicy } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
@@ -53,7 +54,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   delivery?.start();
   const pool = new WorkerPool();
   const limitPolicy = checkLimitPolicy(config, containment);
-  const tasks = new TaskService(store, pool, files, { ...config, limitPolicy }, containment, inheritedEnvironment(), log);
+  const sandboxPolicy = checkSandboxPolicy(config);
+  const tasks = new TaskService(store, pool, files, { ...config, limitPolicy, sandboxPolicy }, containment, inheritedEnvironment(), log);
   tasks.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
@@ -68,6 +70,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     containment: describeContainment(containment),
     task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
+    sandbox: describeSandboxing(containment, sandboxPolicy),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -96,7 +99,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
   const isolation = describeIsolation(namespace);
-  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), state_dir: config.stateDir, version: VERSION }, 'serving');
+  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), sandbox: describeSandboxing(containment, sandboxPolicy), state_dir: config.stateDir, version: VERSION }, 'serving');
   if (!isolation.namespace.in_force) log.warn({ reason: isolation.namespace.reason }, "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir");
 
   return {
@@ -118,6 +121,30 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       store.close();
       unlock();
     },
+  };
+}
+
+/** The operator's sandbox default and floor; a default wider than the floor stops the start. */
+function checkSandboxPolicy(config: Config): SandboxPolicy {
+  const floor = config.sandboxFloor === null ? null : completeFloor(config.sandboxFloor);
+  const defaults = config.defaultSandbox;
+  if (floor !== null && defaults !== null && defaults.write !== undefined) {
+    try {
+      assertWithinFloor({ write: defaults.write, network: defaults.network ?? floor.network }, floor, '--default-sandbox');
+    } catch (error) {
+      throw new ConfigError((error as Error).message.replace(/^Invalid run input: /, '').replace(/; nothing was started.*$/, ''));
+    }
+  }
+  return { defaults, floor };
+}
+
+/** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
+function describeSandboxing({ sandbox }: Containment, policy: SandboxPolicy) {
+  return {
+    writes: sandbox.writes === null ? `Landlock ABI ${sandbox.landlockAbi}` : `unavailable: ${sandbox.writes}`,
+    network: sandbox.network === null ? 'a network namespace per task' : `unavailable: ${sandbox.network}`,
+    default: policy.defaults,
+    floor: policy.floor,
   };
 }
 

@@ -5,6 +5,7 @@ import type { InputRefusalCode } from '../errors.js';
 import type { FinalFigures } from '../process/launched-task.js';
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
+import type { Sandbox } from '../process/sandbox.js';
 
 export type { KillSignal };
 
@@ -48,6 +49,8 @@ export interface TaskSpec {
   spawner: 'native' | 'node';
   /** A pidfd of the tasks' init (the native spawner's tasks start in its PID and mount namespaces), or null. */
   namespaceFd: number | null;
+  /** The sandbox the shim sets up in the leader, or null. */
+  sandbox: Sandbox | null;
   /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */
   cgroups: TaskCgroupPlan;
   limits: TaskLimits;

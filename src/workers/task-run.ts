@@ -120,8 +120,8 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command, env, cwd, cgroups, namespaceFd } = this.spec;
-    const request = { command, env, cwd, stdio, cgroups, namespaceFd };
+    const { command, env, cwd, cgroups, namespaceFd, sandbox } = this.spec;
+    const request = { command, env, cwd, stdio, cgroups, namespaceFd, sandbox };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 

@@ -65,6 +65,7 @@ function isZodIssueDump(error: { code?: unknown; message?: unknown }): boolean {
 const KNOWN_TOOL_ERRORS = new Set([
   'ERR_INVALID_INPUT', 'ERR_UNKNOWN_TOOL', 'ERR_UNKNOWN_TASK', 'ERR_NAME_BUSY', 'ERR_PORT_BUSY', 'ERR_QUEUE_FULL', 'ERR_STATE_DIR_FULL',
   'ERR_INPUT_NOT_INTERACTIVE', 'ERR_INPUT_PENDING', 'ERR_INPUT_ENDED', 'ERR_INPUT_STDIN_CLOSED', 'ERR_INPUT_NO_ANSWER', 'ERR_INPUT_WRITE_FAILED',
+  'ERR_SANDBOX_NOT_ALLOWED', 'ERR_SANDBOX_UNAVAILABLE',
 ]);
 const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001]);
 const HTTP_STATUSES = new Set([200, 202, 400, 404, 405, 406, 413, 415]);
@@ -166,6 +167,10 @@ const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc.Arbitr
     memory_limit_mb: fc.integer({ min: 1, max: 4 * 1024 * 1024 }),
     max_processes: fc.integer({ min: 1, max: 100_000 }),
     cpu_limit: fc.double({ min: 0.01, max: 1024, noNaN: true }),
+    sandbox: fc.record(
+      { write: fc.array(fc.oneof(fc.constantFrom('/tmp', '/', '/no/such/dir', 'relative', '/tmp/../tmp', '/dev/null', ''), junk), { maxLength: 3 }), network: fc.oneof(fc.boolean(), junk) },
+      { requiredKeys: [] },
+    ),
     wait_for: pattern,
     wait_for_port: port,
     exclusive_port: port,

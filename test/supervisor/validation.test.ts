@@ -21,7 +21,7 @@ test('every bad input gets an error that names the field, echoes the value and s
     ['run', { command: 'true', cwd: '/etc/passwd' }, 'Invalid run input: "cwd" must be the path of an existing directory; got "/etc/passwd" (string): not a directory'],
     ['run', { command: 'true', env: { 'A=B': 'x' } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)'],
     ['run', { command: 'true', env: { A: 1 } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)'],
-    ['run', { command: 'true', timeout: 5 }, 'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, wait_for, wait_for_port, exclusive_port'],
+    ['run', { command: 'true', timeout: 5 }, 'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, sandbox, wait_for, wait_for_port, exclusive_port'],
     ['status', { id: 'nope' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
     ['status', { id: '../etc/passwd' }, 'Invalid status input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../etc/passwd" (string)'],
     ['status', { id: 'x', tail_bytes: 70000 }, 'Invalid status input: "tail_bytes" must be an integer from 0 to 65536; got 70000 (number)'],

@@ -32,7 +32,7 @@ function describeResult(task: TaskStatus): string {
 export const runCommand: Command = {
   name: 'run',
   summary: 'start a task; prints its id, and its result when it ends within the wait',
-  usage: 'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] -- COMMAND…',
+  usage: 'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] [--sandbox-write D]… [--no-network] -- COMMAND…',
   help: [
     '--name N        the task id to use instead of a generated one',
     `--wait S        wait up to S seconds (0 to ${MAX_WAIT_SECONDS}; the daemon's default 3) for the result`,
@@ -40,6 +40,8 @@ export const runCommand: Command = {
     '--cwd D         its working directory (default: this shell\'s)',
     '--env K=V       add K=V to its environment (repeatable)',
     '--pty           run it on a pseudo-terminal (all its output goes to stdout)',
+    '--sandbox-write D  sandbox it: it may write only beneath D (repeatable); everywhere else is read-only to it',
+    '--no-network    sandbox it: no network but its own loopback (with no --sandbox-write: writes in its cwd and the temporary directory)',
     'COMMAND… is joined with spaces and run as bash -c; quote it as one word to keep its shell syntax',
     "Prints the id on the first line. Exit code: the task's own when it ended within the wait, else 0.",
   ],
@@ -50,12 +52,16 @@ export const runCommand: Command = {
     cwd: { type: 'string' },
     env: { type: 'string', multiple: true },
     pty: { type: 'boolean' },
+    'sandbox-write': { type: 'string', multiple: true },
+    'no-network': { type: 'boolean' },
   },
   async run(context, values, positionals) {
     if (positionals.length === 0) throw new UsageError('run needs a command after --, e.g. hive-bash run -- make test; got none');
     const wait = parseSeconds('--wait', values.wait as string | undefined, { max: MAX_WAIT_SECONDS, zeroAllowed: true });
     const timeout = parseSeconds('--timeout', values.timeout as string | undefined);
     const env = parseEnv((values.env as string[] | undefined) ?? []);
+    const write = (values['sandbox-write'] as string[] | undefined)?.map((dir) => resolve(dir));
+    const sandbox = write === undefined && !values['no-network'] ? undefined : { ...(write === undefined ? {} : { write }), ...(values['no-network'] ? { network: false } : {}) };
     const task = await context.client.callTool<TaskStatus>('run', {
       command: positionals.join(' '),
       cwd: resolve((values.cwd as string | undefined) ?? process.cwd()),
@@ -64,6 +70,7 @@ export const runCommand: Command = {
       ...(timeout === undefined ? {} : { timeout_seconds: timeout }),
       ...(Object.keys(env).length === 0 ? {} : { env }),
       ...(values.pty ? { pty: true } : {}),
+      ...(sandbox === undefined ? {} : { sandbox }),
     });
     const finished = isFinished(task.state);
     if (context.json) writeJson(context, task);

@@ -2,6 +2,7 @@
 import { parseCount, requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { formatBytes, formatDuration, stateStyle } from '../format.js';
+import { describeSandbox } from '../../process/sandbox.js';
 import { fetchStatus, type TaskStatus } from '../tasks.js';
 
 const MAX_TAIL_BYTES = 65_536;
@@ -21,9 +22,10 @@ function describeFields(task: TaskStatus): Array<[string, string]> {
     ['started', task.started_at],
     ['ended', task.ended_at],
     ['runtime', formatDuration(task.runtime_ms)],
-    ['pid', task.pid === null ? null : `${task.pid} (group ${task.pgid})`],
+    ['pid', task.pid === null ? null : `${task.pid} (group ${task.pgid})${task.namespace_pid === null ? '' : `; ${task.namespace_pid} as tasks see it`}`],
     ['terminal', task.pty ? `pty${task.interactive ? ', interactive' : ''}` : task.interactive ? 'pipes, interactive' : null],
     ['stdin', task.interactive ? (task.stdin_open ? 'open' : 'closed') : null],
+    ['sandbox', task.sandbox === null ? null : describeSandbox(task.sandbox)],
     ['cpu', task.cpu_ms === null ? null : formatDuration(task.cpu_ms)],
     ['memory', task.memory_bytes === null ? null : formatBytes(task.memory_bytes)],
     ['memory peak', task.memory_peak_bytes === null || task.memory_peak_bytes === undefined ? null : formatBytes(task.memory_peak_bytes)],

@@ -7,6 +7,12 @@ import type { ReadinessOutcome } from '../readiness/readiness.js';
 
 const isoTime = z.string().nullable();
 
+/** A sandbox as status, list and the todo body show it. */
+export const sandboxViewSchema = z.object({
+  write: z.array(z.string()).describe('The directories it may write beneath; everywhere else is read-only to it'),
+  network: z.boolean().describe('false: its own network, loopback only'),
+});
+
 export const taskViewSchema = z.object({
   id: z.string().describe('The task id: its name, or a generated task-N'),
   name: z.string().nullable().describe('The name given to run, or null'),
@@ -43,6 +49,7 @@ export const taskViewSchema = z.object({
   memory_bytes: z.number().int().nullable().describe('Memory the task uses now (its cgroup\'s memory.current, else the resident memory of its processes); null once ended'),
   memory_peak_bytes: z.number().int().nullable().describe('The most memory it used at once, where the kernel keeps that figure (cgroup memory.peak); else null'),
   processes: z.number().int().nullable().describe('Processes of the task alive now (0 once nothing of it is left); null while pending'),
+  sandbox: sandboxViewSchema.nullable().describe('The sandbox in force (run\'s own, else the operator\'s default or floor), or null: the task may write wherever the daemon\'s user may, and reach any network'),
   limits: z.object({
     memory_limit_mb: z.number().int().nullable().describe('Its memory cap in MiB, or null'),
     max_processes: z.number().int().nullable().describe('Its cap on processes and threads, or null'),

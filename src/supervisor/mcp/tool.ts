@@ -45,6 +45,16 @@ export function field<Schema extends z.ZodType>(schema: Schema, accepts: string,
   return described;
 }
 
+/** Object fields whose own issues speak for themselves: each names its member (sandbox.write[0]). */
+const NESTED = new WeakSet<z.ZodType>();
+
+/** An object field whose members' schemas word their issues as "must be ..." (zod's `error`): refusals name the member. */
+export function objectField<Schema extends z.ZodType>(schema: Schema, accepts: string, description: string): Schema {
+  const described = field(schema, accepts, description);
+  NESTED.add(described);
+  return described;
+}
+
 const MAX_UNKNOWN_SHOWN = 5;
 const ECHO_NAME_CHARS = 40;
 
@@ -57,7 +67,11 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
   const problems = new Map<string, string>();
   for (const issue of result.error.issues) {
     const key = issue.path[0];
-    if (issue.code === 'unrecognized_keys') {
+    const nested = typeof key === 'string' && shape[key] !== undefined && NESTED.has(shape[key]);
+    if (nested && (issue.path.length > 1 || (issue.code === 'unrecognized_keys' && issue.path.length === 1))) {
+      const where = pathText(issue.path);
+      if (!problems.has(where)) problems.set(where, describeNestedIssue(issue, input, shape[key as string]!));
+    } else if (issue.code === 'unrecognized_keys') {
       // A few of them, each cut short: a client's field names are echoed within bounds too.
       const shown = issue.keys.slice(0, MAX_UNKNOWN_SHOWN).map((name) => JSON.stringify(name.length > ECHO_NAME_CHARS ? `${name.slice(0, ECHO_NAME_CHARS)}...` : name));
       const more = issue.keys.length > MAX_UNKNOWN_SHOWN ? ` and ${issue.keys.length - MAX_UNKNOWN_SHOWN} more` : '';
@@ -74,6 +88,25 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
     }
   }
   throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
+}
+
+/** `sandbox.write[0]`: where in the arguments an issue is. */
+const pathText = (path: PropertyKey[]): string => path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
+
+/**
+ * An issue inside an object field: its own message, which such a field's schema words as "must be
+ * ..." (zod's `error` option), with the value echoed; or its unknown members and the ones it takes.
+ */
+function describeNestedIssue(issue: z.core.$ZodIssue, input: unknown, schema: z.ZodType): string {
+  const where = pathText(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const object = (schema as { unwrap?: () => z.ZodType }).unwrap?.() ?? schema;
+    const accepted = Object.keys((object as z.ZodObject).shape ?? {});
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.slice(0, MAX_UNKNOWN_SHOWN).map((name) => echoValue(name)).join(', ')} in "${where}"; it accepts: ${accepted.join(', ')}`;
+  }
+  let value: unknown = input;
+  for (const part of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
+  return `"${where}" ${issue.message}; got ${echoValue(value)}`;
 }
 
 /** What every refused call carries as structured content. */

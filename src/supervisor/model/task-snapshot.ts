@@ -2,6 +2,7 @@
 // left of it, its resource figures), in the fields every reader gets. The MCP view and the todo
 // message are both made from it.
 import type { ListeningPort } from '../../process/ports.js';
+import type { Sandbox } from '../../process/sandbox.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { readTail, type StreamTail } from '../output/output-tail.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
@@ -42,6 +43,8 @@ export interface TaskSnapshot {
   memory_bytes: number | null;
   memory_peak_bytes: number | null;
   processes: number | null;
+  /** The sandbox in force, or null. */
+  sandbox: Sandbox | null;
   /** The limits in force, in the run's field names. */
   limits: { memory_limit_mb: number | null; max_processes: number | null; cpu_limit: number | null };
   oom_killed: boolean;
@@ -112,6 +115,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     memory_bytes: resources.memoryBytes,
     memory_peak_bytes: resources.memoryPeakBytes,
     processes: resources.processes,
+    sandbox: record.sandbox,
     limits: { memory_limit_mb: record.limits.memoryLimitMb, max_processes: record.limits.maxProcesses, cpu_limit: record.limits.cpuLimit },
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,

@@ -1,6 +1,7 @@
 // The task model: a task's record, its states and which of them are final. Every layer (registry,
 // lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
 import type { TaskLimits } from '../../process/limits.js';
+import type { Sandbox } from '../../process/sandbox.js';
 
 export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -51,6 +52,8 @@ export interface TaskRecord {
   truncation: { stdout: string | null; stderr: string | null };
   /** The limits in force for this run. */
   limits: TaskLimits;
+  /** The sandbox in force for this run, or null. */
+  sandbox: Sandbox | null;
   /** The kernel's OOM killer ended it at its memory limit. */
   oomKilled: boolean;
   /** Forks refused at its process limit, where it had one; null without. */
@@ -60,7 +63,7 @@ export interface TaskRecord {
 }
 
 /** What run decides of a new task; the rest starts empty. */
-export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits'>;
+export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits' | 'sandbox'>;
 
 /** A new task's record: pending, nothing run yet. */
 export function createTaskRecord(task: NewTask): TaskRecord {

@@ -76,8 +76,13 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       ALTER TABLE tasks ADD COLUMN stderr_truncated_reason TEXT;
     `);
   },
-  // 4: the leader's pid in the tasks' own PID namespace.
-  (db) => db.exec('ALTER TABLE tasks ADD COLUMN namespace_pid INTEGER'),
+  // 4: the leader's pid in the tasks' own PID namespace, and the sandbox a task ran in (JSON).
+  (db) => {
+    db.exec(`
+      ALTER TABLE tasks ADD COLUMN namespace_pid INTEGER;
+      ALTER TABLE tasks ADD COLUMN sandbox TEXT;
+    `);
+  },
 ];
 
 /** The schema version this code writes. */

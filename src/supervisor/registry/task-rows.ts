@@ -1,4 +1,5 @@
 // A task's SQLite row and its record: the columns as stored, and the conversions both ways.
+import type { Sandbox } from '../../process/sandbox.js';
 import type { TaskRecord, TaskState } from '../model/task.js';
 
 export interface TaskRow {
@@ -18,6 +19,7 @@ export interface TaskRow {
   pid: number | null;
   pgid: number | null;
   namespace_pid: number | null;
+  sandbox: string | null;
   stdout_truncated: number;
   stderr_truncated: number;
   cpu_ms: number | null;
@@ -58,6 +60,7 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   cpuMs: row.cpu_ms,
   todoShown: row.todo_shown === 1,
   limits: { memoryLimitMb: row.memory_limit_mb, maxProcesses: row.max_processes, cpuLimit: row.cpu_limit },
+  sandbox: row.sandbox === null ? null : (JSON.parse(row.sandbox) as Sandbox),
   oomKilled: row.oom_killed === 1,
   pidsLimitHits: row.pids_limit_hits,
   memoryPeakBytes: row.memory_peak_bytes,

@@ -1,5 +1,6 @@
 // A task this daemon holds in memory: from run until it has finished and its worker let go of it.
 import type { TaskLimits } from '../../process/limits.js';
+import type { RequestedSandbox } from './task-sandbox.js';
 import type { TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
@@ -17,6 +18,8 @@ export interface RunRequest {
   interactive: boolean;
   /** The limits the run asked for (the daemon's defaults fill in the rest). */
   limits: Partial<TaskLimits>;
+  /** The sandbox the run asked for; undefined: the daemon's default, if any. */
+  sandbox?: RequestedSandbox | undefined;
 }
 
 /** A worker's answer to one input: how much of it the task has not read, or why it was refused. */

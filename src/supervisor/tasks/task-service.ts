@@ -18,6 +18,7 @@ import { refuseWaitingInputs, TaskControl, type ControlHost } from './task-contr
 import { TaskProbes } from './task-probes.js';
 import { TaskQueue } from './task-queue.js';
 import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
+import { resolveSandbox, type SandboxPolicy } from './task-sandbox.js';
 import { buildTaskSpec } from './task-spec.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
 import { within } from '../../within.js';
@@ -29,6 +30,7 @@ export interface ServiceSettings {
   killGraceMs: number;
   maxOutputBytes: number;
   limitPolicy: LimitPolicy;
+  sandboxPolicy: SandboxPolicy;
 }
 
 export class TaskService implements ControlHost, ShutdownHost {
@@ -78,11 +80,12 @@ export class TaskService implements ControlHost, ShutdownHost {
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
+    const sandbox = resolveSandbox(request.sandbox, request.cwd, { ...this.baseEnv, ...request.env }, this.limits.sandboxPolicy, this.containment.sandbox);
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
     const build = (id: string) => createTaskRecord({
       id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
-      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits,
+      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits, sandbox,
     });
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);

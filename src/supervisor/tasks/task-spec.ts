@@ -39,6 +39,7 @@ export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal:
     killGraceMs: context.limits.killGraceMs,
     spawner: context.containment.spawner,
     namespaceFd: context.containment.namespace?.pidfd ?? null,
+    sandbox: record.sandbox,
     cgroups: planTaskCgroups(context.containment.controllers, taskCgroupDir(context.containment, record.runKey), record.runKey, record.limits),
     limits: record.limits,
   };

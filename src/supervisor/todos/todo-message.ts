@@ -2,6 +2,7 @@
 // When a todo is shown, upserted or cleared is the lifecycle's rule (model/lifecycle.ts).
 import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '../../agent-socket/protocol.js';
 import { NO_RESOURCES } from '../../process/resources.js';
+import { describeSandbox } from '../../process/sandbox.js';
 import type { TaskRecord } from '../model/task.js';
 import { describeStream, snapshotTask, summarizeTask, type SnapshotSource, type TaskSnapshot } from '../model/task-snapshot.js';
 
@@ -57,6 +58,7 @@ function composeBody(view: TaskSnapshot): string {
   const lines = [`command: ${command}`, `state: ${view.state}`, `exit: ${describeExit(view)}`];
   if (view.error !== null) lines.push(`error: ${view.error}`);
   if (view.runtime_ms !== null) lines.push(`runtime: ${(view.runtime_ms / 1000).toFixed(1)} s`);
+  if (view.sandbox !== null) lines.push(`sandbox: ${describeSandbox(view.sandbox)}`);
   if (view.lingering > 0) lines.push(`still alive: ${view.lingering} process(es) of the task (kill ends them)`);
   if (view.ports.length > 0) lines.push(`listening: ${view.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`);
   if ((view.pids_limit_hits ?? 0) > 0) lines.push(`forks refused at max_processes ${view.limits.max_processes}: ${view.pids_limit_hits}`);

@@ -20,7 +20,7 @@ export const listTool = defineTool({
   outputSchema: z.object({
     tasks: z.array(
       taskViewSchema
-        .pick({ id: true, name: true, state: true, pty: true, started_at: true, ended_at: true, runtime_ms: true, exit_code: true, signal: true, cpu_ms: true, memory_bytes: true, processes: true })
+        .pick({ id: true, name: true, state: true, pty: true, started_at: true, ended_at: true, runtime_ms: true, exit_code: true, signal: true, cpu_ms: true, memory_bytes: true, processes: true, sandbox: true })
         .extend({ ports: taskViewSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now') })
         .extend({
           command: z.string().describe('The first 200 characters of the command'),
@@ -51,6 +51,7 @@ export const listTool = defineTool({
         cpu_ms: resources.cpuMs,
         memory_bytes: resources.memoryBytes,
         processes: resources.processes,
+        sandbox: record.sandbox,
         ...(input.ports ? { ports: tasks.probes.portsOf(record, table) } : {}),
       };
     });

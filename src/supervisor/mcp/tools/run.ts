@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../../errors.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
-import { defineTool, field } from '../tool.js';
+import { defineTool, field, objectField } from '../tool.js';
+import { sandboxSchema } from '../../tasks/task-sandbox.js';
 import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitForField, waitForPortField, waitOutcomeFields, waitSecondsField } from '../fields.js';
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
@@ -25,7 +26,6 @@ const terminalSizeField = (name: string, defaultSize: number) =>
     `The terminal's ${name} with pty (default ${defaultSize}).`,
   );
 const noNul = (text: string) => !text.includes('\0');
-
 const inputSchema = z.strictObject({
   command: field(
     z.string().min(1).refine(noNul).refine((text) => Buffer.byteLength(text) <= MAX_COMMAND_BYTES),
@@ -87,6 +87,11 @@ const inputSchema = z.strictObject({
     `a number of CPUs from ${MIN_CPU_LIMIT} to ${MAX_CPU_LIMIT}`,
     'CPUs the task may use, e.g. 0.5 or 2: it is slowed, not killed, past it.',
   ),
+  sandbox: objectField(
+    sandboxSchema.optional(),
+    'an object {"write": [absolute directories], "network": true or false}, both members optional',
+    'Confine the task, enforced by the kernel for it and everything it starts: {"write": ["/work/repo"]} lets it write only there (reads work everywhere), {"network": false} cuts it off any network but its own loopback. E.g. to try a stranger\'s script: {"write": ["/tmp/try"], "network": false}. Default: the operator\'s (null unless set); refused with ERR_SANDBOX_UNAVAILABLE where this host cannot enforce it, never run less confined. status shows the sandbox in force.',
+  ),
   wait_for: waitForField(),
   wait_for_port: waitForPortField(),
   exclusive_port: field(
@@ -128,6 +133,7 @@ export const runTool = defineTool({
       terminal: input.pty === true ? { cols: input.cols ?? DEFAULT_COLUMNS, rows: input.rows ?? DEFAULT_ROWS } : null,
       interactive: input.interactive ?? false,
       limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
+      sandbox: input.sandbox,
     });
     const waited = pattern === null && input.wait_for_port === undefined
       ? (await tasks.waitForEnd(record.id, input.wait_seconds), null)

@@ -1,0 +1,87 @@
+// Which sandbox a task runs in: what its run asks for, else the operator's default, else the floor;
+// never wider than the floor (refused, naming what the floor allows), and never one this host
+// cannot enforce (refused, naming what is missing), so no task runs less confined than it asked.
+import { tmpdir } from 'node:os';
+import { z } from 'zod';
+import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
+import { confinesWrites, describeSandbox, isBeneath, type Sandbox, type SandboxSupport } from '../../process/sandbox.js';
+
+const noNul = (text: string) => !text.includes('\0');
+export const MAX_SANDBOX_DIRS = 64;
+
+/** run's sandbox: each issue inside names its member (sandbox.write[0]) with a "must be ..." of its own. */
+export const sandboxSchema = z.strictObject(
+  {
+    write: z
+      .array(z.string({ error: 'must be an absolute path' }).refine((dir) => dir.startsWith('/') && noNul(dir), { error: 'must be an absolute path' }), {
+        error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths`,
+      })
+      .max(MAX_SANDBOX_DIRS, { error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths` })
+      .optional()
+      .describe('Directories (absolute paths) whose whole subtrees the task may create, change and remove files in; everywhere else is read-only to it and everything it starts. Default: its cwd and the temporary directory. [] makes it read-only everywhere.'),
+    network: z
+      .boolean({ error: 'must be true or false' })
+      .optional()
+      .describe('false: the task gets a network of its own with only loopback (it can serve and call 127.0.0.1 inside, and reaches nothing outside, this daemon included). Default true.'),
+  },
+  { error: 'must be an object with "write" and "network", both optional' },
+);
+
+/** A run's sandbox field as given (also --default-sandbox and --sandbox-floor): either member may be left out. */
+export type RequestedSandbox = z.output<typeof sandboxSchema>;
+
+/** The floor as given: a member left out allows all of it (write beneath /, network). */
+export const completeFloor = (floor: RequestedSandbox): Sandbox => ({ write: (floor.write ?? ['/']).map((dir) => resolve(dir)), network: floor.network ?? true });
+
+/** The operator's --default-sandbox and --sandbox-floor; null: none. */
+export interface SandboxPolicy {
+  defaults: RequestedSandbox | null;
+  floor: Sandbox | null;
+}
+
+/**
+ * The sandbox a task gets, in full. A member left out is the floor's, so that a run narrows the
+ * floor by what it says and never has to repeat it; without a floor (or one that leaves writes
+ * free), write is the task's cwd and the temporary directory, and network is true.
+ */
+export function completeSandbox(requested: RequestedSandbox, cwd: string, env: Record<string, string>, floor: Sandbox | null): Sandbox {
+  const write = requested.write ?? (floor !== null && confinesWrites(floor) ? floor.write : [cwd, env.TMPDIR ?? tmpdir()]);
+  return { write: [...new Set(write.map((dir) => resolve(dir)))], network: requested.network ?? floor?.network ?? true };
+}
+
+/** The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded refusal. */
+export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: string, env: Record<string, string>, policy: SandboxPolicy, support: SandboxSupport): Sandbox | null {
+  const source = requested !== undefined ? '"sandbox"' : policy.defaults !== null ? "the daemon's --default-sandbox" : "the daemon's --sandbox-floor";
+  const chosen = requested ?? policy.defaults ?? policy.floor;
+  if (chosen === null) return null;
+  const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
+  sandbox.write.forEach((dir, i) => assertDirectory(dir, requested === undefined ? source : `"sandbox.write[${i}]"`));
+  if (policy.floor !== null) assertWithinFloor(sandbox, policy.floor, source);
+  const missing = [
+    confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
+    !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
+  ].filter((why) => why !== null);
+  if (missing.length > 0) throw new SandboxUnavailableError(source, missing.join('; '));
+  return sandbox;
+}
+
+/** Landlock confines beneath directories that exist: anything else is refused before the start. */
+function assertDirectory(dir: string, source: string): void {
+  let problem: string | null = null;
+  try {
+    if (!statSync(dir).isDirectory()) problem = 'not a directory';
+  } catch (error) {
+    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : ((error as NodeJS.ErrnoException).code ?? 'cannot be read');
+  }
+  const must = source.startsWith('"') ? 'be an existing directory' : 'name existing directories';
+  if (problem !== null) throw new ToolInputError(`Invalid run input: ${source} must ${must} to write in; got ${echoValue(dir)}: ${problem}`);
+}
+
+/** Refuses a sandbox that allows more than `floor`: a write dir outside all of its, or network it cuts. */
+export function assertWithinFloor(sandbox: Sandbox, floor: Sandbox, source: string): void {
+  const outside = sandbox.write.find((dir) => !floor.write.some((root) => isBeneath(dir, root)));
+  if (outside !== undefined) throw new SandboxNotAllowedError(source, `it lets the task write in ${outside}`, describeSandbox(floor));
+  if (sandbox.network && !floor.network) throw new SandboxNotAllowedError(source, 'it lets the task reach the network', describeSandbox(floor));
+}
