@@ -109,7 +109,9 @@ static int read_spawn_options(napi_env env, napi_value object, struct spawn_opti
   uint32_t nfds = 0;
   if (!options->path || !options->cwd || !options->argv || !options->envp ||
       napi_get_array_length(env, fd_array, &nfds) != napi_ok || nfds > FDPASS_MAX_FDS) {
-    napi_throw_type_error(env, "EINVAL", "spawn options must be { path, argv, env, cwd, fds } with strings and at most 8 fds");
+    char message[128];
+    snprintf(message, sizeof message, "spawn options must be { path, argv, env, cwd, fds } with strings and at most %d fds", FDPASS_MAX_FDS);
+    napi_throw_type_error(env, "EINVAL", message);
     return -1;
   }
   for (uint32_t i = 0; i < nfds; i++) {

@@ -1,4 +1,5 @@
-/* A framed message over a unix stream socket, with up to 8 file descriptors riding on it. */
+/* A framed message over a unix stream socket, with up to FDPASS_MAX_FDS file descriptors riding on
+ * it: as many as a spawned child may be given (spawn.c, shim-fork.c). */
 #ifndef HIVE_FDPASS_H
 #define HIVE_FDPASS_H
 

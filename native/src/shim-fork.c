@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "shim.h"
 
-#define MAX_STDIO 8
 #define SHIM_NAME "hive-task-shim"
 
 extern char **environ;
@@ -88,7 +88,7 @@ static void close_from(int lowest) {
  * `*sync` always names the report pipe. Every source is first copied above the targets, so no
  * dup2 overwrites a source not yet used (and dup2 onto its own number would keep FD_CLOEXEC). */
 static int take_fds(const int *fds, int nfds, int *sync) {
-  int lifted[MAX_STDIO + 1];
+  int lifted[FDPASS_MAX_FDS + 1];
   for (int i = 0; i <= nfds; i++) {
     lifted[i] = fcntl(i < nfds ? fds[i] : *sync, F_DUPFD, nfds + 1);
     if (lifted[i] < 0) return -errno;
@@ -124,7 +124,7 @@ static void start_shim(char **argv, char **envp, const char *cwd, const int *fds
 }
 
 int fork_shim(char **argv, char **envp, const char *cwd, const int *fds, int nfds, pid_t *pid_out) {
-  if (nfds > MAX_STDIO || argv[0] == NULL) return -EINVAL;
+  if (nfds > FDPASS_MAX_FDS || argv[0] == NULL) return -EINVAL;
   int sync[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return -errno;
   pid_t pid = fork();

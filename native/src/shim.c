@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "parse.h"
+#include "sys.h"
 #include "sandbox.h"
 #include "shim.h"
 #include "tree.h"
@@ -254,8 +255,16 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
   if (result < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, SIGKILL);
 }
 
-/* Applies each complete "kill N" line read from the control fd; returns 0 at EOF. */
+/* Applies each complete "kill N" line read from the control fd; returns 0 at EOF. A line that
+ * fills the buffer without its end is dropped, with a message, up to its newline: the shim goes on
+ * taking kills after it. */
 static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, int *leader_done) {
+  static int dropping = 0;
+  if (*used == size - 1) {
+    log_failure(E2BIG, "control line of over %zu bytes without a newline: dropped", size - 2);
+    *used = 0;
+    dropping = 1;
+  }
   ssize_t length = read(CONTROL_FD, buffer + *used, size - *used - 1);
   if (length < 0 && errno == EINTR) return 1;
   /* ECONNRESET: the daemon closed its end with status lines unread; that is its end too. */
@@ -264,6 +273,14 @@ static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, i
   *used += (size_t)length;
   buffer[*used] = '\0';
   char *line = buffer, *newline;
+  if (dropping) {
+    if ((newline = strchr(line, '\n')) == NULL) {
+      *used = 0;
+      return 1;
+    }
+    dropping = 0;
+    line = newline + 1;
+  }
   while ((newline = strchr(line, '\n')) != NULL) {
     *newline = '\0';
     long sig;
@@ -293,15 +310,6 @@ static int open_child_events(void) {
   return fd >= 0 ? fd : -errno;
 }
 
-/* Reads what the signalfd holds: 0, or -errno. */
-static int drain_child_events(int child_events) {
-  struct signalfd_siginfo info;
-  ssize_t got;
-  while ((got = read(child_events, &info, sizeof info)) > 0) {
-  }
-  return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
-}
-
 /* The CPU time of every child reaped here: with the shim as subreaper, the task's whole subtree. */
 static void report_subtree_cpu(void) {
   struct rusage usage;
@@ -327,7 +335,7 @@ static int supervise(pid_t leader, int child_events) {
       log_failure(errno, "poll");
       return 1;
     }
-    if ((fds[0].revents & POLLIN) && (err = drain_child_events(child_events)) < 0) {
+    if ((fds[0].revents & POLLIN) && (err = drain_signalfd(child_events)) < 0) {
       log_failure(-err, "read signalfd SIGCHLD");
       return 1;
     }

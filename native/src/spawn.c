@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "fdpass.h"
 #include "sys.h"
 
-#define MAX_STDIO 8
 
 /* Sources below nfds could be overwritten by an earlier dup2, and dup2 onto the same number keeps
  * FD_CLOEXEC: move such sources above the targets first. The copies are closed by the caller. */
@@ -55,8 +55,8 @@ static int spawn_with_fds(const char *path, char *const argv[], char *const envp
 
 int spawn_session_leader(const char *path, char *const argv[], char *const envp[], const char *cwd,
                          const int *fds, int nfds, pid_t *pid_out, int *pidfd_out) {
-  if (nfds > MAX_STDIO) return -EINVAL;
-  int lifted[MAX_STDIO] = {0}, owned[MAX_STDIO] = {0};
+  if (nfds > FDPASS_MAX_FDS) return -EINVAL;
+  int lifted[FDPASS_MAX_FDS] = {0}, owned[FDPASS_MAX_FDS] = {0};
   int result = lift_low_fds(fds, nfds, lifted, owned);
   if (result == 0) result = spawn_with_fds(path, argv, envp, cwd, lifted, nfds, pid_out, pidfd_out);
   for (int i = 0; i < nfds; i++) {

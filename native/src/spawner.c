@@ -42,6 +42,7 @@
 
 #include "fdpass.h"
 #include "parse.h"
+#include "sys.h"
 #include "shim-fork.h"
 #include "spawn.h"
 
@@ -155,15 +156,6 @@ static void reap_children(void) {
   }
 }
 
-/* Reads what the signalfd holds: 0, or -errno. */
-static int drain_child_events(int child_events) {
-  struct signalfd_siginfo info;
-  ssize_t got;
-  while ((got = read(child_events, &info, sizeof info)) > 0) {
-  }
-  return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
-}
-
 /* Every signal at its default, glibc's own two (SIGCANCEL and SIGSETXID, 32 and 33) too: glibc's
  * posix_spawn leaves those ignored in a child of a threaded process (Node, which starts this one),
  * the ignoring survives exec, and every shim and task started from here would inherit it. glibc's
@@ -217,7 +209,7 @@ int main(int argc, char **argv) {
     if (fds[2].revents & POLLIN) exit_with_error(1, ESRCH, "poll INIT_PIDFD: the tasks' init died, and every task in its namespace with it");
     if (unsent_length > 0 && (fds[3].revents & (POLLOUT | POLLERR | POLLHUP))) flush_answers();
     if (fds[1].revents & POLLIN) {
-      int err = drain_child_events(child_events);
+      int err = drain_signalfd(child_events);
       if (err < 0) exit_with_error(1, -err, "read signalfd SIGCHLD");
       reap_children();
     }

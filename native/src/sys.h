@@ -1,8 +1,12 @@
-/* Thin wrappers for the pidfd system calls that glibc 2.36 does not wrap. */
+/* Small system-call helpers the addon, the spawner and the shim share: the pidfd calls through
+ * syscall(2) (glibc wraps them only from 2.36, and the build must not depend on it), and the drain
+ * of a non-blocking signalfd. */
 #ifndef HIVE_SYS_H
 #define HIVE_SYS_H
 
+#include <errno.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +24,16 @@ static inline int sys_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open
 
 static inline int sys_pidfd_send_signal(int pidfd, int sig) {
   return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/* Reads all that the non-blocking signalfd `fd` holds (its signals are counted elsewhere, by
+ * waitpid): 0, or -errno. */
+static inline int drain_signalfd(int fd) {
+  struct signalfd_siginfo info;
+  ssize_t got;
+  while ((got = read(fd, &info, sizeof info)) > 0) {
+  }
+  return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
 }
 
 #endif

@@ -137,21 +137,46 @@ static int list_processes(struct process_list *list, const char **call) {
   return err;
 }
 
-static int is_descendant(const struct process_list *list, size_t index, pid_t root) {
-  pid_t parent = list->parents[index];
-  for (size_t depth = 0; depth < list->count && parent > 1; depth++) {
-    if (parent == root) return 1;
-    size_t next = list->count;
-    for (size_t i = 0; i < list->count; i++) {
-      if (list->pids[i] == parent) {
-        next = i;
-        break;
-      }
-    }
-    if (next == list->count) return 0;
-    parent = list->parents[next];
+/* Where `pid` is in `list`, through `table` (an open-addressing table of `slots` entries, each an
+ * index + 1, 0 when empty): the index + 1, or 0 when it is not there. */
+static size_t find_pid(const struct process_list *list, const size_t *table, size_t slots, pid_t pid) {
+  for (size_t slot = (size_t)pid % slots; table[slot] != 0; slot = (slot + 1) % slots) {
+    if (list->pids[table[slot] - 1] == pid) return table[slot];
   }
-  return parent == root;
+  return 0;
+}
+
+#define DESCENDANT 1
+#define OTHER 2
+
+/* Marks each process of `list` DESCENDANT of `root` or OTHER in `marks` (zeroed, one per
+ * process). An ancestry is walked only up to its first ancestor already marked, and each process
+ * is marked once, so the whole list costs time linear in its size. 0, or -ENOMEM. */
+static int mark_descendants(const struct process_list *list, pid_t root, unsigned char *marks) {
+  size_t slots = 2 * list->count + 1;
+  size_t *table = calloc(slots, sizeof *table), *path = malloc((list->count + 1) * sizeof *path);
+  int err = table == NULL || path == NULL ? -ENOMEM : 0;
+  for (size_t i = 0; err == 0 && i < list->count; i++) {
+    size_t slot = (size_t)list->pids[i] % slots;
+    while (table[slot] != 0) slot = (slot + 1) % slots;
+    table[slot] = i + 1;
+  }
+  for (size_t i = 0; err == 0 && i < list->count; i++) {
+    size_t depth = 0, at = i;
+    unsigned char mark = marks[i];
+    while (mark == 0) {
+      path[depth++] = at;
+      pid_t parent = list->parents[at];
+      size_t found = parent == root || parent <= 1 || depth > list->count ? 0 : find_pid(list, table, slots, parent);
+      if (found == 0) mark = parent == root ? DESCENDANT : OTHER;
+      else if (marks[found - 1] != 0) mark = marks[found - 1];
+      else at = found - 1;
+    }
+    while (depth > 0) marks[path[--depth]] = mark;
+  }
+  free(table);
+  free(path);
+  return err;
 }
 
 /* A pidfd for `pid`, or -errno (-ESRCH when it is gone). */
@@ -182,10 +207,15 @@ static int signal_checked(pid_t pid, pid_t parent, int sig, const char **call) {
 int signal_descendants(pid_t root, int sig, const char **call) {
   struct process_list list = {0};
   int err = list_processes(&list, call);
+  unsigned char *marks = err == 0 ? calloc(list.count + 1, 1) : NULL;
+  if (err == 0 && (marks == NULL || mark_descendants(&list, root, marks) < 0)) {
+    *call = "calloc the descendants' marks";
+    err = -ENOMEM;
+  }
   int sent = 0, first_failure = 0;
   /* A process that cannot be signalled does not keep the others from their signal. */
   for (size_t i = 0; err == 0 && i < list.count; i++) {
-    if (list.pids[i] == root || !is_descendant(&list, i, root)) continue;
+    if (list.pids[i] == root || marks[i] != DESCENDANT) continue;
     const char *failed = NULL;
     int result = signal_checked(list.pids[i], list.parents[i], sig, &failed);
     if (result >= 0) sent += result;
@@ -195,6 +225,7 @@ int signal_descendants(pid_t root, int sig, const char **call) {
     }
   }
   if (err == 0) err = first_failure;
+  free(marks);
   free(list.pids);
   free(list.parents);
   return err < 0 ? err : sent;

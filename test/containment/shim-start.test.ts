@@ -64,3 +64,19 @@ test('the hive-task-shim executable starts its program and reports its start, ex
   assert.match(lines[2] ?? '', /^cpu \d+$/);
   assert.equal(lines.length, 3);
 });
+
+test('the shim drops a control line too long for its buffer, says so, and goes on taking kills', { timeout: 30_000 }, async (t) => {
+  const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sleep', '600'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  t.after(() => shim.kill('SIGKILL'));
+  const lines: string[] = [];
+  let stderr = '';
+  shim.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const started = new Promise<void>((resolve) => readLines(shim.stdio[4] as Socket, (line) => (lines.push(line), line.startsWith('start') && resolve())));
+  await started;
+  const control = shim.stdio[3] as Socket;
+  control.write(`${'x'.repeat(300)}\nkill 9\n`);
+  const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
+  assert.equal(code, 0);
+  assert.deepEqual(lines.slice(1, 2), ['signal 9'], 'the kill after the long line was taken');
+  assert.match(stderr, /^hive-task-shim: control line of over 254 bytes without a newline: dropped: /);
+});
