@@ -5,7 +5,9 @@ import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 test('after a crash the next start kills what the tasks left and marks them interrupted', async (t) => {
-  const first = await startTestDaemon(t, { args: ['--max-running', '1'] });
+  // Without the tasks' own namespace, whose init would take the leftovers with it at the crash
+  // (test/reliability/task-reach.test.ts): here they wait for the next start.
+  const first = await startTestDaemon(t, { args: ['--max-running', '1', '--task-namespace', 'off'] });
   const tools = await connectClient(t, first.url);
   const marker = `ORPHAN=${first.marker}`;
   const running = await tools.ok('run', { command: 'sleep 120 & sleep 120', name: 'long', env: { ORPHAN: first.marker }, wait_seconds: 0.3 });
@@ -20,7 +22,7 @@ test('after a crash the next start kills what the tasks left and marks them inte
     assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 2, 5000), `left: ${findMarkedProcesses(marker).length}`);
   }
 
-  const second = await startTestDaemon(t, { stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+  const second = await startTestDaemon(t, { stateDir: first.stateDir, args: ['--task-namespace', 'off'], env: { HIVE_TEST_MARK: first.marker } });
   assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the leftovers were killed at start');
   const again = await connectClient(t, second.url);
   const long = await again.ok('status', { id: 'long' });
@@ -45,7 +47,9 @@ test('SIGTERM stops the daemon cleanly: running tasks are ended and marked inter
   assert.equal(findMarkedProcesses(marker).length, 0, 'nothing of the task outlives a clean stop');
   const second = await startTestDaemon(t, { stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
   const again = await connectClient(t, second.url);
-  assert.equal((await again.ok('status', { id: 'stubborn' })).state, 'interrupted');
+  const stubborn = await again.ok('status', { id: 'stubborn' });
+  // It ignored SIGTERM: what ended it was the SIGKILL after the grace period.
+  assert.deepEqual([stubborn.state, stubborn.signal, stubborn.exit_code], ['interrupted', 'SIGKILL', 137]);
   assert.equal((await again.ok('status', { id: 'quick' })).state, 'done');
   assert.doesNotMatch(second.stderr(), /marked tasks left by the last daemon/);
 });

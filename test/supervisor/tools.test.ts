@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { awaitGate } from '../cli/cli.js';
 
 test('run returns a quick task inline with its exit code, output and files', async (t) => {
   const daemon = await startTestDaemon(t);
@@ -30,19 +33,24 @@ test('run returns a quick task inline with its exit code, output and files', asy
 test('run returns a running task after wait_seconds and status waits for its end', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const started = Date.now();
-  const running = await tools.ok('run', { command: 'sleep 1.5; echo finished', wait_seconds: 0.2 });
-  assert.ok(Date.now() - started < 1400, 'run did not wait for the whole task');
+  // The task cannot finish before the test opens its gate: run's answer is running whatever the machine's speed.
+  const gate = join(mkdtempSync(join(tmpdir(), 'hive-bash-gate-')), 'open');
+  t.after(() => rmSync(dirname(gate), { recursive: true, force: true }));
+  const running = await tools.ok('run', { command: `${awaitGate(gate)}; echo finished`, wait_seconds: 0.2 });
+  const answeredAt = Date.now();
   assert.equal(running.state, 'running');
   assert.equal(running.exit_code, null);
   assert.equal(running.ended_at, null);
   const early = await tools.ok('status', { id: running.id });
   assert.equal(early.state, 'running');
-  const done = await tools.ok('status', { id: running.id, wait_seconds: 10 });
+  writeFileSync(gate, '');
+  const openedAt = Date.now();
+  const done = await tools.ok('status', { id: running.id, wait_seconds: 30 });
   assert.equal(done.state, 'done');
   assert.equal(done.exit_code, 0);
   assert.equal(done.stdout_tail, 'finished\n');
-  assert.ok(done.runtime_ms >= 1400, `runtime ${done.runtime_ms}`);
+  // It started before run answered and ended after the gate opened.
+  assert.ok(done.runtime_ms >= openedAt - answeredAt, `runtime ${done.runtime_ms} ms, gate opened ${openedAt - answeredAt} ms after run answered`);
 });
 
 test('status with wait_seconds returns when the time passes if the task goes on', async (t) => {
