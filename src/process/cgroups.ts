@@ -1,5 +1,6 @@
 // cgroup v2 primitives, once: where the hierarchy is mounted, whether a folder takes child cgroups,
-// creating a task's cgroup, cgroup.kill, and removal. Which containment to use is containment.ts.
+// cgroup.kill, and removal. Which containment to use is containment.ts; a task's cgroups are
+// made and removed as a whole in task-cgroups.ts (with their limits, limits.ts).
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,11 +43,6 @@ export function enableControllers(dir: string): void {
       // not delegated to us; the figure stays unavailable
     }
   }
-}
-
-/** Creates a task's cgroup; recursive, since another daemon that shared the root may have removed it at its stop. */
-export function createCgroup(dir: string): void {
-  mkdirSync(dir, { recursive: true });
 }
 
 /** Writes cgroup.kill (every process in it gets SIGKILL at once); a cgroup already gone is no error. */

@@ -36,9 +36,9 @@ function ptyNative(): PtyNative {
  * A new terminal of `cols` by `rows`: the master's fd, for the worker to own, and the slave's
  * path, which the worker opens as the task's stdio. The slave fd openpty returned is closed here
  * at once. openpty does not set close-on-exec, so it is set here: a master inherited by another
- * task would let it read this task's terminal, and keep the terminal from ever being freed. (The
- * native spawner also passes a child nothing but its stdio; without the addon, under Node's
- * spawn, this is the one guard there is not.)
+ * task would let it read this task's terminal, and keep the terminal from ever being freed. The
+ * native spawner hands a child only the fds it names in any case; under Node's spawn (no addon)
+ * close-on-exec is the only guard.
  */
 export function openTerminal(cols: number, rows: number): { masterFd: number; path: string } {
   const { master, slave, pty } = ptyNative().open(cols, rows);

@@ -43,7 +43,7 @@ export const listCommand: Command = {
     `--limit N       at most N tasks, 1 to ${MAX_LIMIT} (default 50)`,
     'Columns: ID, STATE, AGE (since created), RUNTIME, CPU (time used), MEM (now), PROCS, EXIT',
     '(code, or the signal that ended it), COMMAND (its first line, cut to the terminal\'s width).',
-    '- where the daemon has no figure (a task without a cgroup, or one that has ended).',
+    '- where the daemon has no figure (a pending task; memory once a task has ended).',
   ],
   options: { state: { type: 'string' }, limit: { type: 'string', short: 'n' } },
   async run(context, values) {

@@ -44,7 +44,7 @@ export interface TaskRecord {
   namespacePid: number | null;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
-  /** CPU time of all the task's processes, from its cgroup; null without one or while running. */
+  /** CPU time of all the task's processes, kept at its release (its cgroup's count, else its shim's reaped subtree); null until then, and under Node's spawn. */
   cpuMs: number | null;
   /** A todo for this task has been queued for the harness and not cleared since. */
   todoShown: boolean;
