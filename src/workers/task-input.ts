@@ -14,14 +14,16 @@ export interface TaskInput {
   release(): void;
 }
 
-/** libuv's count of the bytes of the write in flight that the fd has not taken yet (a stream handle's own field). */
-type StreamHandle = { writeQueueSize?: number };
+/**
+ * A pipe's text goes in pieces of this size: the stream counts a write's bytes as pending until
+ * all of it is taken, so pieces the size of a pipe's buffer keep that count (writableLength, the
+ * stream's public figure) within one piece of what the task has not read.
+ */
+const PIPE_PIECE_BYTES = 64 * 1024;
 
 /** Stdin through a pipe: end of file closes it. */
 export class PipeInput implements TaskInput {
   private isClosed = false;
-  /** Byte sizes of the writes not yet completed, oldest (the one in flight) first. */
-  private readonly unfinished: number[] = [];
 
   constructor(private readonly pipe: Writable) {
     // A task that exits, or closes its stdin, without reading fails a write with EPIPE: the
@@ -34,24 +36,22 @@ export class PipeInput implements TaskInput {
   }
 
   get pendingBytes(): number {
-    if (this.unfinished.length === 0) return 0;
-    const queued = (this.pipe as unknown as { _handle?: StreamHandle })._handle?.writeQueueSize;
-    const waiting = this.unfinished.slice(1).reduce((sum, size) => sum + size, 0);
-    return (typeof queued === 'number' ? queued : this.unfinished[0]!) + waiting;
+    return this.pipe.writableLength;
   }
 
   write(text: string, eof: boolean): Promise<void> {
     if (this.isClosed) return Promise.reject(new Error('stdin was already closed'));
     this.isClosed = eof;
-    this.unfinished.push(Buffer.byteLength(text));
+    const data = Buffer.from(text);
     return new Promise<void>((resolve, reject) => {
-      const done = (error?: Error | null) => {
-        this.unfinished.shift();
-        if (error) reject(error);
-        else resolve();
-      };
-      if (eof) this.pipe.end(text, done);
-      else this.pipe.write(text, done);
+      // The stream completes its writes in order: the last piece's callback is the whole text's.
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      for (let start = 0; start + PIPE_PIECE_BYTES < data.length; start += PIPE_PIECE_BYTES) {
+        this.pipe.write(data.subarray(start, start + PIPE_PIECE_BYTES));
+      }
+      const last = data.subarray(Math.max(0, Math.ceil(data.length / PIPE_PIECE_BYTES) - 1) * PIPE_PIECE_BYTES);
+      if (eof) this.pipe.end(last, done);
+      else this.pipe.write(last, done);
     });
   }
 
