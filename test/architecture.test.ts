@@ -62,7 +62,7 @@ test('the process layer imports neither the supervisor nor the workers', () => {
 });
 
 test('nothing below the MCP and HTTP layers imports them', () => {
-  const lower = ['model', 'registry', 'tasks', 'todos', 'output'].map((folder) => `src/supervisor/${folder}/`);
+  const lower = ['model', 'registry', 'tasks', 'todos', 'output', 'readiness'].map((folder) => `src/supervisor/${folder}/`);
   const found = lower.flatMap((folder) => [...crossings(folder, 'src/supervisor/mcp/'), ...crossings(folder, 'src/supervisor/http/')]);
   assert.deepEqual(found, []);
 });
@@ -70,6 +70,23 @@ test('nothing below the MCP and HTTP layers imports them', () => {
 test('the task model stands on nothing of storage, orchestration or todos', () => {
   const found = ['registry', 'tasks', 'todos'].flatMap((folder) => crossings('src/supervisor/model/', `src/supervisor/${folder}/`));
   assert.deepEqual(found, []);
+});
+
+test('readiness stands on the tasks: nothing below it imports it', () => {
+  const found = ['model', 'registry', 'tasks', 'todos', 'output'].flatMap((folder) => crossings(`src/supervisor/${folder}/`, 'src/supervisor/readiness/'));
+  assert.deepEqual(found, []);
+});
+
+test('the reference harness and the daemon share only the wire (src/shared/): neither imports the other', () => {
+  const harness = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((to) => crossings('src/agent-socket/', to));
+  const daemon = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((from) => crossings(from, 'src/agent-socket/'));
+  const shared = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/', 'src/agent-socket/'].flatMap((to) => crossings('src/shared/', to));
+  assert.deepEqual([...harness, ...daemon, ...shared], []);
+});
+
+test("the CLI reaches the daemon only through MCP: it imports the model's words and constants, nothing that runs tasks", () => {
+  const inner = ['src/workers/', ...['registry', 'tasks', 'todos', 'mcp', 'http', 'readiness', 'output'].map((folder) => `src/supervisor/${folder}/`)];
+  assert.deepEqual(inner.flatMap((to) => crossings('src/cli/', to)), []);
 });
 
 test('every source file opens with a line that says what it is for', () => {

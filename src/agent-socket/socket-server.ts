@@ -2,8 +2,8 @@
 import { chmodSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { SocketBusyError } from '../errors.js';
-import { readLines } from './json-lines.js';
-import { parseRequest, type HarnessAnswer } from './protocol.js';
+import { readLines } from '../shared/line-reader.js';
+import { parseRequest, type HarnessAnswer } from '../shared/todo-protocol.js';
 import type { BoardChange, TodoBoard } from './todo-board.js';
 
 export interface ServeOptions {

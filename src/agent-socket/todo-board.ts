@@ -1,5 +1,5 @@
 // The harness side's memory: the current todo of each key, changed by the requests it accepts.
-import type { HarnessRequest, TodoUpsert } from './protocol.js';
+import type { HarnessRequest, TodoUpsert } from '../shared/todo-protocol.js';
 
 /** What one accepted request did, as the reference harness prints it. */
 export type BoardChange =

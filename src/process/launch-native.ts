@@ -7,7 +7,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
-import { readLines } from '../agent-socket/json-lines.js';
+import { readLines } from '../shared/line-reader.js';
 import { NO_FINAL_FIGURES, TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './leftovers.js';

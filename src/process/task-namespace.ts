@@ -4,7 +4,7 @@
 // spawners join it through a pidfd of its init, which goes to the workers in each task's spec.
 import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { readLines } from '../agent-socket/json-lines.js';
+import { readLines } from '../shared/line-reader.js';
 import { describeErrno } from '../errors.js';
 import { within } from '../within.js';
 import { INIT_PATH, nativeAddon } from './native.js';

@@ -2,7 +2,7 @@
 // supervisor imports nothing else of src/workers/ (test/architecture.test.ts checks it).
 import type { MessagePort } from 'node:worker_threads';
 import type { InputRefusalCode } from '../errors.js';
-import type { FinalFigures } from '../process/launched-task.js';
+import type { FinalFigures, LeaderExit } from '../process/launched-task.js';
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
 import type { Sandbox } from '../process/sandbox.js';
@@ -89,17 +89,14 @@ export type ReportMessage =
   /** Both at once, when nothing of the task was left by its end (the usual case): one message, not two. */
   | { type: 'ended-and-released'; ended: EndedReport; released: ReleasedReport };
 
+/** The leader's end (LeaderExit: its code, signal or spawn failure, and when), and the figures so far, where cgroups count them: the whole counts come with the release. */
 export type EndedReport = {
   type: 'ended';
   reason: EndReason;
-  exitCode: number | null;
-  signal: string | null;
-  /** Spawn failure text; the task never ran. */
-  error: string | null;
-  endedAt: number;
   /** The kernel's OOM killer ended it at its memory limit. */
   oomKilled: boolean;
-} & FinalFigures; /* so far, where cgroups count them: the whole counts come with the release */
+} & LeaderExit &
+  FinalFigures;
 
 export type ReleasedReport = { type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures;
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { describe, test } from 'node:test';
-import { readLines } from '../../src/agent-socket/json-lines.js';
+import { readLines } from '../../src/shared/line-reader.js';
 import { SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
 import { TASK_SHELL_ARGV } from '../../src/process/launched-task.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';

@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { readLines } from '../../src/agent-socket/json-lines.js';
+import { readLines } from '../../src/shared/line-reader.js';
 import { startTestDaemon, type DaemonOptions, type TestDaemon } from './daemon.js';
 import { connectClient, type ToolClient } from './mcp-client.js';
 import { waitFor } from './processes.js';

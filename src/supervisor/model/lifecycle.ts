@@ -11,7 +11,7 @@
 // (`handed-over`). While the daemon stops, and for a dead daemon's tasks, every end is shown: no
 // caller is left to hand it to.
 import type { FinalFigures } from '../../process/launched-task.js';
-import type { EndReason, StreamName } from '../../workers/protocol.js';
+import type { EndedReport, EndReason, ReleasedReport, StreamName } from '../../workers/protocol.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
 export type LifecycleEvent =
@@ -19,9 +19,9 @@ export type LifecycleEvent =
   | { type: 'dispatched' }
   | { type: 'started'; pid: number; pgid: number; namespacePid: number | null; startedAt: number }
   | { type: 'truncated'; stream: StreamName; reason: string }
-  | ({ type: 'ended'; reason: EndReason; exitCode: number | null; signal: string | null; error: string | null; endedAt: number; oomKilled: boolean } & FinalFigures)
+  | EndedReport
   /** The worker let go of the task: nothing of it is left (its final figures, and what it wrote to each stream). */
-  | ({ type: 'released'; stdoutBytes: number; stderrBytes: number } & FinalFigures)
+  | ReleasedReport
   /** Killed while pending: it never starts. */
   | { type: 'cancelled'; endedAt: number }
   /** It could not be run (no terminal could be opened, or its worker failed). */

@@ -3,7 +3,7 @@
 // The changes of one turn of the event loop, across all tasks, are written in one transaction at
 // its end, or sooner when the registry is read or a caller is answered (`commit`).
 import type Database from 'better-sqlite3';
-import type { TodoRequest } from '../../agent-socket/protocol.js';
+import type { TodoRequest } from '../../shared/todo-protocol.js';
 import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
 import { FINISHED_SQL, openDatabase } from './database.js';
 import { StateDirFullError } from '../../errors.js';

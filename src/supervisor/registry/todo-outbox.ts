@@ -2,7 +2,7 @@
 // harness. It lives in the registry's database so that a state change and the todo it causes are
 // written in one transaction (TaskStore calls `enqueue` inside its own transactions).
 import type Database from 'better-sqlite3';
-import type { TodoRequest } from '../../agent-socket/protocol.js';
+import type { TodoRequest } from '../../shared/todo-protocol.js';
 import { isStorageFault } from './write-buffer.js';
 
 /** One queued operation; `version` grows with every enqueue, so a newer operation on a key is told apart. */

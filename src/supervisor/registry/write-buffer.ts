@@ -2,7 +2,7 @@
 // in one transaction at its end, and those a disk that cannot take writes refused (a full disk, a
 // read-only or failing file system under the state dir), kept until it takes them again. The
 // newest record per task and every todo in order; nothing is lost while the daemon lives.
-import type { TodoRequest } from '../../agent-socket/protocol.js';
+import type { TodoRequest } from '../../shared/todo-protocol.js';
 import type { TaskRecord } from '../model/task.js';
 
 /** SQLite's codes for a disk or file system that cannot take a write. */

@@ -2,7 +2,7 @@
 // reconnects with capped exponential backoff and hands each answer line to its owner.
 import { createConnection, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { readLines } from '../../agent-socket/json-lines.js';
+import { readLines } from '../../shared/line-reader.js';
 import { Backoff } from './backoff.js';
 
 const RECONNECT_MIN_MS = 100;

@@ -2,7 +2,7 @@
 // flight at once, matches each answer line to the oldest unanswered request, and removes an
 // operation from the outbox only on an `ok`. Nothing here blocks a caller: the outbox is the queue.
 import type { Logger } from 'pino';
-import { parseAnswer } from '../../agent-socket/protocol.js';
+import { parseAnswer } from '../../shared/todo-protocol.js';
 import type { OutboxEntry, TodoOutbox } from '../registry/todo-outbox.js';
 import { Backoff } from './backoff.js';
 import { HarnessConnection } from './harness-connection.js';

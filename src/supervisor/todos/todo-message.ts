@@ -1,6 +1,6 @@
 // What a task's todo says: a one-line summary and a body the agent can act on without another call.
 // When a todo is shown, upserted or cleared is the lifecycle's rule (model/lifecycle.ts).
-import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '../../agent-socket/protocol.js';
+import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '../../shared/todo-protocol.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { describeSandbox } from '../../process/sandbox.js';
 import type { TaskRecord } from '../model/task.js';

@@ -1,4 +1,5 @@
-// Line framing of the todo socket: requests and answers are each one `\n`-terminated line.
+// Line framing: the todo socket's requests and answers, and a shim's status lines, are each one
+// `\n`-terminated line.
 import type { Socket } from 'node:net';
 
 /** Calls `onLine` with each line read from `socket` (without its `\n`); `onOverflow` when one grows past `maxLineBytes`. */
