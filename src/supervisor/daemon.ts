@@ -12,11 +12,10 @@ import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
 import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
-import { LIMIT_CONTROLLER, type TaskLimits } from '../process/limits.js';
 import { TaskNamespace } from '../process/task-namespace.js';
-import { assertWithinFloor, completeFloor, type SandboxPolicy } from './tasks/task-sandbox.js';
-import { ConfigError, describeFreeBytes } from '../errors.js';
-import { LIMIT_FIELDS, type LimitPolicy } from './tasks/task-limits.js';
+import { describeSandboxing, sandboxPolicyOf } from './tasks/task-sandbox.js';
+import { describeFreeBytes } from '../errors.js';
+import { limitPolicyOf } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
 import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
@@ -53,8 +52,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
-  const limitPolicy = checkLimitPolicy(config, containment);
-  const sandboxPolicy = checkSandboxPolicy(config);
+  const limitPolicy = limitPolicyOf(config, containment.controllers);
+  const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
   const tasks = new TaskService(store, pool, files, { ...config, limitPolicy, sandboxPolicy }, containment, inheritedEnvironment(), log);
   tasks.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
@@ -70,7 +69,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     containment: describeContainment(containment),
     task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment, sandboxPolicy),
+    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -99,7 +98,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
   const isolation = describeIsolation(namespace);
-  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), sandbox: describeSandboxing(containment, sandboxPolicy), state_dir: config.stateDir, version: VERSION }, 'serving');
+  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), sandbox: describeSandboxing(containment.sandbox, sandboxPolicy), state_dir: config.stateDir, version: VERSION }, 'serving');
   if (!isolation.namespace.in_force) log.warn({ reason: isolation.namespace.reason }, "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir");
 
   return {
@@ -124,30 +123,6 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   };
 }
 
-/** The operator's sandbox default and floor; a default wider than the floor stops the start. */
-function checkSandboxPolicy(config: Config): SandboxPolicy {
-  const floor = config.sandboxFloor === null ? null : completeFloor(config.sandboxFloor);
-  const defaults = config.defaultSandbox;
-  if (floor !== null && defaults !== null && defaults.write !== undefined) {
-    try {
-      assertWithinFloor({ write: defaults.write, network: defaults.network ?? floor.network }, floor, '--default-sandbox');
-    } catch (error) {
-      throw new ConfigError((error as Error).message.replace(/^Invalid run input: /, '').replace(/; nothing was started.*$/, ''));
-    }
-  }
-  return { defaults, floor };
-}
-
-/** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
-function describeSandboxing({ sandbox }: Containment, policy: SandboxPolicy) {
-  return {
-    writes: sandbox.writes === null ? `Landlock ABI ${sandbox.landlockAbi}` : `unavailable: ${sandbox.writes}`,
-    network: sandbox.network === null ? 'a network namespace per task' : `unavailable: ${sandbox.network}`,
-    default: policy.defaults,
-    floor: policy.floor,
-  };
-}
-
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
 async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
   const plan = { readOnly: [config.stateDir], hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)] };
@@ -166,18 +141,6 @@ function describeIsolation(namespace: TaskNamespace) {
 
 function describeContainment(containment: Containment) {
   return { mode: containment.mode, spawner: containment.spawner, cgroup_root: containment.cgroupRoot, reason: containment.reason };
-}
-
-/** The daemon's limit defaults and ceilings; a default no cgroup here can enforce stops the start. */
-function checkLimitPolicy(config: Config, containment: Containment): LimitPolicy {
-  const defaults: TaskLimits = { memoryLimitMb: config.taskMemoryLimitMb, maxProcesses: config.taskMaxProcesses, cpuLimit: config.taskCpuLimit };
-  const ceilings: TaskLimits = { memoryLimitMb: config.taskMemoryLimitMbCeiling, maxProcesses: config.taskMaxProcessesCeiling, cpuLimit: config.taskCpuLimitCeiling };
-  for (const key of Object.keys(defaults) as Array<keyof TaskLimits>) {
-    const place = containment.controllers[LIMIT_CONTROLLER[key]];
-    const flag = defaults[key] !== null ? LIMIT_FIELDS[key].flag : ceilings[key] !== null ? `${LIMIT_FIELDS[key].flag}-ceiling` : null;
-    if (flag !== null && 'missing' in place) throw new ConfigError(`${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
-  }
-  return { defaults, ceilings };
 }
 
 /** How often held registry writes are tried again while the state dir's disk refuses them. */

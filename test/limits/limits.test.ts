@@ -151,6 +151,20 @@ test("a crashed daemon's limited tasks leave no cgroup in any hierarchy once the
   assert.deepEqual(v1TaskCgroups(), [], 'the start removed them');
 });
 
+test('a sandboxed task keeps its limits: a fork bomb stops at max_processes, and writes stay in its directory', { skip: V1_SKIP }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hive-bash-limited-sandbox-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const daemon = await startTestDaemon(t, { containment: 'cgroup' });
+  const tools = await connectClient(t, daemon.url);
+  const command = `touch ${dir}/in /tmp/out-${daemon.marker} 2>/dev/null; for i in $(seq 40); do sleep 30 & done 2>/dev/null; wait`;
+  const task = await tools.ok('run', { command, max_processes: 16, sandbox: { write: [dir], network: false }, wait_seconds: 0 });
+  const limited = await waitFor(async () => ((await tools.ok('status', { id: task.id })).pids_limit_hits ?? 0) > 0, 30_000, 100);
+  assert.ok(limited, 'forks past max_processes were refused');
+  assert.ok(existsSync(join(dir, 'in')) && !existsSync(`/tmp/out-${daemon.marker}`), 'writes stayed in its directory');
+  await tools.ok('kill', { id: task.id, force: true });
+  assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 30 })).state, 'killed');
+});
+
 test('bad limit values are refused naming the field', async (t) => {
   const { tools } = await setUp(t, 'cgroup');
   const cases: Array<[Record<string, unknown>, string]> = [

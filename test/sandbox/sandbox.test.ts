@@ -81,12 +81,13 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   });
 }
 
-test('a sandboxed task on a terminal, interactive, with limits, can be written to and killed', async (t) => {
+// With limits too: test/limits/limits.test.ts (whose checks of the v1 hierarchies another file's limited task would disturb).
+test('a sandboxed task on a terminal, interactive, can be written to and killed', async (t) => {
   const dir = makeDir(t, 'pty');
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const command = `read -r line; echo "got $line" > ${dir}/answer; echo "tty: $(tty)"; echo > /dev/tty && echo tty-ok; sleep 600`;
-  const task = await tools.ok('run', { command, pty: true, interactive: true, max_processes: 64, sandbox: { write: [dir], network: false }, wait_seconds: 0 });
+  const task = await tools.ok('run', { command, pty: true, interactive: true, sandbox: { write: [dir], network: false }, wait_seconds: 0 });
   await tools.ok('input', { id: task.id, text: 'hello\n' });
   const seen = await tools.ok('status', { id: task.id, wait_for: 'tty-ok', wait_seconds: 30 });
   assert.equal(seen.wait_result, 'matched');

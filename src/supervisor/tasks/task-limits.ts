@@ -1,6 +1,6 @@
 // Which limits a task runs under: what its run asks for, else the daemon's defaults; never above the
 // operator's ceilings, and never one that no cgroup here can enforce (refused, not run without it).
-import { echoValue, ToolInputError } from '../../errors.js';
+import { ConfigError, echoValue, ToolInputError } from '../../errors.js';
 import { LIMIT_CONTROLLER, type ControllerPlaces, type TaskLimits } from '../../process/limits.js';
 
 /** The daemon's defaults and ceilings (--task-*-limit and --task-*-ceiling); null: none. */
@@ -15,6 +15,21 @@ export const LIMIT_FIELDS: Record<keyof TaskLimits, { field: string; flag: strin
   maxProcesses: { field: 'max_processes', flag: '--task-max-processes', unit: 'processes' },
   cpuLimit: { field: 'cpu_limit', flag: '--task-cpu-limit', unit: 'CPUs' },
 };
+
+/** The flags behind a policy: each limit's default and ceiling (--task-*, --task-*-ceiling); null: none. */
+export type LimitFlags = { [K in 'taskMemoryLimitMb' | 'taskMaxProcesses' | 'taskCpuLimit' | 'taskMemoryLimitMbCeiling' | 'taskMaxProcessesCeiling' | 'taskCpuLimitCeiling']: number | null };
+
+/** The daemon's limit defaults and ceilings; one that no cgroup here can enforce stops the start (a ConfigError). */
+export function limitPolicyOf(flags: LimitFlags, places: ControllerPlaces): LimitPolicy {
+  const defaults: TaskLimits = { memoryLimitMb: flags.taskMemoryLimitMb, maxProcesses: flags.taskMaxProcesses, cpuLimit: flags.taskCpuLimit };
+  const ceilings: TaskLimits = { memoryLimitMb: flags.taskMemoryLimitMbCeiling, maxProcesses: flags.taskMaxProcessesCeiling, cpuLimit: flags.taskCpuLimitCeiling };
+  for (const key of Object.keys(defaults) as Array<keyof TaskLimits>) {
+    const place = places[LIMIT_CONTROLLER[key]];
+    const flag = defaults[key] !== null ? LIMIT_FIELDS[key].flag : ceilings[key] !== null ? `${LIMIT_FIELDS[key].flag}-ceiling` : null;
+    if (flag !== null && 'missing' in place) throw new ConfigError(`${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`);
+  }
+  return { defaults, ceilings };
+}
 
 /** The limits for a run that asked for `requested`; throws a ToolInputError naming the field at fault. */
 export function resolveTaskLimits(requested: Partial<TaskLimits>, policy: LimitPolicy, places: ControllerPlaces): TaskLimits {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
 import { statSync } from 'node:fs';
-import { echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
+import { ConfigError, echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
 import { confinesWrites, describeSandbox, isBeneath, type Sandbox, type SandboxSupport } from '../../process/sandbox.js';
 
 const noNul = (text: string) => !text.includes('\0');
@@ -58,7 +58,8 @@ export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: str
   if (chosen === null) return null;
   const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
   sandbox.write.forEach((dir, i) => assertDirectory(dir, requested === undefined ? source : `"sandbox.write[${i}]"`));
-  if (policy.floor !== null) assertWithinFloor(sandbox, policy.floor, source);
+  const wider = policy.floor === null ? null : widerThanFloor(sandbox, policy.floor);
+  if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
   const missing = [
     confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
     !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
@@ -79,9 +80,28 @@ function assertDirectory(dir: string, source: string): void {
   if (problem !== null) throw new ToolInputError(`Invalid run input: ${source} must ${must} to write in; got ${echoValue(dir)}: ${problem}`);
 }
 
-/** Refuses a sandbox that allows more than `floor`: a write dir outside all of its, or network it cuts. */
-export function assertWithinFloor(sandbox: Sandbox, floor: Sandbox, source: string): void {
+/** What `sandbox` allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
+function widerThanFloor(sandbox: Sandbox, floor: Sandbox): string | null {
   const outside = sandbox.write.find((dir) => !floor.write.some((root) => isBeneath(dir, root)));
-  if (outside !== undefined) throw new SandboxNotAllowedError(source, `it lets the task write in ${outside}`, describeSandbox(floor));
-  if (sandbox.network && !floor.network) throw new SandboxNotAllowedError(source, 'it lets the task reach the network', describeSandbox(floor));
+  if (outside !== undefined) return `it lets the task write in ${outside}`;
+  return sandbox.network && !floor.network ? 'it lets the task reach the network' : null;
+}
+
+/** The operator's policy from --default-sandbox and --sandbox-floor; a default wider than the floor stops the start (a ConfigError). */
+export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: RequestedSandbox | null): SandboxPolicy {
+  const floor = floorGiven === null ? null : completeFloor(floorGiven);
+  // A default without write takes each run's cwd: that is checked run by run.
+  const wider = floor === null || defaults?.write === undefined ? null : widerThanFloor({ write: defaults.write.map((dir) => resolve(dir)), network: defaults.network ?? floor.network }, floor);
+  if (wider !== null) throw new ConfigError(`--default-sandbox is wider than the operator's floor (--sandbox-floor): ${wider}, and the floor allows at most: ${describeSandbox(floor!)}`);
+  return { defaults, floor };
+}
+
+/** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
+export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy) {
+  return {
+    writes: support.writes === null ? `Landlock ABI ${support.landlockAbi}` : `unavailable: ${support.writes}`,
+    network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
+    default: policy.defaults,
+    floor: policy.floor,
+  };
 }
