@@ -144,7 +144,9 @@ in
       serviceConfig = {
         ExecStart = "${cfg.bashPackage}/bin/hive-bash-daemon ${lib.escapeShellArgs daemonArgs}";
         User = cfg.bashUser;
-        Restart = "on-failure";
+        # Back 2 s after any exit, a clean one too (exit 0 after a SIGTERM that did not come from
+        # systemd, say): the agent has no other way to its tasks. systemctl stop still stops it.
+        Restart = "always";
         RestartSec = "2s";
 
         # A cgroup subtree of the service's own, with the memory, pids and cpu controllers, in which

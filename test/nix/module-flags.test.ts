@@ -81,7 +81,7 @@ test('the unit lets the daemon end its own tasks and gives them a cgroup subtree
   assert.equal(serviceConfig.KillMode, 'mixed');
   assert.equal(serviceConfig.Delegate, 'cpu memory pids', 'the delegated subtree has the controllers of the task limits');
   assert.deepEqual([serviceConfig.MemoryAccounting, serviceConfig.TasksAccounting, serviceConfig.CPUAccounting], [true, true, true]);
-  assert.equal(serviceConfig.Restart, 'on-failure');
+  assert.equal(serviceConfig.Restart, 'always', 'the daemon comes back however it exited; systemctl stop still stops it');
   assert.equal(serviceConfig.StateDirectory, 'hive-bash-daemon');
   assert.equal(serviceConfig.NoNewPrivileges, undefined);
   assert.ok(path.some((entry) => entry.endsWith('-bash')), `bash is not on the service's path: ${path.join(' ')}`);
