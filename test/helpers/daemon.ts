@@ -112,7 +112,7 @@ export async function launchDaemon(
 }
 
 /** The daemon's environment without anything of a daemon the test runner itself may have. */
-function cleanEnv(): Record<string, string> {
+export function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith('HIVE_')) env[name] = value;
