@@ -44,8 +44,11 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot);
   const namespace = await startTaskNamespace(config, containment, log);
-  const store = new TaskStore(config.stateDir);
   const files = new OutputFiles(config.stateDir);
+  const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
+  if (store.setAside !== null) {
+    log.error({ set_aside: store.setAside.path, reason: store.setAside.reason }, 'the registry was damaged on disk: it was set aside and a fresh one started; its tasks are forgotten, their output files kept');
+  }
   const interrupted = await interruptStaleTasks(store, containment, files);
   if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
@@ -74,6 +77,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     sessions: sessions.size,
     worker_threads: pool.threads,
     todos: { socket: config.agentSocket, harness_connected: delivery?.connected ?? false, outbox_depth: store.outbox.depth() },
+    registry: store.setAside === null ? null : { set_aside: store.setAside.path, reason: store.setAside.reason },
   });
   const metrics = new DaemonMetrics({
     version: VERSION,

@@ -32,6 +32,7 @@ test('/healthz reports the version, containment and counts by state', async (t) 
   assert.equal(health.tasks.done, 1);
   assert.equal(health.tasks.running, 0);
   assert.equal(health.sessions, 1);
+  assert.equal(health.registry, null, 'no damaged registry was set aside');
 });
 
 test('requests whose Host or Origin does not name the daemon are refused', async (t) => {

@@ -1,7 +1,6 @@
 // The registry's one SQLite database (task rows, the todo outbox, counters): opened once, brought
 // up to the current schema by numbered migrations recorded in SQLite's user_version.
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { RegistryVersionError } from '../../errors.js';
 import { FINISHED_STATES } from '../model/task.js';
 
@@ -88,16 +87,25 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Opens `<stateDir>/tasks.sqlite` (WAL) and migrates it; one connection, for the main thread only. */
-export function openDatabase(stateDir: string): Database.Database {
-  const db = new Database(join(stateDir, 'tasks.sqlite'));
-  db.pragma('journal_mode = WAL');
-  // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
-  db.pragma('synchronous = NORMAL');
+/** Opens the registry file (WAL) and migrates it; one connection, for the main thread only. Closed again if that fails. */
+export function openDatabase(file: string): Database.Database {
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    // NORMAL survives a crash of the daemon; only a power loss can take the last commits.
+    db.pragma('synchronous = NORMAL');
+    migrate(db, file);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: Database.Database, file: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
-    db.close();
-    throw new RegistryVersionError(`the registry in ${stateDir} has schema version ${version}, newer than this daemon's ${SCHEMA_VERSION}; run the newer daemon or choose another --state-dir`);
+    throw new RegistryVersionError(`the registry ${file} has schema version ${version}, newer than this daemon's ${SCHEMA_VERSION}; run the newer daemon or choose another --state-dir`);
   }
   for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
     db.transaction(() => {
@@ -105,5 +113,4 @@ export function openDatabase(stateDir: string): Database.Database {
       db.pragma(`user_version = ${next}`);
     })();
   }
-  return db;
 }

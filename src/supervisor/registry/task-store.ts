@@ -5,7 +5,8 @@
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../shared/todo-protocol.js';
 import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
-import { FINISHED_SQL, openDatabase } from './database.js';
+import { FINISHED_SQL } from './database.js';
+import { openRegistry, type SetAsideRegistry } from './damaged-registry.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';
 import { BoundedCache } from '../bounded-cache.js';
@@ -19,6 +20,8 @@ export class TaskStore {
   private readonly db: Database.Database;
   private readonly statements;
   readonly outbox: TodoOutbox;
+  /** The damaged registry this start set aside for a fresh one, or null. */
+  readonly setAside: SetAsideRegistry | null;
 
   /** Writes not on disk yet: this turn's, or those a failing disk refused (then `fault` says why). */
   private readonly buffer = new WriteBuffer();
@@ -26,10 +29,12 @@ export class TaskStore {
   /** Finished tasks read lately: a status of one reads the row once. */
   private readonly finished = new BoundedCache<string, TaskRecord>(FINISHED_CACHE_SIZE);
 
-  constructor(private readonly stateDir: string) {
-    this.db = openDatabase(stateDir);
+  /** After a set-aside, generated ids go on past task-`generatedIdsTaken()`: the forgotten tasks' output files keep theirs. */
+  constructor(private readonly stateDir: string, generatedIdsTaken: () => number = () => 0) {
+    ({ db: this.db, setAside: this.setAside } = openRegistry(stateDir));
     this.outbox = new TodoOutbox(this.db);
     this.statements = this.prepare();
+    if (this.setAside !== null) this.statements.setCounter.run('id_counter', generatedIdsTaken());
   }
 
   private prepare() {
