@@ -36,7 +36,6 @@ async function main(): Promise<void> {
     process.stderr.write(`hive-bash-daemon: ${(error as Error).message}\n`);
     process.exit(error instanceof StateDirBusyError || error instanceof ConfigError ? EXIT_USAGE : 1);
   }
-  process.stdout.write(`listening on ${daemon.url}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -52,6 +51,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Only now: whoever reads this line may stop the daemon at once, and must get a clean stop.
+  process.stdout.write(`listening on ${daemon.url}\n`);
 }
 
 /** The bearer token, required for anything but a loopback address. */
