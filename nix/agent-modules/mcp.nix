@@ -33,6 +33,14 @@ let
     "--agent-socket"
     cfg.bashAgentSocket
   ]
+  ++ lib.optionals (cfg.bashDefaultSandbox != null) [
+    "--default-sandbox"
+    cfg.bashDefaultSandbox
+  ]
+  ++ lib.optionals (cfg.bashSandboxFloor != null) [
+    "--sandbox-floor"
+    cfg.bashSandboxFloor
+  ]
   ++ cfg.bashExtraArgs;
 
   stateUnderVarLib = lib.hasPrefix "/var/lib/" cfg.bashStateDir;
@@ -89,6 +97,27 @@ in
       description = ''
         The harness's todo socket (HIVE_AGENT_SOCKET), passed as --agent-socket. With null the
         daemon still serves; todos wait in its outbox until a socket is configured.
+      '';
+    };
+
+    bashDefaultSandbox = lib.mkOption {
+      type = lib.types.nullOr lib.types.str;
+      default = null;
+      example = ''{"write": ["/work"], "network": false}'';
+      description = ''
+        The daemon's --default-sandbox, as JSON like run's sandbox field: the sandbox of every run
+        that gives none (Landlock for writes, a network namespace per task for network = false).
+        null: none.
+      '';
+    };
+
+    bashSandboxFloor = lib.mkOption {
+      type = lib.types.nullOr lib.types.str;
+      default = null;
+      example = ''{"write": ["/work", "/tmp"], "network": false}'';
+      description = ''
+        The daemon's --sandbox-floor, as JSON: the widest sandbox any run may have; a run may
+        narrow it, never widen it, and one that gives none (with no default) gets it. null: none.
       '';
     };
 

@@ -19,9 +19,12 @@ function makeStateDir(t: TestContext): string {
   return stateDir;
 }
 
+/** A sandbox any host here can enforce (no Landlock needed: / is writable), for the sandbox options. */
+const SANDBOX = JSON.stringify({ write: ['/'], network: false });
+
 /** Option values a test daemon can run with: any free port, a state directory of its own. */
 function testSettings(stateDir: string) {
-  return { bashHttpPort: 0, bashStateDir: stateDir, bashAgentSocket: join(stateDir, 'agent.sock') };
+  return { bashHttpPort: 0, bashStateDir: stateDir, bashAgentSocket: join(stateDir, 'agent.sock'), bashDefaultSandbox: SANDBOX, bashSandboxFloor: SANDBOX };
 }
 
 /** The daemon's arguments as the module renders them (evaluated), else built from the module's flags. */
@@ -31,7 +34,7 @@ function moduleCommandLine(stateDir: string): string[] {
     assert.match(program!, /^\/nix\/store\/[^/]+-hive-bash-daemon\/bin\/hive-bash-daemon$/);
     return args;
   }
-  const values: Record<string, string> = { '--host': '127.0.0.1', '--port': '0', '--state-dir': stateDir, '--agent-socket': join(stateDir, 'agent.sock') };
+  const values: Record<string, string> = { '--host': '127.0.0.1', '--port': '0', '--state-dir': stateDir, '--agent-socket': join(stateDir, 'agent.sock'), '--default-sandbox': SANDBOX, '--sandbox-floor': SANDBOX };
   return moduleFlagsFromText().flatMap((flag) => {
     const value = values[flag];
     if (value === undefined) throw new Error(`mcp.nix passes ${flag}: give it a test value in module-flags.test.ts`);
