@@ -99,3 +99,26 @@ test('output, against one daemon', async (t) => {
     assert.match(await tools.error('output', { id: 'nope' }), /no task has the id "nope"|nope/);
   });
 });
+
+test('since and next carry on across a daemon restart: every line once, none missed', async (t) => {
+  const first = await startTestDaemon(t);
+  const tools = await connectClient(t, first.url);
+  await tools.ok('run', { command: 'i=0; while :; do i=$((i+1)); echo "tick $i"; sleep 0.3; done', name: 'ticks', wait_seconds: 0 });
+  const before: string[] = [];
+  let next: string | undefined;
+  while (before.length < 4) {
+    const answer = await tools.ok('output', { id: 'ticks', stream: 'stdout', wait_seconds: 30, ...(next === undefined ? {} : { since: next }) });
+    before.push(...answer.stdout.text.split('\n').filter((line: string) => line !== ''));
+    next = answer.next;
+  }
+  assert.equal(await first.stop(), 0);
+  const second = await startTestDaemon(t, { stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
+  const again = await connectClient(t, second.url);
+  const { lines: after } = await readToEnd(again, 'ticks', next);
+  const all = [...before, ...after];
+  assert.ok(all.length >= 4, all.join(','));
+  assert.deepEqual(all, Array.from({ length: all.length }, (_, i) => `tick ${i + 1}`));
+  const whole = await again.ok('output', { id: 'ticks', stream: 'stdout', max_bytes: 1024 * 1024 });
+  assert.equal(whole.stdout.text, all.map((line) => `${line}\n`).join(''), 'the reads together are the file');
+  assert.equal((await again.ok('output', { id: 'ticks', since: whole.next })).stdout.text, '');
+});
