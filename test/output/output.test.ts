@@ -87,6 +87,14 @@ test('output, against one daemon', async (t) => {
     assert.deepEqual([fresh.restarted, fresh.stdout.text], [true, 'new run\n']);
   });
 
+  await t.test("status's text shows the first lines of a stream longer than its tail, and what lies between", async () => {
+    const { text } = await tools.call('status', { id: 'log', tail_bytes: 30 });
+    const between = 9997 - 5; // lines 6 to 9997: the tail's 30 bytes hold the end of line 9998 and two whole lines
+    assert.match(text, new RegExp(`--- stdout \\(last 30 of \\d+ bytes\\): \\S+\\nline 1 ok\\nline 2 ok\\nline 3 ok\\nline 4 ok\\nline 5 ok\\n\\[\\.\\.\\. ${between} lines \\(\\d+ bytes\\) between; the output tool reads them \\.\\.\\.\\]\\n.*\\nline 9999 ok\\nline 10000 ok\\n$`));
+    const short = await tools.call('run', { command: 'echo short', wait_seconds: 10 });
+    assert.doesNotMatch(short.text, /between/);
+  });
+
   await t.test('bad fields are refused, naming the field and saying what is accepted', async () => {
     assert.match(await tools.error('output', { id: 'log', grep: '(a)\\1' }), /"grep" must be a regular expression that runs in linear time .*got "\(a\)\\\\1"/);
     assert.match(await tools.error('output', { id: 'log', context: 3 }), /"context" is taken only with grep/);
