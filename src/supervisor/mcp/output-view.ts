@@ -28,6 +28,7 @@ export const outputSchema = z.object({
   id: z.string().describe('The task id'),
   state: z.enum(TASK_STATES).describe('The state of the task now'),
   pty: z.boolean().describe('It runs on a terminal: all its output is in stdout'),
+  complete: z.boolean().describe('The task has ended and all it wrote is in: once an answer with since brings nothing new, there is nothing more to read'),
   stdout: memberSchema.optional(),
   stderr: memberSchema.optional(),
   next: z.string().describe('Pass it back as since to read only what comes after this answer (both streams); covers what the answer covered (with head: up to its last line)'),
@@ -40,7 +41,7 @@ export const outputSchema = z.object({
 export type OutputView = z.output<typeof outputSchema>;
 
 /** The structured answer from what was read. */
-export function viewOf(base: Pick<OutputView, 'id' | 'state' | 'pty' | 'next' | 'restarted'>, members: Partial<Record<'stdout' | 'stderr', StreamMember>>, screen: Screen | null): OutputView {
+export function viewOf(base: Pick<OutputView, 'id' | 'state' | 'pty' | 'complete' | 'next' | 'restarted'>, members: Partial<Record<'stdout' | 'stderr', StreamMember>>, screen: Screen | null): OutputView {
   const all = Object.values(members);
   return {
     ...base,

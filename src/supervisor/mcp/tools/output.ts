@@ -93,7 +93,7 @@ export const outputTool = defineTool({
       task = outputTaskOf(tasks, record);
       ({ cursor, restarted } = startingPoint(task, since));
     }
-    const base = { id: record.id, state: record.state, pty: record.pty, restarted };
+    const base = { id: record.id, state: record.state, pty: record.pty, complete: task.complete, restarted };
     if (input.screen) {
       const size = record.terminalSize ?? { cols: 120, rows: 40 };
       const screen = await screens.screenOf(record.runKey, task.paths.stdout, size.cols, size.rows);
