@@ -2,7 +2,7 @@
 // (@xterm/headless) fed the task's output from its file. It runs on the main thread and only for a
 // task whose screen is asked for: made at the first ask, fed from the start of the file, then only
 // what was written since, and kept for the most recent few tasks (see bench/screen-cost).
-import xterm from '@xterm/headless';
+import type { Terminal } from '@xterm/headless';
 import { BoundedCache } from '../bounded-cache.js';
 import { fileSize, readAt } from './growing-file.js';
 
@@ -22,22 +22,27 @@ export interface Screen {
 }
 
 interface Emulator {
-  terminal: InstanceType<typeof xterm.Terminal>;
+  terminal: Terminal;
   /** Bytes of the file fed so far. */
   fed: number;
   /** The feed under way: one at a time per terminal. */
   feeding: Promise<void>;
 }
 
+/** The emulator's module, loaded at the first screen asked for: a daemon that draws none does not pay its 11 MB. */
+let emulatorModule: Promise<typeof import('@xterm/headless')> | null = null;
+const loadEmulator = () => (emulatorModule ??= import('@xterm/headless').then((loaded) => loaded.default));
+
 export class TerminalScreens {
   private readonly emulators = new BoundedCache<string, Emulator>(KEPT_TERMINALS);
 
   /** The screen of the run `runKey` whose terminal (`cols` by `rows`) wrote to `path`, once fed all that is there now. */
   async screenOf(runKey: string, path: string, cols: number, rows: number): Promise<Screen> {
+    const { Terminal } = await loadEmulator();
     let emulator = this.emulators.get(runKey);
     if (emulator === undefined || fileSize(path) < emulator.fed) {
       emulator?.terminal.dispose();
-      const terminal = new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+      const terminal = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
       emulator = { terminal, fed: 0, feeding: Promise.resolve() };
       this.emulators.set(runKey, emulator);
     }
@@ -65,7 +70,7 @@ async function feed(emulator: Emulator, path: string): Promise<void> {
   }
 }
 
-function render(terminal: InstanceType<typeof xterm.Terminal>): Screen {
+function render(terminal: Terminal): Screen {
   const buffer = terminal.buffer.active;
   const lines: string[] = [];
   for (let row = 0; row < terminal.rows; row++) lines.push(buffer.getLine(buffer.baseY + row)?.translateToString(true) ?? '');
