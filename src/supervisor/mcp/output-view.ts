@@ -62,7 +62,7 @@ export function describeOutput(view: OutputView): string {
     const matched = member.matches === undefined ? '' : `, ${member.matches} matching`;
     const cut = member.omitted_lines > 0 || member.omitted_bytes > 0 ? `, ${member.omitted_lines} lines (${member.omitted_bytes} bytes) left out` : '';
     parts.push(`--- ${stream}: ${lines}${matched}${cut}${member.truncated ? ', truncated at the cap' : ''} ---`);
-    if (member.text.length > 0) parts.push(member.text);
+    if (member.text.length > 0) parts.push(member.text.replace(/\n$/, ''));
   }
   if (view.screen !== undefined) {
     const { screen } = view;

@@ -19,13 +19,18 @@ export function readAt(path: string, offset: number, length: number): Buffer {
 /** Up to `length` bytes of an open file from `offset`. */
 export function readOpen(fd: number, offset: number, length: number): Buffer {
   const buffer = Buffer.allocUnsafe(Math.max(0, length));
+  return buffer.subarray(0, readInto(fd, buffer, 0, buffer.length, offset));
+}
+
+/** Reads up to `length` bytes of an open file from `offset` into `buffer` at `at`; returns how many (fewer at its end). */
+export function readInto(fd: number, buffer: Buffer, at: number, length: number, offset: number): number {
   let read = 0;
-  while (read < buffer.length) {
-    const count = readSync(fd, buffer, read, buffer.length - read, offset + read);
+  while (read < length) {
+    const count = readSync(fd, buffer, at + read, length - read, offset + read);
     if (count === 0) break;
     read += count;
   }
-  return buffer.subarray(0, read);
+  return read;
 }
 
 /** Runs `use` with the file at `path` open for reading; null when it cannot be opened. */

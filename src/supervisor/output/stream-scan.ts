@@ -3,7 +3,7 @@
 // every line, or with grep the matching lines and their context, numbered as grep -n numbers them.
 import { ByteLines, TextLines, type ChunkLines } from './chunk-lines.js';
 import { closeSync, openSync } from 'node:fs';
-import { readOpen } from './growing-file.js';
+import { readInto } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import type { StreamPlace } from './output-cursor.js';
 import type { Selection } from './output-selection.js';
@@ -51,25 +51,31 @@ export async function scanStream(request: ScanRequest): Promise<{ end: StreamPla
 }
 
 async function scanOpen(fd: number, request: ScanRequest, walker: LineWalker): Promise<StreamPlace> {
+  // One buffer for the whole read: a fresh one a chunk (and a copy to join the line cut between
+  // chunks) cost a third of grep's time over a 1 GiB log. What was not walked yet stays at its start.
+  const work = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+  let carried = 0;
   let offset = request.from.offset;
-  let carry: Buffer = Buffer.alloc(0);
   let line = request.from.line;
   while (offset < request.to) {
-    const read = readOpen(fd, offset, Math.min(CHUNK_BYTES, request.to - offset));
-    if (read.length === 0) break;
-    const start = offset - carry.length;
-    const data = carry.length === 0 ? read : Buffer.concat([carry, read]);
-    offset += read.length;
+    const read = readInto(fd, work, carried, Math.min(CHUNK_BYTES, request.to - offset, work.length - carried), offset);
+    if (read === 0) break;
+    const start = offset - carried;
+    offset += read;
+    const data = work.subarray(0, carried + read);
     let whole = data.lastIndexOf(0x0a) + 1;
     if (whole === 0 && data.length >= MAX_LINE_BYTES) whole = characterBoundary(data, MAX_LINE_BYTES);
-    carry = data.subarray(whole);
-    if (whole === 0) continue;
-    const stop = walker.walk(data.subarray(0, whole), line, false);
-    if (stop !== null) return { offset: start + stop.bytes, line: stop.line };
-    line += countNewlines(data.subarray(0, whole));
-    if (request.selection.complete) return { offset: start + whole, line };
+    if (whole > 0) {
+      const stop = walker.walk(data.subarray(0, whole), line, false);
+      if (stop !== null) return { offset: start + stop.bytes, line: stop.line };
+      line += countNewlines(data.subarray(0, whole));
+      if (request.selection.complete) return { offset: start + whole, line };
+    }
+    carried = data.length - whole;
+    work.copyWithin(0, whole, data.length);
     await new Promise((resolve) => setImmediate(resolve));
   }
+  const carry = work.subarray(0, carried);
   const last = request.final ? carry.length : takeable(carry, request.mode);
   if (last > 0) {
     const stop = walker.walk(carry.subarray(0, last), line, true);
