@@ -7,7 +7,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 
 /** Reads task `id` through since/next with waits until it has ended and nothing is left; returns every stdout line read, in order. */
-export async function readToEnd(tools: ToolClient, id: string, since?: string): Promise<{ lines: string[]; next: string }> {
+async function readToEnd(tools: ToolClient, id: string, since?: string): Promise<{ lines: string[]; next: string }> {
   const lines: string[] = [];
   let next = since;
   let partial = '';
