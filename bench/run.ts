@@ -28,6 +28,8 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'registry-size', script: 'registry-size.js', args: [], quickArgs: ['--sizes', '10,1000', '--tasks', '30'] },
   { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
   { name: 'todo-latency', script: 'todo-latency.js', args: [], quickArgs: ['--tasks', '50'] },
+  { name: 'output-grep', script: 'output-grep.js', args: [], quickArgs: ['--mib', '16', '--rounds', '1'] },
+  { name: 'screen-cost', script: 'screen-cost.js', args: [], quickArgs: ['--tasks', '5', '--feed-mib', '1'] },
 ];
 
 /** Runs one benchmark; its figures are the last line of its stdout that parses as JSON. */

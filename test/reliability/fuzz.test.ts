@@ -69,7 +69,7 @@ const KNOWN_TOOL_ERRORS = new Set([
 ]);
 const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001]);
 const HTTP_STATUSES = new Set([200, 202, 400, 404, 405, 406, 413, 415]);
-const TOOL_NAMES = ['run', 'status', 'kill', 'list', 'input'] as const;
+const TOOL_NAMES = ['run', 'status', 'output', 'kill', 'list', 'input'] as const;
 const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'];
 const DAEMON_ARGS = ['--max-running', '1', '--max-pending', '5'];
 
@@ -185,6 +185,19 @@ const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc.Arbitr
     tail_bytes: fc.integer({ min: 0, max: 65536 }),
     peek: fc.boolean(),
   },
+  output: {
+    id: taskId,
+    stream: fc.constantFrom('stdout', 'stderr', 'both', 'all'),
+    since: fc.oneof(fc.constantFrom('', 'bzEgMDAwMDAwMDAtMDAwMCAwIDEgMCAx', 'bzEgeCAtMSAwIDAgMA'), fc.base64String({ maxLength: 80 })),
+    wait_seconds: smallWait,
+    grep: pattern,
+    context: fc.integer({ min: 0, max: 21 }),
+    head: fc.integer({ min: 0, max: 100_001 }),
+    tail: fc.integer({ min: 0, max: 100_001 }),
+    max_bytes: fc.integer({ min: 0, max: 1024 * 1024 + 1 }),
+    raw: fc.boolean(),
+    screen: fc.boolean(),
+  },
   kill: {
     id: taskId,
     force: fc.boolean(),
@@ -207,7 +220,7 @@ function harmless(tool: string, args: Record<string, unknown>): Record<string, u
   if (tool === 'run' && typeof args.command === 'string' && args.command.length > 0 && !args.command.includes('\0') && Buffer.byteLength(args.command) <= 256 * 1024) {
     args.command = 'true';
   }
-  if ((tool === 'run' || tool === 'status') && typeof args.wait_seconds === 'number' && args.wait_seconds > 0.5) args.wait_seconds = 0.5;
+  if ((tool === 'run' || tool === 'status' || tool === 'output') && typeof args.wait_seconds === 'number' && args.wait_seconds > 0.5) args.wait_seconds = 0.5;
   if (tool === 'run' && args.env !== null && typeof args.env === 'object' && !Array.isArray(args.env)) {
     // bash reads BASH_ENV and friends at start: a valid name that is not FUZZ_* is dropped.
     const env = args.env as Record<string, unknown>;

@@ -13,7 +13,7 @@ function record(state: TaskState, changes: Partial<TaskRecord> = {}): TaskRecord
     exitCode: null, signal: null, error: null, createdAt: 1000, startedAt: state === 'pending' ? null : 1100, endedAt: null,
     pid: state === 'pending' ? null : 42, pgid: state === 'pending' ? null : 42, namespacePid: null, stdoutTruncated: false, stderrTruncated: false,
     cpuMs: null, todoShown: false, limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false,
-    pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null }, sandbox: null, ...changes,
+    pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null }, sandbox: null, terminalSize: null, ...changes,
   };
 }
 

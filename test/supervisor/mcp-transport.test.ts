@@ -32,7 +32,7 @@ test('a session: initialize, notifications, single and batched requests, GET ref
   assert.equal(listed.status, 200);
   assert.equal(listed.headers.get('mcp-session-id'), session);
   assert.equal(listed.json.id, 'list-1');
-  assert.deepEqual(listed.json.result.tools.map((tool: { name: string }) => tool.name), ['run', 'status', 'kill', 'list', 'input']);
+  assert.deepEqual(listed.json.result.tools.map((tool: { name: string }) => tool.name), ['run', 'status', 'output', 'kill', 'list', 'input']);
 
   const batch = await post(daemon.url, [
     { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: { command: 'echo batched' } } },
@@ -116,7 +116,7 @@ test('every malformed message the protocol layer would drop is answered, alone o
   assert.equal(bad.json.id, 11, 'a well-formed request with bad arguments gets the protocol layer\'s answer');
   assert.ok(bad.json.error || bad.json.result?.isError, JSON.stringify(bad.json));
   const fine = await post(daemon.url, { jsonrpc: '2.0', id: 12, method: 'tools/list' }, headers);
-  assert.equal(fine.json.result.tools.length, 5, 'the session still serves');
+  assert.equal(fine.json.result.tools.length, 6, 'the session still serves');
 });
 
 test('a request the client cancels or walks away from holds nothing: its id is free again and the session is swept', async (t) => {

@@ -37,7 +37,7 @@ test('every bad input gets an error that names the field, echoes the value and s
   }
   const unknownTool = await tools.call('launch', {});
   assert.equal(unknownTool.isError, true);
-  assert.equal(unknownTool.text, 'unknown tool "launch"; this server has: run, status, kill, list, input');
+  assert.equal(unknownTool.text, 'unknown tool "launch"; this server has: run, status, output, kill, list, input');
   assert.deepEqual(unknownTool.structured, { error: { code: 'ERR_UNKNOWN_TOOL', message: unknownTool.text } });
   // After all of that the daemon still serves.
   const ok = await tools.ok('run', { command: 'echo still here' });

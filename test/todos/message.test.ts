@@ -29,7 +29,7 @@ const DONE: TaskRecord = {
   exitCode: 2, signal: null, error: null, createdAt: 1_000, startedAt: 10_000, endedAt: 22_300, pid: 9, pgid: 9, namespacePid: 2,
   stdoutTruncated: false, stderrTruncated: true, cpuMs: null, todoShown: true,
   limits: { memoryLimitMb: null, maxProcesses: null, cpuLimit: null }, oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null,
-  truncation: { stdout: null, stderr: 'the cap of 24 bytes was reached' }, sandbox: null,
+  truncation: { stdout: null, stderr: 'the cap of 24 bytes was reached' }, sandbox: null, terminalSize: null,
 };
 
 test('an upsert sums the end up in one line and gives the command, exit, tails and paths', (t) => {

@@ -4,12 +4,13 @@ import { followCommand, logsCommand } from './follow.js';
 import { killCommand } from './kill.js';
 import { listCommand } from './list.js';
 import { runCommand } from './run.js';
+import { screenCommand } from './screen.js';
 import { statusCommand } from './status.js';
 import { todosCommand } from './todos.js';
 import { topCommand } from './top.js';
 import { waitCommand } from './wait.js';
 
-export const COMMANDS: Command[] = [listCommand, statusCommand, followCommand, logsCommand, waitCommand, killCommand, runCommand, topCommand, todosCommand];
+export const COMMANDS: Command[] = [listCommand, statusCommand, followCommand, logsCommand, screenCommand, waitCommand, killCommand, runCommand, topCommand, todosCommand];
 
 /** The command called `name` or aliased so, or undefined. */
 export function findCommand(name: string): Command | undefined {

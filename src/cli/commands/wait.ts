@@ -1,16 +1,12 @@
 // wait: blocks until every task named has ended (or printed a match of --until), as a shell's wait
 // and timeout(1) do: the first non-zero exit code, 124 when --timeout passes first.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseSeconds, requireIds } from '../arguments.js';
-import { EXIT_TIMEOUT, UsageError } from '../cli-error.js';
+import { CliError, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
 import type { DaemonClient } from '../client.js';
 import { writeJson, type Command } from '../command.js';
 import { formatDuration, shellExitCode } from '../format.js';
-import { OutputFile } from '../output-files.js';
 import { isFinished } from '../../supervisor/model/task.js';
-import { fetchStatus, waitForEnd, type TaskStatus } from '../tasks.js';
-
-const READ_INTERVAL_MS = 100;
+import { MAX_WAIT_SECONDS, waitForEnd, type TaskStatus } from '../tasks.js';
 
 interface Outcome {
   id: string;
@@ -28,32 +24,23 @@ function outcomeOf(status: TaskStatus, outcome: Outcome['outcome'], matchedLine:
   return { id, outcome, state, exit_code, signal, runtime_ms, matched_line: matchedLine };
 }
 
-/** The first line of either stream (whole or still being written) that matches `pattern`, or null. */
-function findMatch(files: OutputFile[], pattern: RegExp, flush: boolean): string | null {
-  for (const file of files) {
-    const line = [...file.readLines(flush), file.pendingLine].find((candidate) => pattern.test(candidate));
-    if (line !== undefined) return line;
-  }
-  return null;
-}
-
-/** Waits for task `id` to print a line matching `pattern` or to end, or for the deadline. */
-async function waitForMatch(client: DaemonClient, id: string, pattern: RegExp, deadline: number | null): Promise<Outcome> {
-  const first = await fetchStatus(client, id, 0);
-  const files = [new OutputFile(first.stdout_path, 0), new OutputFile(first.stderr_path, 0)];
-  let ended: TaskStatus | null = null;
-  let failure: unknown = null;
-  const end = waitForEnd(client, id, deadline).then(
-    (status) => void (ended = status),
-    (error) => void (failure = error),
-  );
+/**
+ * Waits for task `id` to print a line matching `pattern` or to end, or for the deadline: status
+ * with wait_for, so the daemon matches (on its linear-time engine) as the output is written.
+ */
+async function waitForMatch(client: DaemonClient, id: string, pattern: string, deadline: number | null): Promise<Outcome> {
   for (;;) {
-    const done = ended as TaskStatus | null;
-    const line = findMatch(files, pattern, done !== null);
-    if (line !== null) return outcomeOf(done ?? first, 'matched', line);
-    if (failure !== null) throw failure;
-    if (done !== null) return outcomeOf(done, isFinished(done.state) ? 'ended' : 'timeout');
-    await Promise.race([end, sleep(READ_INTERVAL_MS)]);
+    const left = deadline === null ? MAX_WAIT_SECONDS : Math.max(0, (deadline - Date.now()) / 1000);
+    let status: TaskStatus & { wait_result?: string; matched_line?: string | null };
+    try {
+      status = await client.callTool('status', { id, peek: true, wait_for: pattern, wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000), tail_bytes: 0 });
+    } catch (error) {
+      if (error instanceof CliError && error.code === 'ERR_INVALID_INPUT') throw new UsageError(`--until ${error.message.replace(/^.*"wait_for" /, '')}`);
+      throw error;
+    }
+    if (status.wait_result === 'matched') return outcomeOf(status, 'matched', status.matched_line ?? null);
+    if (status.wait_result === 'ended' || isFinished(status.state)) return outcomeOf(status, 'ended');
+    if (deadline !== null && Date.now() >= deadline) return outcomeOf(status, 'timeout');
   }
 }
 
@@ -69,11 +56,11 @@ function exitCodeOf(outcome: Outcome, until: boolean): number {
   return until && code === 0 ? 1 : code;
 }
 
-function describeOutcome(outcome: Outcome, pattern: RegExp | null): string {
-  if (outcome.outcome === 'matched') return `${outcome.id} matched /${pattern!.source}/: ${outcome.matched_line}`;
+function describeOutcome(outcome: Outcome, pattern: string | null): string {
+  if (outcome.outcome === 'matched') return `${outcome.id} matched /${pattern}/: ${outcome.matched_line}`;
   if (outcome.outcome === 'timeout') return `${outcome.id} still ${outcome.state}`;
   const exit = outcome.exit_code === null ? 'no exit code' : `exit ${outcome.exit_code}`;
-  const tail = pattern ? `, without a line matching /${pattern.source}/` : '';
+  const tail = pattern ? `, without a line matching /${pattern}/` : '';
   return `${outcome.id} ${outcome.state}: ${exit}${outcome.signal ? ` (${outcome.signal})` : ''} after ${formatDuration(outcome.runtime_ms)}${tail}`;
 }
 
@@ -84,7 +71,8 @@ export const waitCommand: Command = {
   help: [
     '--timeout S     give up after S seconds and exit with 124 (as timeout(1))',
     "--until REGEX   return as soon as each task's output has a line matching REGEX (a JavaScript",
-    '                regular expression), e.g. "listening on", without waiting for the end; a task',
+    '                regular expression without backreferences or lookaround, matched by the daemon',
+    '                in linear time), e.g. "listening on", without waiting for the end; a task',
     '                that ends without one counts with its exit code, or 1 if that was 0',
     'Exit code: the first non-zero exit code of the tasks, in the order named (128+N after signal N;',
     '1 for a task that never ran), 0 when all succeeded or matched, 124 when the timeout passed first.',
@@ -93,16 +81,9 @@ export const waitCommand: Command = {
   async run(context, values, positionals) {
     const ids = requireIds('wait', positionals);
     const seconds = parseSeconds('--timeout', values.timeout as string | undefined);
-    let pattern: RegExp | null = null;
-    if (values.until !== undefined) {
-      try {
-        pattern = new RegExp(values.until as string);
-      } catch (error) {
-        throw new UsageError(`--until must be a JavaScript regular expression; got ${JSON.stringify(values.until)}: ${(error as Error).message}`);
-      }
-    }
+    const pattern = (values.until as string | undefined) ?? null;
     const deadline = seconds === undefined ? null : Date.now() + seconds * 1000;
-    const outcomes = await Promise.all(ids.map((id) => (pattern ? waitForMatch(context.client, id, pattern, deadline) : waitForTask(context.client, id, deadline))));
+    const outcomes = await Promise.all(ids.map((id) => (pattern !== null ? waitForMatch(context.client, id, pattern, deadline) : waitForTask(context.client, id, deadline))));
     const timedOut = outcomes.some((outcome) => outcome.outcome === 'timeout');
     const exitCode = timedOut ? EXIT_TIMEOUT : (outcomes.map((outcome) => exitCodeOf(outcome, pattern !== null)).find((code) => code !== 0) ?? 0);
     if (context.json) {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { TASK_STATES } from '../model/task.js';
 import { describeStream, summarizeTask, type TaskSnapshot } from '../model/task-snapshot.js';
 import type { ReadinessOutcome } from '../readiness/readiness.js';
+import { readStreamHead } from '../output/stream-head.js';
 
 const isoTime = z.string().nullable();
 
@@ -77,12 +78,19 @@ export function describeWaited(view: TaskSnapshot, waited: ReadinessOutcome | nu
   return { structured: { ...view, wait_result: waited.result, matched_line: waited.matchedLine }, text: `wait_result ${outcome}\n${describeTask(view)}` };
 }
 
-/** The summary line and each non-empty tail, for the text content of run and status. */
+/**
+ * The summary line and each non-empty tail, for the text content of run and status; a stream
+ * longer than its tail shows its first lines too, and what lies between.
+ */
 export function describeTask(view: TaskSnapshot): string {
   const parts = [summarizeTask(view)];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = view[`${stream}_tail`];
-    if (tail.length > 0) parts.push(`${describeStream(view, stream)}\n${tail}`);
+    if (tail.length === 0) continue;
+    const tailStart = view[`${stream}_bytes`] - Buffer.byteLength(tail);
+    const head = tailStart > 0 ? readStreamHead(`${view.started_at}`, view[`${stream}_path`], tailStart) : null;
+    const between = head === null ? '' : `${head.text}[... ${head.betweenLines} lines (${head.betweenBytes} bytes) between; the output tool reads them ...]\n`;
+    parts.push(`${describeStream(view, stream)}\n${between}${tail}`);
   }
   return parts.join('\n');
 }

@@ -25,6 +25,8 @@ export interface TaskRecord {
   cwd: string;
   /** Runs on a pseudo-terminal. */
   pty: boolean;
+  /** The size of its terminal (a pty task's), or null. */
+  terminalSize: { cols: number; rows: number } | null;
   /** Its stdin stays open for the input tool. */
   interactive: boolean;
   state: TaskState;
@@ -63,7 +65,7 @@ export interface TaskRecord {
 }
 
 /** What run decides of a new task; the rest starts empty. */
-export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits' | 'sandbox'>;
+export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'terminalSize' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits' | 'sandbox'>;
 
 /** A new task's record: pending, nothing run yet. */
 export function createTaskRecord(task: NewTask): TaskRecord {

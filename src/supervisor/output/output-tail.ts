@@ -1,5 +1,6 @@
 // Reads the end of an output file for status: the last bytes, cut at UTF-8 character boundaries.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { fstatSync } from 'node:fs';
+import { readOpen, withFile } from './growing-file.js';
 
 export interface StreamTail {
   text: string;
@@ -9,21 +10,12 @@ export interface StreamTail {
 
 /** The last `maxBytes` of the file at `path` (empty when it does not exist yet). */
 export function readTail(path: string, maxBytes: number): StreamTail {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return { text: '', bytes: 0 };
-  }
-  try {
+  const tail = withFile(path, (fd) => {
     const size = fstatSync(fd).size;
     const length = Math.min(size, maxBytes);
-    const buffer = Buffer.allocUnsafe(length);
-    const read = length === 0 ? 0 : readSync(fd, buffer, 0, length, size - length);
-    return { text: decodeWholeCharacters(buffer.subarray(0, read)), bytes: size };
-  } finally {
-    closeSync(fd);
-  }
+    return { text: decodeWholeCharacters(readOpen(fd, size - length, length)), bytes: size };
+  });
+  return tail ?? { text: '', bytes: 0 };
 }
 
 /** Drops a partial character at either end (continuation bytes first, an unfinished sequence last). */

@@ -1,8 +1,8 @@
 // Finds the first line of a task's output that matches a pattern: what was written before the
-// call, then what comes, read as the files grow (inotify, with a slow poll behind it), across
-// chunk and stream boundaries: each stream is cut into lines of its own.
-import { closeSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+// call, then what comes, read as the files grow (the output reader's watch), across chunk and
+// stream boundaries: each stream is cut into lines of its own.
 import { StringDecoder } from 'node:string_decoder';
+import { readAt, watchFiles } from '../output/growing-file.js';
 
 /** Bytes read at a time, with a turn of the event loop between reads: a big file never blocks the daemon. */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -10,8 +10,6 @@ const READ_CHUNK_BYTES = 1024 * 1024;
 const MAX_LINE_CHARS = 64 * 1024;
 /** A matched line as it is returned. */
 export const MAX_MATCHED_LINE_BYTES = 1024;
-/** Behind the file watch (which can miss a file created after it started): how often the files are looked at anyway. */
-const POLL_MS = 250;
 
 /** Splits text into lines as it comes, and tests each (and the unfinished last one) against a pattern. */
 export class LineMatcher {
@@ -41,20 +39,9 @@ class GrowingFile {
 
   /** Reads one chunk past what was read; `more` when the file has more after it. */
   readChunk(): { line: string | null; more: boolean } {
-    let fd: number;
-    try {
-      fd = openSync(this.path, 'r');
-    } catch {
-      return { line: null, more: false }; // not created yet
-    }
-    try {
-      const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-      const read = readSync(fd, buffer, 0, READ_CHUNK_BYTES, this.offset);
-      this.offset += read;
-      return { line: read > 0 ? this.matcher.feed(buffer.subarray(0, read)) : null, more: read === READ_CHUNK_BYTES };
-    } finally {
-      closeSync(fd);
-    }
+    const bytes = readAt(this.path, this.offset, READ_CHUNK_BYTES);
+    this.offset += bytes.length;
+    return { line: bytes.length > 0 ? this.matcher.feed(bytes) : null, more: bytes.length === READ_CHUNK_BYTES };
   }
 }
 
@@ -65,13 +52,11 @@ class GrowingFile {
 export function matchOutput(paths: string[], pattern: RegExp, signal: AbortSignal, follow = true): Promise<string | null> {
   const files = paths.map((path) => new GrowingFile(path, new LineMatcher(pattern)));
   return new Promise((resolve) => {
-    const watchers: FSWatcher[] = [];
-    let timer: NodeJS.Timeout | null = null;
+    const stop = new AbortController();
     let scanning = false;
     let again = false;
     const finish = (line: string | null) => {
-      for (const watcher of watchers) watcher.close();
-      if (timer) clearInterval(timer);
+      stop.abort();
       signal.removeEventListener('abort', onAbort);
       resolve(line === null ? null : cutLine(line));
     };
@@ -97,14 +82,7 @@ export function matchOutput(paths: string[], pattern: RegExp, signal: AbortSigna
       step();
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    for (const file of follow ? files : []) {
-      try {
-        watchers.push(watch(file.path, { persistent: false }, scan));
-      } catch {
-        // not created yet: the poll finds it
-      }
-    }
-    if (follow) timer = setInterval(scan, POLL_MS).unref();
+    if (follow) watchFiles(paths, stop.signal, scan);
     scan();
   });
 }

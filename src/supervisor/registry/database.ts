@@ -82,6 +82,13 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       ALTER TABLE tasks ADD COLUMN sandbox TEXT;
     `);
   },
+  // 5: a pty task's terminal size (output's screen is drawn at it).
+  (db) => {
+    db.exec(`
+      ALTER TABLE tasks ADD COLUMN terminal_cols INTEGER;
+      ALTER TABLE tasks ADD COLUMN terminal_rows INTEGER;
+    `);
+  },
 ];
 
 /** The schema version this code writes. */

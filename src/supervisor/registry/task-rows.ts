@@ -26,6 +26,8 @@ export interface TaskRow {
   todo_shown: number;
   pty: number;
   interactive: number;
+  terminal_cols: number | null;
+  terminal_rows: number | null;
   memory_limit_mb: number | null;
   max_processes: number | null;
   cpu_limit: number | null;
@@ -42,6 +44,7 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   command: row.command,
   cwd: row.cwd,
   pty: row.pty === 1,
+  terminalSize: row.terminal_cols === null || row.terminal_rows === null ? null : { cols: row.terminal_cols, rows: row.terminal_rows },
   interactive: row.interactive === 1,
   state: row.state,
   runKey: row.run_key,

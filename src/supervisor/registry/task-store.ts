@@ -44,8 +44,9 @@ export class TaskStore {
       stateOf: db.prepare<[string], { state: TaskState; todo_shown: number }>('SELECT state, todo_shown FROM tasks WHERE id = ?'),
       remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
       insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at,
-        memory_limit_mb, max_processes, cpu_limit, sandbox)
-        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt, @memoryLimitMb, @maxProcesses, @cpuLimit, @sandbox)`),
+        memory_limit_mb, max_processes, cpu_limit, sandbox, terminal_cols, terminal_rows)
+        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt, @memoryLimitMb, @maxProcesses, @cpuLimit, @sandbox,
+        @terminalCols, @terminalRows)`),
       save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, namespace_pid = @namespacePid, started_at = @startedAt, exit_code = @exitCode,
         signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
         stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
@@ -154,7 +155,8 @@ export class TaskStore {
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear(id));
       const record = build(id);
       const sandbox = record.sandbox === null ? null : JSON.stringify(record.sandbox);
-      this.statements.insert.run({ ...record, ...record.limits, sandbox, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
+      const terminal = { terminalCols: record.terminalSize?.cols ?? null, terminalRows: record.terminalSize?.rows ?? null };
+      this.statements.insert.run({ ...record, ...record.limits, ...terminal, sandbox, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
       return { record, replaced: existing !== undefined };
     });
   }

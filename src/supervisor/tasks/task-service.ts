@@ -84,7 +84,7 @@ export class TaskService implements ControlHost, ShutdownHost {
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
     const build = (id: string) => createTaskRecord({
-      id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, interactive: request.interactive,
+      id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, terminalSize: request.terminal, interactive: request.interactive,
       runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits, sandbox,
     });
     const admitted = this.store.insert(request.name, build, composeClear);

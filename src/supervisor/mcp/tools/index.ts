@@ -3,7 +3,8 @@ import type { ToolDefinition } from '../tool.js';
 import { inputTool } from './input.js';
 import { killTool } from './kill.js';
 import { listTool } from './list.js';
+import { outputTool } from './output.js';
 import { runTool } from './run.js';
 import { statusTool } from './status.js';
 
-export const TOOLS = [runTool, statusTool, killTool, listTool, inputTool] as unknown as ToolDefinition[];
+export const TOOLS = [runTool, statusTool, outputTool, killTool, listTool, inputTool] as unknown as ToolDefinition[];

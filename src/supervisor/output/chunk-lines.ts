@@ -1,0 +1,101 @@
+// A chunk of a stream, whole lines, as the reader walks it: newlines found and counted, lines
+// decoded, the next place a pattern may match. Bytes where they can stay bytes (search for a
+// literal, count by SIMD), text where a regular expression or a terminal's cleaning needs it.
+import { countNewlines } from './newline-count.js';
+import { cleanTerminalLine } from './terminal-text.js';
+
+export interface ChunkLines {
+  /** Its length, in the units of its places (bytes, or UTF-16 code units). */
+  readonly length: number;
+  /** The place of the next "\n" at or after `from`, or -1. */
+  nextNewline(from: number): number;
+  /** The place of the last "\n" at or before `from`, or -1. */
+  previousNewline(from: number): number;
+  /** Newlines in [start, end). */
+  countNewlines(start: number, end: number): number;
+  /** Bytes of [start, end) as they are shown. */
+  bytesOf(start: number, end: number): number;
+  /** The line [start, end) as it is shown. */
+  lineText(start: number, end: number): string;
+  /** The first place at or after `from` that a match may start on, or -1; `from` itself without a pattern. */
+  nextCandidate(from: number): number;
+}
+
+/** The line without the "\r" a terminal or a CRLF file ends it with (raw keeps it). */
+const withoutReturn = (text: string) => (text.endsWith('\r') ? text.slice(0, -1) : text);
+
+/** A chunk kept as bytes: searched for a literal with Buffer#indexOf, only matching lines decoded. */
+export class ByteLines implements ChunkLines {
+  readonly length: number;
+
+  constructor(private readonly bytes: Buffer, private readonly literal: Buffer | null, private readonly raw: boolean) {
+    this.length = bytes.length;
+  }
+
+  nextNewline(from: number): number {
+    return this.bytes.indexOf(0x0a, from);
+  }
+
+  previousNewline(from: number): number {
+    return from < 0 ? -1 : this.bytes.lastIndexOf(0x0a, from);
+  }
+
+  countNewlines(start: number, end: number): number {
+    return countNewlines(this.bytes.subarray(start, end));
+  }
+
+  bytesOf(start: number, end: number): number {
+    return end - start;
+  }
+
+  lineText(start: number, end: number): string {
+    const text = this.bytes.toString('utf8', start, end);
+    return this.raw ? text : withoutReturn(text);
+  }
+
+  nextCandidate(from: number): number {
+    return this.literal === null ? from : this.bytes.indexOf(this.literal, from);
+  }
+}
+
+/** A chunk decoded to text (and, from a terminal, cleaned line by line), searched with the expression itself. */
+export class TextLines implements ChunkLines {
+  readonly length: number;
+  private readonly text: string;
+
+  constructor(bytes: Buffer, private readonly pattern: RegExp | null, private readonly mode: 'plain' | 'raw' | 'terminal') {
+    const decoded = bytes.toString('utf8');
+    // Cleaning keeps every line a line: the line numbers stay the file's.
+    this.text = mode === 'terminal' ? decoded.split('\n').map(cleanTerminalLine).join('\n') : decoded;
+    this.length = this.text.length;
+  }
+
+  nextNewline(from: number): number {
+    return this.text.indexOf('\n', from);
+  }
+
+  previousNewline(from: number): number {
+    return from < 0 ? -1 : this.text.lastIndexOf('\n', from);
+  }
+
+  countNewlines(start: number, end: number): number {
+    let count = 0;
+    for (let at = this.text.indexOf('\n', start); at !== -1 && at < end; at = this.text.indexOf('\n', at + 1)) count++;
+    return count;
+  }
+
+  bytesOf(start: number, end: number): number {
+    return Buffer.byteLength(this.text.slice(start, end));
+  }
+
+  lineText(start: number, end: number): string {
+    const text = this.text.slice(start, end);
+    return this.mode === 'plain' ? withoutReturn(text) : text;
+  }
+
+  nextCandidate(from: number): number {
+    if (this.pattern === null) return from;
+    this.pattern.lastIndex = from;
+    return this.pattern.exec(this.text)?.index ?? -1;
+  }
+}

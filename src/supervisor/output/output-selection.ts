@@ -1,0 +1,180 @@
+// What output shows of a stream's selected lines: all of them, or the first and last N (head,
+// tail); then, within max_bytes, the beginning and the end with a count of what was left out
+// between them. Lines are taken as they are read, so a selection of a gigabyte is never held.
+
+/** One line of the answer: a line of output (with its number) or grep's "--" between groups (null). */
+export interface SelectedLine {
+  text: string;
+  line: number | null;
+  /** The stream's unfinished last line: no newline after it (yet). */
+  partial?: boolean;
+}
+
+interface Held extends SelectedLine {
+  seq: number;
+  bytes: number;
+}
+
+export interface SelectionLimits {
+  head: number | null;
+  tail: number | null;
+  maxBytes: number;
+}
+
+export interface ShownSelection {
+  /** The lines shown, with a note in place of what was left out. */
+  text: string;
+  firstLine: number | null;
+  lastLine: number | null;
+  omittedLines: number;
+  omittedBytes: number;
+}
+
+interface Tally {
+  lines: number;
+  bytes: number;
+}
+
+const tallyOf = (held: Held[]): Tally => ({ lines: held.filter((entry) => entry.line !== null).length, bytes: held.reduce((sum, entry) => sum + entry.bytes, 0) });
+
+export class Selection {
+  /** The first lines, up to max_bytes of them (and no further than the head). */
+  private readonly first: Held[] = [];
+  private firstBytes = 0;
+  /** The latest lines: the last `tail` of them, else the last max_bytes. */
+  private readonly last: Held[] = [];
+  private lastBytes = 0;
+  private lastLines = 0;
+  private seq = 0;
+  private readonly all: Tally = { lines: 0, bytes: 0 };
+  /** The head's lines and bytes, and the seq after its last line. */
+  private readonly headPart: Tally = { lines: 0, bytes: 0 };
+  private headEnd = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly limits: SelectionLimits) {}
+
+  /** Head without tail, and its count reached: the selection is complete, reading can stop. */
+  get complete(): boolean {
+    return this.limits.head !== null && this.limits.tail === null && this.headPart.lines >= this.limits.head;
+  }
+
+  /** The front has all it can show: lines read from now on matter only at the back. */
+  get frontFull(): boolean {
+    return this.firstBytes >= this.limits.maxBytes || (this.limits.head !== null && this.headPart.lines >= this.limits.head);
+  }
+
+  /** How much must follow a skip for the back to be made of what follows: lines (with tail) or bytes. */
+  get backNeeds(): { lines: number } | { bytes: number } {
+    return this.limits.tail !== null ? { lines: this.limits.tail } : { bytes: this.limits.maxBytes };
+  }
+
+  /** Adds the next selected line. */
+  add(entry: SelectedLine): void {
+    const held: Held = { ...entry, seq: this.seq++, bytes: Buffer.byteLength(entry.text) + (entry.partial ? 0 : 1) };
+    const counts = entry.line === null ? 0 : 1;
+    this.all.lines += counts;
+    this.all.bytes += held.bytes;
+    if (this.limits.head !== null && this.headPart.lines < this.limits.head) {
+      this.headPart.lines += counts;
+      this.headPart.bytes += held.bytes;
+      if (this.headPart.lines === this.limits.head) this.headEnd = this.seq;
+    }
+    if (!this.frontFull || (held.seq < this.headEnd && this.firstBytes < this.limits.maxBytes)) {
+      this.first.push(held);
+      this.firstBytes += held.bytes;
+    }
+    this.last.push(held);
+    this.lastBytes += held.bytes;
+    this.lastLines += counts;
+    this.trimLast();
+  }
+
+  /**
+   * Lines that go by unseen: only once the front is full, and with enough following them (see
+   * backNeeds) that none of them could be at the back. They count among those left out.
+   */
+  skip(lines: number, bytes: number): void {
+    this.seq += lines;
+    this.all.lines += lines;
+    this.all.bytes += bytes;
+    this.last.length = 0;
+    this.lastBytes = 0;
+    this.lastLines = 0;
+  }
+
+  private trimLast(): void {
+    const tail = this.limits.tail;
+    while (this.last.length > 0) {
+      const oldest = this.last[0]!;
+      const drop = tail !== null ? oldest.line === null || this.lastLines > tail : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
+      if (!drop) return;
+      this.last.shift();
+      this.lastBytes -= oldest.bytes;
+      if (oldest.line !== null) this.lastLines--;
+    }
+  }
+
+  /** The selection as shown within the limits. */
+  show(): ShownSelection {
+    const { head, tail, maxBytes } = this.limits;
+    // The selection's own size, and the held lines at its front and its back.
+    // With head and tail, what lies between them counts as left out.
+    let size: Tally = this.all;
+    let front = this.first.filter((held) => held.seq < this.headEnd);
+    let back = this.last;
+    if (tail !== null && head === null) {
+      size = { lines: this.lastLines, bytes: this.lastBytes };
+      front = this.last;
+      back = [];
+    }
+    const lastFront = front[front.length - 1]?.seq ?? -1;
+    back = back.filter((held) => held.seq > lastFront);
+    if (size.bytes <= maxBytes && front.length + back.length === size.lines + this.separators(front, back)) {
+      return describe([...front, ...back], [], size, size);
+    }
+    const shownFront = takeWithin(front, maxBytes / 2, false);
+    const restOfFront = front.slice(shownFront.length);
+    const shownBack = takeWithin(back.length > 0 ? back : restOfFront, maxBytes - tallyOf(shownFront).bytes, true);
+    return describe(shownFront, shownBack, size, tallyOf([...shownFront, ...shownBack]));
+  }
+
+  private separators(front: Held[], back: Held[]): number {
+    return front.length + back.length - tallyOf([...front, ...back]).lines;
+  }
+}
+
+function describe(front: Held[], back: Held[], size: Tally, shown: Tally): ShownSelection {
+  const omittedLines = Math.max(0, size.lines - shown.lines);
+  const omittedBytes = Math.max(0, size.bytes - shown.bytes);
+  const line = (held: Held) => (held.partial ? held.text : `${held.text}\n`);
+  const parts = front.map(line);
+  if (omittedLines > 0 || omittedBytes > 0) parts.push(`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`);
+  parts.push(...back.map(line));
+  const numbered = [...front, ...back].filter((held) => held.line !== null);
+  return { text: parts.join(''), firstLine: numbered[0]?.line ?? null, lastLine: numbered[numbered.length - 1]?.line ?? null, omittedLines, omittedBytes };
+}
+
+/** Lines from the start (or, `fromEnd`, the end) of `held` within `budget` bytes; of a longer first one, its part that fits. */
+function takeWithin(held: Held[], budget: number, fromEnd: boolean): Held[] {
+  const taken: Held[] = [];
+  let bytes = 0;
+  for (let index = 0; index < held.length; index++) {
+    const next = held[fromEnd ? held.length - 1 - index : index]!;
+    if (bytes + next.bytes > budget) {
+      if (taken.length === 0 && budget > 1) taken.push(cutLine(next, budget, fromEnd));
+      break;
+    }
+    taken.push(next);
+    bytes += next.bytes;
+  }
+  return fromEnd ? taken.reverse() : taken;
+}
+
+/** A line longer than the budget: its start (or end) within it, cut at a character boundary; its number stays. */
+function cutLine(held: Held, budget: number, fromEnd: boolean): Held {
+  const bytes = Buffer.from(held.text);
+  const keep = Math.max(0, Math.floor(budget) - 1);
+  const slice = fromEnd ? bytes.subarray(bytes.length - keep) : bytes.subarray(0, keep);
+  const text = slice.toString('utf8').replace(fromEnd ? /^\uFFFD+/ : /\uFFFD+$/, '');
+  return { ...held, text, bytes: Buffer.byteLength(text) + (held.partial ? 0 : 1) };
+}
