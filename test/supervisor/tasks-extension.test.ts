@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { startDaemonWithPeer, type HarnessPeer } from '../helpers/harness-peer.js';
-import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
+import { deliverSentinel, startDaemonWithPeer } from '../helpers/harness-peer.js';
+import { connectClient } from '../helpers/mcp-client.js';
 import { modernRequest, modernResult, TASKS_EXTENSION } from '../helpers/modern-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
@@ -21,12 +21,6 @@ async function pollToEnd(url: string, taskId: string): Promise<any> {
     return last.status !== 'working';
   }, 20_000, 50);
   return last;
-}
-
-/** Once a later task's end has reached the peer, every todo operation sent before it has too. */
-async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: string): Promise<void> {
-  await tools.ok('run', { command: 'true', name, wait_seconds: 0 });
-  await peer.waitForTodo(name, (todo) => todo.state === 'done');
 }
 
 test('a run that outlives its wait answers a task to a client that declares the extension; tasks/get says working, then completed with the output, and hands the result over as status does', async (t) => {
