@@ -91,6 +91,17 @@ export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: 
   };
 }
 
+/** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */
+export function modernCaller(pool: Pool, path = '/mcp'): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  let id = 1;
+  return async (name, args) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name };
+    const res = await pool.request({ path, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args, _meta: meta } }) });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+}
+
 /**
  * The baseline of the request-rate benchmarks: a bare node:http server answering every POST with
  * `payload`, loaded by `load` through a pool of `connections` as the daemon was; returns calls/s.

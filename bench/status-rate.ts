@@ -1,11 +1,11 @@
-// `status` calls per second through the daemon's MCP endpoint against a bare node:http JSON-RPC
-// server answering the same payload, both loaded the same way (16 connections), alternated over
-// rounds in this run (the order rotated each round), after a warm-up of each. The ratio is the
-// median of the rounds' own ratios.
+// `status` calls per second through the daemon's MCP endpoint, in each era (a 2025 session, and
+// 2026-07-28's per-request _meta), against a bare node:http JSON-RPC server answering the same
+// payload, all loaded the same way (16 connections), alternated over rounds in this run (the order
+// rotated each round), after a warm-up of each. Each ratio is the median of the rounds' own ratios.
 // Usage: node dist/bench/status-rate.js [--calls N] [--rounds N] [--connections N]
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { alternateRounds, loadCalls, measureBareServer, openRawSession, roundRatios, spreadOf, startBenchDaemon } from './lib.js';
+import { alternateRounds, loadCalls, measureBareServer, modernCaller, openRawSession, roundRatios, spreadOf, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
 const CALLS = Number(values.calls);
@@ -22,25 +22,28 @@ try {
   const run = JSON.parse((await call('run', { command: 'echo hello' })).text);
   const id = run.result.structuredContent.id as string;
   const payload = (await call('status', { id })).text;
+  const modern = modernCaller(daemonPool);
   const sides = {
     bare: (calls: number) => measureBareServer(payload, CONNECTIONS, loadOf(calls)),
     daemon: (calls: number) => loadOf(calls)(() => call('status', { id })),
+    modern: (calls: number) => loadOf(calls)(() => modern('status', { id })),
   };
   // Warm-up, not counted: the load generator's code and the daemon's hot path get compiled.
-  await sides.bare(CALLS / 10);
-  await sides.daemon(CALLS / 10);
-  rates = await alternateRounds(ROUNDS, { bare: () => sides.bare(CALLS), daemon: () => sides.daemon(CALLS) });
+  for (const side of Object.values(sides)) await side(CALLS / 10);
+  rates = await alternateRounds(ROUNDS, { bare: () => sides.bare(CALLS), daemon: () => sides.daemon(CALLS), modern: () => sides.modern(CALLS) });
 } finally {
   await daemonPool.close();
   await daemon.stop();
 }
 
 const bare = spreadOf(rates.bare!);
-const measured = spreadOf(rates.daemon!);
-const ratio = roundRatios(rates.daemon!, rates.bare!);
-const rows = [
-  { server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max },
-  { server: 'daemon status through MCP', calls_per_s: measured.median, min: measured.min, max: measured.max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max },
-];
+const row = (server: string, side: 'daemon' | 'modern') => {
+  const measured = spreadOf(rates[side]!);
+  const ratio = roundRatios(rates[side]!, rates.bare!);
+  return { server, calls_per_s: measured.median, min: measured.min, max: measured.max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max };
+};
+const legacy = row('daemon status through MCP, a 2025-11-25 session', 'daemon');
+const modern = row('daemon status through MCP 2026-07-28, no session', 'modern');
+const rows = [{ server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max }, legacy, modern];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'status-rate', goal: 'ratio >= 0.5', calls: CALLS, rounds: ROUNDS, connections: CONNECTIONS, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max, rows }));
+console.log(JSON.stringify({ benchmark: 'status-rate', goal: 'ratio >= 0.5', calls: CALLS, rounds: ROUNDS, connections: CONNECTIONS, ratio: legacy.ratio, round_ratio_min: legacy.round_ratio_min, round_ratio_max: legacy.round_ratio_max, ratio_modern: modern.ratio, rows }));

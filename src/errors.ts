@@ -18,13 +18,6 @@ export class ToolInputError extends HiveError {
   override readonly code: string = 'ERR_INVALID_INPUT';
 }
 
-export class UnknownToolError extends ToolInputError {
-  override readonly code = 'ERR_UNKNOWN_TOOL';
-  constructor(name: string, known: string[]) {
-    super(`unknown tool ${JSON.stringify(name)}; this server has: ${known.join(', ')}`);
-  }
-}
-
 export class UnknownTaskError extends ToolInputError {
   override readonly code = 'ERR_UNKNOWN_TASK';
   constructor(id: string) {

@@ -1,9 +1,11 @@
-// The CLI's connection to a running daemon: MCP tool calls (the SDK's client over streamable
-// HTTP), plain GETs beside /mcp, the bearer token, and every failure turned into a CliError.
+// The CLI's connection to a running daemon: MCP tool calls (in 2026-07-28 when the daemon offers
+// it, else the SDK's client in a 2025 session), plain GETs beside /mcp, the bearer token, and
+// every failure turned into a CliError.
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
+import { callModernTool, HttpStatusError, offersModern, RpcAnswerError, type ToolCallResult } from './modern-client.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7433/mcp';
 /** Above the daemon's longest wait (30 s), so a status wait never times out on our side. */
@@ -19,6 +21,8 @@ export class DaemonClient {
   readonly url: URL;
   private readonly headers: Record<string, string>;
   private session: { client: Client; transport: StreamableHTTPClientTransport } | null = null;
+  /** The era the daemon speaks, asked once (server/discover) on the first call. */
+  private era: Promise<'modern' | 'legacy'> | null = null;
 
   constructor(private readonly options: ClientOptions) {
     this.url = parseDaemonUrl(options.url);
@@ -27,6 +31,36 @@ export class DaemonClient {
 
   /** The structured result of tool `name`; a refusal, an HTTP error or a dead daemon throws a CliError. */
   async callTool<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
+    this.era ??= offersModern(this.url, this.headers, CALL_TIMEOUT_MS).then((modern) => (modern ? 'modern' : 'legacy'));
+    let era: 'modern' | 'legacy';
+    try {
+      era = await this.era;
+    } catch (error) {
+      this.era = null;
+      throw this.describeFailure(error);
+    }
+    const result = era === 'modern' ? await this.callModern(name, args) : await this.callLegacy(name, args);
+    const structured = result.structuredContent as Record<string, any> | undefined;
+    if (result.isError) {
+      const refusal = structured?.error as { code?: string; message?: string } | undefined;
+      const text = (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+      if (refusal?.code === 'ERR_UNKNOWN_TASK' && typeof args.id === 'string') {
+        throw new CliError(`no task has the id ${JSON.stringify(args.id)}; hive-bash list shows the ids of known tasks`, 1, refusal.code);
+      }
+      throw new CliError(refusal?.message ?? text, 1, refusal?.code ?? null);
+    }
+    return structured as T;
+  }
+
+  private async callModern(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+    try {
+      return await callModernTool(this.url, this.headers, name, args, CALL_TIMEOUT_MS);
+    } catch (error) {
+      throw this.describeFailure(error);
+    }
+  }
+
+  private async callLegacy(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
     let result;
     try {
       result = await (await this.connect()).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
@@ -40,16 +74,7 @@ export class DaemonClient {
         throw this.describeFailure(retryError);
       }
     }
-    const structured = result.structuredContent as Record<string, any> | undefined;
-    if (result.isError) {
-      const refusal = structured?.error as { code?: string; message?: string } | undefined;
-      const text = (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
-      if (refusal?.code === 'ERR_UNKNOWN_TASK' && typeof args.id === 'string') {
-        throw new CliError(`no task has the id ${JSON.stringify(args.id)}; hive-bash list shows the ids of known tasks`, 1, refusal.code);
-      }
-      throw new CliError(refusal?.message ?? text, 1, refusal?.code ?? null);
-    }
-    return structured as T;
+    return result as ToolCallResult;
   }
 
   /** GET `path` on the daemon's origin (e.g. /healthz) as JSON, with the token; null for a 404 when `optional`. */
@@ -94,6 +119,8 @@ export class DaemonClient {
   /** One clear sentence for whatever went wrong between us and the daemon. */
   private describeFailure(error: unknown): CliError {
     if (error instanceof CliError) return error;
+    if (error instanceof HttpStatusError) return this.describeStatus(error.status, error.body.trim(), this.url);
+    if (error instanceof RpcAnswerError) return new CliError(`the daemon at ${this.url.href} refused the call: ${error.message}`);
     if (error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code > 0) {
       return this.describeStatus(error.code, error.message.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint: /, '').trim(), this.url);
     }

@@ -8,6 +8,8 @@ import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
 import { createToolRegistry } from './mcp/server.js';
 import { SessionManager } from './mcp/sessions.js';
+import { ModernEndpoint } from './mcp/modern-endpoint.js';
+import { TaskHandles } from './mcp/task-handles.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
@@ -30,6 +32,8 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
+
+const DAY_MS = 86_400_000;
 
 /** At a stop, how long the harness gets to take the last todos (the interrupted tasks' ends). */
 const STOP_DRAIN_MS = 2000;
@@ -63,7 +67,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.onTaskReplaced(() => retention.noteReplaced());
-  const sessions = new SessionManager(createToolRegistry(TOOLS, { tasks }, VERSION, log), config.sessionIdleSeconds * 1000, log);
+  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
+  const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const modern = new ModernEndpoint(tools, new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)), VERSION, log);
   const storage = watchStorage(store, config.stateDir, log);
   const health = () => ({
     ok: store.storageFault === null,
@@ -93,7 +99,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     outbox_depth: store.outbox.depth(),
     outbox: store.outbox.listOldest(OUTBOX_LISTED).map((entry) => ({ key: entry.key, version: entry.version, queued_at: new Date(entry.queuedAt).toISOString(), request: JSON.parse(entry.line) })),
   });
-  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, health, todos, metrics, log });
+  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, modern, health, todos, metrics, log });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

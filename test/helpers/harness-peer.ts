@@ -136,6 +136,12 @@ export async function startDaemonWithPeer(
   return { peer, daemon, tools: await connectClient(t, daemon.url) };
 }
 
+/** Runs a task that outlives run's wait and waits for its end todo: every operation queued before it has been delivered by then. */
+export async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: string): Promise<void> {
+  await tools.ok('run', { command: 'true', name, wait_seconds: 0 });
+  await peer.waitForTodo(name, (todo) => todo.state === 'done');
+}
+
 /** A promise with its resolve, for holding answers until the test lets them go. */
 export function gate(): { opened: Promise<void>; open(): void } {
   let open = () => {};

@@ -1,6 +1,7 @@
 // Property-based fuzz (fast-check) of what a client can send: every tool's arguments through the
 // SDK's own client, and raw JSON-RPC envelopes over HTTP (ids, methods, params, _meta, batches,
-// responses, non-JSON bodies, headers, sizes, sessions). Whatever the input, every request is
+// responses, non-JSON bodies, headers, sizes, sessions), of both eras: 2025's sessions and
+// 2026-07-28's per-request _meta with its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. Whatever the input, every request is
 // answered in time with a known tool error or the right JSON-RPC error, never an internal one, and
 // the daemon stays up, quiet in its error log, with no task or session left behind.
 //
@@ -63,11 +64,11 @@ function isZodIssueDump(error: { code?: unknown; message?: unknown }): boolean {
 }
 
 const KNOWN_TOOL_ERRORS = new Set([
-  'ERR_INVALID_INPUT', 'ERR_UNKNOWN_TOOL', 'ERR_UNKNOWN_TASK', 'ERR_NAME_BUSY', 'ERR_PORT_BUSY', 'ERR_QUEUE_FULL', 'ERR_STATE_DIR_FULL',
+  'ERR_INVALID_INPUT', 'ERR_UNKNOWN_TASK', 'ERR_NAME_BUSY', 'ERR_PORT_BUSY', 'ERR_QUEUE_FULL', 'ERR_STATE_DIR_FULL',
   'ERR_INPUT_NOT_INTERACTIVE', 'ERR_INPUT_PENDING', 'ERR_INPUT_ENDED', 'ERR_INPUT_STDIN_CLOSED', 'ERR_INPUT_NO_ANSWER', 'ERR_INPUT_WRITE_FAILED',
   'ERR_SANDBOX_NOT_ALLOWED', 'ERR_SANDBOX_UNAVAILABLE',
 ]);
-const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001]);
+const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001, -32020, -32021, -32022]);
 const HTTP_STATUSES = new Set([200, 202, 400, 404, 405, 406, 413, 415]);
 const TOOL_NAMES = ['run', 'status', 'output', 'kill', 'list', 'input'] as const;
 const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'];
@@ -378,11 +379,23 @@ const requestId = fc.oneof(
   { weight: 2, arbitrary: rawJunk },
 );
 const method = fc.oneof(
-  { weight: 5, arbitrary: fc.constantFrom('tools/list', 'tools/call', 'ping', 'initialize', 'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'resources/list', 'prompts/list', 'logging/setLevel', 'completion/complete', 'tasks/get', 'tasks/list', 'tasks/cancel', 'tasks/result', 'no/such', '', '__proto__', 'constructor', 'toString', 'hasOwnProperty') },
+  { weight: 5, arbitrary: fc.constantFrom('tools/list', 'tools/call', 'ping', 'initialize', 'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'resources/list', 'prompts/list', 'logging/setLevel', 'completion/complete', 'tasks/get', 'tasks/list', 'tasks/cancel', 'tasks/result', 'tasks/update', 'server/discover', 'subscriptions/listen', 'no/such', '', '__proto__', 'constructor', 'toString', 'hasOwnProperty') },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
   { weight: 1, arbitrary: rawJunk },
 );
+/** The 2026-07-28 envelope: right most of the time, any of its members wrong or missing otherwise. */
+const modernMeta = fc.record(
+  {
+    'io.modelcontextprotocol/protocolVersion': fc.oneof({ weight: 6, arbitrary: fc.constant('2026-07-28') }, { weight: 1, arbitrary: fc.constantFrom('2025-11-25', '2099-01-01', 'v999.0.0', '') }, { weight: 1, arbitrary: rawJunk }),
+    'io.modelcontextprotocol/clientCapabilities': fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 3, arbitrary: fc.constant({ extensions: { 'io.modelcontextprotocol/tasks': {} } }) }, { weight: 1, arbitrary: rawJunk }),
+    'io.modelcontextprotocol/clientInfo': fc.oneof({ weight: 3, arbitrary: fc.constant({ name: 'fuzz', version: '1' }) }, { weight: 1, arbitrary: rawJunk }),
+    progressToken: fc.oneof({ weight: 5, arbitrary: fc.integer() }, { weight: 1, arbitrary: requestId }),
+  },
+  // Left out, they are the other _meta shapes below.
+  { requiredKeys: ['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientCapabilities'] },
+);
 const meta = fc.oneof(
+  { weight: 3, arbitrary: modernMeta },
   fc.record({ progressToken: requestId }, { requiredKeys: [] }),
   fc.record({ 'io.modelcontextprotocol/related-task': fc.oneof(fc.record({ taskId: fc.oneof(fc.string(), rawJunk) }), rawJunk) }),
   fc.tuple(fc.dictionary(fc.string({ maxLength: 10 }), rawJunk, { maxKeys: 3 }), fc.array(fc.tuple(trickyKey, rawJunk), { maxLength: 2 })).map(([base, extra]) => withKeys(base, extra)),
@@ -402,6 +415,7 @@ const callParams = fc.record(
 );
 const requestParams = fc.oneof(
   { weight: 3, arbitrary: callParams },
+  { weight: 1, arbitrary: fc.record({ taskId: fc.oneof({ weight: 3, arbitrary: taskId }, { weight: 1, arbitrary: rawJunk }), _meta: meta }, { requiredKeys: [] }) },
   { weight: 1, arbitrary: fc.record({ _meta: meta }, { requiredKeys: [] }) },
   { weight: 1, arbitrary: fc.record({ requestId, reason: fc.oneof(fc.string(), rawJunk) }, { requiredKeys: [] }) },
   { weight: 1, arbitrary: fc.record({ protocolVersion: fc.constantFrom('2025-06-18', '2024-11-05', 'x'), capabilities: fc.constant({}), clientInfo: fc.constant({ name: 'f', version: '1' }) }) },
@@ -481,12 +495,55 @@ const headerSet = fc.record({
   accept: fc.oneof({ weight: 8, arbitrary: fc.constant('application/json, text/event-stream') }, { weight: 3, arbitrary: fc.constantFrom('application/json', 'text/event-stream', '*/*', 'text/event-stream, application/json', '', undefined) }, { weight: 1, arbitrary: headerText }),
   session: fc.oneof({ weight: 8, arbitrary: fc.constant<SessionChoice>('valid') }, { weight: 1, arbitrary: fc.constant<SessionChoice>('none') }, { weight: 1, arbitrary: fc.constantFrom<SessionChoice>('unknown', 'closed', 'garbage') }),
   garbageSession: headerText,
-  protocolVersion: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('2025-06-18', undefined) }, { weight: 1, arbitrary: fc.constantFrom('2025-03-26', '2024-11-05', '1999-01-01', '') }, { weight: 1, arbitrary: headerText }),
+  protocolVersion: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('2025-06-18', undefined) }, { weight: 4, arbitrary: fc.constant('2026-07-28') }, { weight: 1, arbitrary: fc.constantFrom('2025-03-26', '2024-11-05', '1999-01-01', '2099-01-01', 'v999.0.0', '') }, { weight: 1, arbitrary: headerText }),
+  /** 2026-07-28's Mcp-Method and Mcp-Name: mirrored from the body (plainly or in base64), left out, or anything. */
+  mcpMethod: fc.oneof({ weight: 6, arbitrary: fc.constant<Mirror>('mirror') }, { weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: headerText }),
+  mcpName: fc.oneof({ weight: 5, arbitrary: fc.constant<Mirror>('mirror') }, { weight: 1, arbitrary: fc.constant<Mirror>('base64') }, { weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: headerText }, { weight: 1, arbitrary: fc.constantFrom('=?base64?!!?=', '=?base64?cnVu?=') }),
 });
+type Mirror = 'mirror' | 'base64';
+const MAX_MIRRORED_CHARS = 4096;
 
+/** The method and the name (params.name or params.taskId) of a single message in `payload`, where printable. */
+function mirroredValues(payload: string | Buffer): { method?: string; name?: string } {
+  let message: any;
+  try {
+    message = JSON.parse(payload.toString());
+  } catch {
+    return {};
+  }
+  const printable = (value: unknown) => (typeof value === 'string' && /^[\x20-\x7e]*$/.test(value) ? value : undefined);
+  const name = message?.params?.name ?? message?.params?.taskId;
+  return { method: printable(message?.method), name: typeof name === 'string' ? name : undefined };
+}
+
+/** The Mcp-Method and Mcp-Name headers `choice` asks for. */
+function modernHeaders(choice: { mcpMethod?: string; mcpName?: string }, payload: string | Buffer): Record<string, string> {
+  const { method: bodyMethod, name: bodyName } = mirroredValues(payload);
+  // node:http answers headers over 16 KiB with a bare 431 before the daemon sees them: a long method or name is not mirrored.
+  const name = bodyName !== undefined && bodyName.length <= MAX_MIRRORED_CHARS ? bodyName : undefined;
+  const headers: Record<string, string> = {};
+  const method = choice.mcpMethod === 'mirror' ? (bodyMethod !== undefined && bodyMethod.length <= MAX_MIRRORED_CHARS ? bodyMethod : undefined) : choice.mcpMethod;
+  if (method !== undefined) headers['mcp-method'] = method;
+  if (choice.mcpName === 'base64' && name !== undefined) headers['mcp-name'] = `=?base64?${Buffer.from(name).toString('base64')}?=`;
+  else if (choice.mcpName === 'mirror' && name !== undefined && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(name)) headers['mcp-name'] = name;
+  else if (choice.mcpName !== undefined && choice.mcpName !== 'mirror' && choice.mcpName !== 'base64') headers['mcp-name'] = choice.mcpName;
+  return headers;
+}
+
+/** A request of 2026-07-28 that is right more often than not: its methods, its _meta, its header. */
+/** The headers a 2026-07-28 client sends, half the time in the modern cases (the other half: any). */
+const MODERN_HEADERS = { protocolVersion: '2026-07-28', accept: 'application/json, text/event-stream', contentType: 'application/json', mcpMethod: 'mirror' as Mirror, mcpName: 'mirror' as Mirror };
+const modernRequest = fc.record({
+  jsonrpc: fc.oneof({ weight: 10, arbitrary: fc.constant('2.0') }, { weight: 1, arbitrary: jsonrpc }),
+  id: fc.oneof({ weight: 6, arbitrary: fc.integer() }, { weight: 1, arbitrary: requestId }),
+  method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('server/discover', 'tools/list', 'tools/call', 'tools/call', 'tasks/get', 'tasks/cancel', 'tasks/update') }, { weight: 1, arbitrary: method }),
+  params: fc.oneof({ weight: 6, arbitrary: fc.record({ name: callParams.map((call) => call.name), arguments: toolArguments, taskId, _meta: modernMeta }, { requiredKeys: ['_meta'] }) }, { weight: 1, arbitrary: requestParams }),
+});
+const modernBody = fc.oneof({ weight: 3, arbitrary: modernRequest }, { weight: 1, arbitrary: mangle(modernRequest) }).map((value) => serialize(harmlessMessage(value)));
 const rawCase = fc.oneof(
   { weight: 9, arbitrary: fc.tuple(body, headerSet) },
   { weight: 1, arbitrary: fc.tuple(initializeBody, headerSet.map((choice) => ({ ...choice, session: 'none' as SessionChoice }))) },
+  { weight: 4, arbitrary: fc.tuple(modernBody, fc.tuple(headerSet, fc.boolean()).map(([choice, keep]) => (keep ? choice : { ...choice, ...MODERN_HEADERS }))) },
 );
 
 interface Answer {
@@ -636,6 +693,8 @@ test('every raw POST, whatever its envelope, headers or session, is answered in 
   assert.equal(await healthSessions(daemon), 2);
   let posts = 0;
   let opened = 0;
+  /** Answers only the 2026-07-28 era gives: a resultType, or one of its own error codes. */
+  let modern = 0;
   const slowest: Array<[number, number, string | Buffer]> = [];
   await fc.assert(
     fc.asyncProperty(rawCase, async ([payload, choice]) => {
@@ -643,6 +702,7 @@ test('every raw POST, whatever its envelope, headers or session, is answered in 
       if (choice.contentType !== undefined) headers['content-type'] = choice.contentType;
       if (choice.accept !== undefined) headers.accept = choice.accept;
       if (choice.protocolVersion !== undefined) headers['mcp-protocol-version'] = choice.protocolVersion;
+      Object.assign(headers, modernHeaders(choice, payload));
       const sessionHeader = { valid: session, none: undefined, unknown: randomUUID(), closed, garbage: choice.garbageSession }[choice.session];
       if (sessionHeader !== undefined) headers['mcp-session-id'] = sessionHeader;
       posts++;
@@ -656,8 +716,10 @@ test('every raw POST, whatever its envelope, headers or session, is answered in 
         opened++;
         await deleteSession(daemon.url, announced);
       }
-      const valid = choice.session === 'valid' && choice.contentType === 'application/json' && choice.accept === 'application/json, text/event-stream' && (choice.protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(choice.protocolVersion));
+      const knownVersion = choice.protocolVersion === undefined || choice.protocolVersion === '2026-07-28' || SUPPORTED_PROTOCOL_VERSIONS.includes(choice.protocolVersion);
+      const valid = choice.session === 'valid' && choice.contentType === 'application/json' && choice.accept === 'application/json, text/event-stream' && knownVersion;
       checkAnswer(answer, payload, valid);
+      if (/"resultType":|"code":-3202[012]\b/.test(answer.text)) modern++;
       assert.equal(await healthSessions(daemon), 2, 'a session the client was never told of is left open');
       const listed = await rawPost(daemon.url, { ...HEADERS, 'mcp-session-id': session }, JSON.stringify({ jsonrpc: '2.0', id: `check-${posts}`, method: 'tools/list' }));
       assert.equal(listed.status, 200, `the session stopped serving after ${describeArgs(payload.toString())}: ${listed.text.slice(0, 300)}`);
@@ -665,7 +727,8 @@ test('every raw POST, whatever its envelope, headers or session, is answered in 
     }),
     params(300),
   );
-  t.diagnostic(`${posts} POSTs; ${opened} sessions opened by a fuzzed initialize, each closed again`);
+  t.diagnostic(`${posts} POSTs (${modern} answered as 2026-07-28); ${opened} sessions opened by a fuzzed initialize, each closed again`);
+  assert.ok(modern > 0, 'no POST reached the 2026-07-28 era');
   for (const [ms, status, sent] of slowest.slice(0, 3)) t.diagnostic(`slow: ${ms} ms, ${status} to ${describeArgs(sent.toString()).slice(0, 160)}`);
   await assertHealthy(t, daemon, tools);
 });

@@ -2,15 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startDaemonWithPeer, type HarnessPeer } from '../helpers/harness-peer.js';
-import type { ToolClient } from '../helpers/mcp-client.js';
+import { deliverSentinel, startDaemonWithPeer } from '../helpers/harness-peer.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
-
-/** Runs a task that outlives run's wait and waits for its end todo: every operation queued before it has been delivered by then. */
-async function deliverSentinel(tools: ToolClient, peer: HarnessPeer, name: string): Promise<void> {
-  await tools.ok('run', { command: 'true', name, wait_seconds: 0 });
-  await peer.waitForTodo(name, (todo) => todo.state === 'done');
-}
 
 test('a task that outlives run is upserted as running, then with its end; status clears it once', async (t) => {
   const { peer, daemon, tools } = await startDaemonWithPeer(t);

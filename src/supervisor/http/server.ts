@@ -1,7 +1,9 @@
-// The HTTP surface: /mcp (MCP streamable HTTP), /healthz, /metrics and /todos, behind the request guard.
+// The HTTP surface: /mcp (MCP streamable HTTP, each POST to the era it is of), /healthz, /metrics and /todos, behind the request guard.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
+import { isModernRequest } from '../mcp/eras.js';
+import type { ModernEndpoint } from '../mcp/modern-endpoint.js';
 import { sendJsonRpcError } from '../mcp/json-transport.js';
 import type { DaemonMetrics } from '../metrics.js';
 import type { RequestGuard } from './guard.js';
@@ -11,7 +13,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface HttpRoutes {
   guard: RequestGuard;
+  /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
+  /** The 2026-07-28 era: every request on its own. */
+  modern: ModernEndpoint;
   health(): object;
   /** The outbox and the harness connection, for the operator. */
   todos(): object;
@@ -63,7 +68,7 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   }
   const done = routes.metrics.timeMcpRequest(body);
   res.once('finish', done);
-  await routes.sessions.handle(req, res, body);
+  await (isModernRequest(req, body) ? routes.modern : routes.sessions).handle(req, res, body);
 }
 
 /**

@@ -64,13 +64,8 @@ export class JsonHttpTransport implements Transport {
   }
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const accept = req.headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return Promise.resolve(sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'));
-    }
-    if (!isJsonContentType(req.headers['content-type'])) {
-      return Promise.resolve(sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json'));
-    }
+    const media = mediaTypeRefusal(req);
+    if (media !== null) return Promise.resolve(sendJsonRpcError(res, media.status, -32000, media.message));
     const batch = Array.isArray(body);
     const all = (batch ? body : [body]) as unknown[];
     if (all.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
@@ -176,9 +171,18 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** application/json by its parsed media type (parameters such as charset allowed), never a substring. */
-function isJsonContentType(header: string | undefined): boolean {
-  return header !== undefined && header.split(';')[0]!.trim().toLowerCase() === 'application/json';
+/** Why a POST's Accept or Content-Type is refused (406, 415), or null; the same in both eras. */
+export function mediaTypeRefusal(req: IncomingMessage): { status: number; message: string } | null {
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
+  }
+  // application/json by its parsed media type (parameters such as charset allowed), never a substring.
+  const type = req.headers['content-type'];
+  if (type === undefined || type.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
+    return { status: 415, message: 'Unsupported Media Type: Content-Type must be application/json' };
+  }
+  return null;
 }
 
 /** After initialization a client may name its protocol version; one this SDK does not know is refused. */

@@ -1,31 +1,40 @@
-// Builds the MCP server for one session: the tool registry behind tools/list and tools/call.
+// The tool registry behind tools/list and tools/call, shared by both eras: the SDK's protocol Server
+// for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { HiveError, ToolInputError, UnknownToolError, type ErrorBody } from '../../errors.js';
+import { HiveError, ToolInputError, type ErrorBody } from '../../errors.js';
+import { INVALID_PARAMS, RpcError } from './rpc-error.js';
 import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
 
 export const SERVER_NAME = 'bash';
+const MAX_NAME_ECHO = 80;
 
-const INSTRUCTIONS = [
+export const INSTRUCTIONS = [
   'Runs shell commands as background tasks. run starts one and returns its result if it finishes within wait_seconds;',
   'otherwise it keeps running and its end reaches you as a notification, so there is no need to poll.',
   'status shows a task, kill stops it and everything it started, list shows what exists.',
 ].join(' ');
 
 export interface ToolRegistry {
+  /** The tools as tools/list shows them, made once. */
+  readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
+  /** Calls a tool: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
+  call(name: string, args: unknown): Promise<CallToolResult>;
+  /** The SDK's protocol server for one 2025-era session. */
   createServer(): Server;
 }
 
-/** Lists the tools once and returns a factory of per-session servers that share them. */
+/** Lists the tools once and returns the registry both eras serve them from. */
 export function createToolRegistry(tools: ToolDefinition[], context: ToolContext, version: string, log: Logger): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listing = { tools: tools.map(listedTool) };
 
-  const callTool = async (name: string, args: unknown): Promise<CallToolResult> => {
+  const call = async (name: string, args: unknown): Promise<CallToolResult> => {
     const tool = byName.get(name);
+    // A protocol error in both eras, as 2026-07-28 says: the tool list the client holds is stale.
+    if (!tool) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`);
     try {
-      if (!tool) throw new UnknownToolError(name, [...byName.keys()]);
       const result = await tool.handler(parseToolInput(tool, args), context);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
@@ -39,10 +48,12 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
   };
 
   return {
+    listing,
+    call,
     createServer() {
       const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
       server.setRequestHandler(ListToolsRequestSchema, () => listing);
-      server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params.name, request.params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, (request) => call(request.params.name, request.params.arguments));
       return server;
     },
   };

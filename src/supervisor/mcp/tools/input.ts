@@ -22,7 +22,7 @@ export const inputTool = defineTool({
     stdin_open: z.boolean().describe('Whether further input is taken'),
     message: z.string().describe('What happened, in words'),
   }),
-  annotations: { destructiveHint: true },
+  annotations: { destructiveHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     const { record, pendingBytes, stdinOpen } = await tasks.control.input(input.id, input.text, input.eof);
     const bytes = Buffer.byteLength(input.text);

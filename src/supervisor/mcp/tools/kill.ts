@@ -25,7 +25,7 @@ export const killTool = defineTool({
     signal: z.enum(KILL_SIGNALS).nullable().describe('The signal sent, or null when there was nothing to signal'),
     message: z.string().describe('What happened, in words'),
   }),
-  annotations: { destructiveHint: true, idempotentHint: true },
+  annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
     const { record, signal: sent, leftovers } = tasks.control.kill(input.id, signal);

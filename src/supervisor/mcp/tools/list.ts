@@ -28,7 +28,7 @@ export const listTool = defineTool({
         }),
     ).describe('Newest first'),
   }),
-  annotations: { readOnlyHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     const now = Date.now();
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

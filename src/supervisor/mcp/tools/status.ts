@@ -47,7 +47,7 @@ export const statusTool = defineTool({
     ),
   }),
   outputSchema: z.union([taskViewSchema.extend(waitOutcomeFields), severalSchema]),
-  annotations: { readOnlyHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     const read = (id: string) => snapshotTask(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes, tasks.probes);
     if (input.ids !== undefined) {

@@ -1,0 +1,104 @@
+// MCP 2026-07-28 on /mcp: every request stands alone (no initialize, no session), carries its
+// version and the client's capabilities in params._meta, and is answered in its POST's response as
+// JSON with a resultType. The methods: server/discover, tools/list (with cache hints), tools/call,
+// and the Tasks extension's tasks/get, tasks/cancel, tasks/update.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { mediaTypeRefusal } from './json-transport.js';
+import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META, isObject } from './eras.js';
+import { checkKnownParams, checkMessage, usableId } from './message-check.js';
+import { checkModernRequest, type Envelope } from './modern-checks.js';
+import { INVALID_PARAMS, INVALID_REQUEST, INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, refusal, RpcError, sendRpcResponse } from './rpc-error.js';
+import { INSTRUCTIONS, SERVER_NAME, type ToolRegistry } from './server.js';
+import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
+
+/** How long a client may keep tools/list and server/discover: the tools change only with the daemon's version. */
+export const LIST_TTL_MS = 3_600_000;
+const TASK_METHODS = new Set(['tasks/get', 'tasks/cancel', 'tasks/update']);
+const SERVED = ['server/discover', 'tools/list', 'tools/call', 'tasks/get', 'tasks/cancel', 'tasks/update'];
+
+interface Request {
+  id: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export class ModernEndpoint {
+  constructor(
+    private readonly tools: ToolRegistry,
+    private readonly handles: TaskHandles,
+    private readonly version: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Serves one POST the era classifier gave to 2026-07-28; resolves once it is answered. */
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const id = usableId(body);
+    const refused = checkTransport(req, body);
+    if (refused !== null) return sendRpcResponse(res, refused.status, id, { error: refused });
+    const message = body as { id?: unknown; method: string; params?: unknown };
+    if (message.id === undefined) return void res.writeHead(202).end(); // this era defines no client notifications: taken, and dropped
+    const envelope = checkModernRequest(req, message);
+    if (envelope instanceof RpcError) return sendRpcResponse(res, envelope.status, id, { error: envelope });
+    const paramsProblem = checkKnownParams(message);
+    if (paramsProblem !== null) return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
+    try {
+      const result = await this.dispatch(message as Request, envelope);
+      sendRpcResponse(res, 200, id, { result });
+    } catch (error) {
+      if (error instanceof RpcError) return sendRpcResponse(res, error.status, id, { error });
+      this.log.error({ err: error, method: message.method }, 'MCP request failed');
+      sendRpcResponse(res, 200, id, { error: new RpcError(INTERNAL_ERROR, `internal error in ${message.method}: ${(error as Error).message}`) });
+    }
+  }
+
+  private async dispatch(request: Request, envelope: Envelope): Promise<Record<string, unknown>> {
+    const params = request.params ?? {};
+    if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope);
+    switch (request.method) {
+      case 'server/discover':
+        return {
+          resultType: 'complete',
+          supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
+          capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+          instructions: INSTRUCTIONS,
+          ttlMs: LIST_TTL_MS,
+          cacheScope: 'public',
+          _meta: { [SERVER_INFO_META]: { name: SERVER_NAME, version: this.version } },
+        };
+      case 'tools/list':
+        return { resultType: 'complete', ...this.tools.listing, ttlMs: LIST_TTL_MS, cacheScope: 'public' };
+      case 'tools/call': {
+        const name = params.name as string;
+        const result = await this.tools.call(name, params.arguments);
+        const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result as { structuredContent?: Record<string, unknown> }) : null;
+        return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
+      }
+    }
+    throw refusal(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(request.method.slice(0, 80))} is not a method of MCP 2026-07-28 here; this server serves ${SERVED.join(', ')} (initialize and sessions are the 2025-11-25 era's: send initialize without a 2026-07-28 _meta or header)`);
+  }
+
+  private taskMethod(method: string, params: Record<string, unknown>, envelope: Envelope): Record<string, unknown> {
+    if (!declaresTasks(envelope.capabilities)) {
+      throw refusal(MISSING_CLIENT_CAPABILITY, `Missing required client capability: ${method} is part of the Tasks extension; declare it in params._meta["io.modelcontextprotocol/clientCapabilities"].extensions["${TASKS_EXTENSION}"] ({})`, {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      });
+    }
+    const taskId = params.taskId;
+    if (typeof taskId !== 'string') throw new RpcError(INVALID_PARAMS, `Invalid params: ${method} needs params.taskId, the taskId a run answered with (a string)`);
+    if (method === 'tasks/get') return this.handles.get(taskId);
+    if (method === 'tasks/cancel') return this.handles.cancel(taskId);
+    return this.handles.update(taskId);
+  }
+}
+
+/** What the transport refuses before the message is read: media types, batches, and malformed messages. */
+function checkTransport(req: IncomingMessage, body: unknown): RpcError | null {
+  const media = mediaTypeRefusal(req);
+  if (media !== null) return new RpcError(-32000, media.message, undefined, media.status);
+  if (Array.isArray(body)) return refusal(INVALID_REQUEST, 'Invalid Request: MCP 2026-07-28 has no batches; send each request in a POST of its own');
+  const problem = checkMessage(body);
+  if (problem !== null) return refusal(INVALID_REQUEST, `Invalid Request: ${problem}`);
+  if (!isObject(body) || typeof body.method !== 'string') return refusal(INVALID_REQUEST, 'Invalid Request: a client sends requests and notifications only');
+  return null;
+}

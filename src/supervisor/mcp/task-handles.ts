@@ -1,0 +1,115 @@
+// `run` as a task of the Tasks extension (io.modelcontextprotocol/tasks) in the 2026-07-28 era: the
+// handle a run answers with when its task outlives the wait, and tasks/get, tasks/cancel and
+// tasks/update on it. A task of the extension is the daemon's task: taskId is its id.
+import { UnknownTaskError } from '../../errors.js';
+import { DEFAULT_TAIL_BYTES, snapshotTask, summarizeTask } from '../model/task-snapshot.js';
+import { isFinished, type TaskRecord } from '../model/task.js';
+import type { TaskService } from '../tasks/task-service.js';
+import { isObject } from './eras.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from './rpc-error.js';
+import { describeTask } from './task-view.js';
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** How often a client should poll tasks/get; a task's end also reaches the harness as a todo. */
+export const POLL_INTERVAL_MS = 1000;
+/** Run's answers that are still going but were asked to wait for readiness, not for the end. */
+const READY_RESULTS = new Set(['matched', 'listening']);
+
+type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
+
+/** Whether the request's client capabilities declare the Tasks extension. */
+export function declaresTasks(capabilities: Record<string, unknown>): boolean {
+  const extensions = capabilities.extensions;
+  return isObject(extensions) && isObject(extensions[TASKS_EXTENSION]);
+}
+
+/**
+ * Whether a tool's result is to be answered as a task: a run whose task was still going when its
+ * wait ran out. A run that waited for readiness (wait_for, wait_for_port) and got it answers
+ * with what it found, as it does for every client.
+ */
+export function outlivedWait(toolName: string, result: { isError?: boolean; structuredContent?: Record<string, unknown> }): string | null {
+  const view = result.structuredContent;
+  if (toolName !== 'run' || result.isError === true || view === undefined) return null;
+  if (view.state !== 'pending' && view.state !== 'running') return null;
+  if (typeof view.wait_result === 'string' && READY_RESULTS.has(view.wait_result)) return null;
+  return typeof view.id === 'string' ? view.id : null;
+}
+
+export class TaskHandles {
+  constructor(
+    private readonly tasks: TaskService,
+    /** How long a finished task is kept (--retention-days); tasks/get finds it until then. */
+    private readonly ttlMs: number,
+  ) {}
+
+  /** The CreateTaskResult of a run whose task goes on; its record is in the registry already. */
+  created(id: string): Record<string, unknown> {
+    return { resultType: 'task', ...this.describe(this.find(id)).task };
+  }
+
+  /** tasks/get: the task as it is; once it has ended, with its result, handed over (its todo cleared). */
+  get(taskId: string): Record<string, unknown> {
+    const record = this.find(taskId);
+    const current = isFinished(record.state) ? this.tasks.handOver(taskId) : record;
+    this.tasks.commit();
+    const { task, view } = this.describe(current);
+    if (task.status === 'completed') {
+      const isError = !(current.state === 'done' && current.exitCode === 0);
+      return { resultType: 'complete', ...task, result: { content: [{ type: 'text', text: describeTask(view) }], structuredContent: view, isError } };
+    }
+    if (task.status === 'failed') return { resultType: 'complete', ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
+    return { resultType: 'complete', ...task };
+  }
+
+  /** tasks/cancel: the task is killed as `kill` kills it (SIGINT, SIGKILL after the grace period). */
+  cancel(taskId: string): Record<string, unknown> {
+    this.find(taskId);
+    this.tasks.control.kill(taskId, 'SIGINT');
+    this.tasks.commit();
+    return { resultType: 'complete' };
+  }
+
+  /** tasks/update: a run never asks for input, so there is nothing outstanding to answer. */
+  update(taskId: string): Record<string, unknown> {
+    this.find(taskId);
+    return { resultType: 'complete' };
+  }
+
+  private find(taskId: string): TaskRecord {
+    try {
+      return this.tasks.get(taskId);
+    } catch (error) {
+      if (!(error instanceof UnknownTaskError)) throw error;
+      const shown = taskId.length > 80 ? `${taskId.slice(0, 80)}...` : taskId;
+      throw new RpcError(INVALID_PARAMS, `Invalid params: params.taskId ${JSON.stringify(shown)} names no task (it never existed, or was pruned after the retention period)`);
+    }
+  }
+
+  private describe(record: TaskRecord) {
+    const view = snapshotTask(record, DEFAULT_TAIL_BYTES, this.tasks.probes);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const task = {
+      taskId: record.id,
+      status: statusOf(record),
+      statusMessage: summarizeTask(view),
+      createdAt: iso(record.createdAt),
+      lastUpdatedAt: iso(record.endedAt ?? record.startedAt ?? record.createdAt),
+      ttlMs: this.ttlMs,
+      pollIntervalMs: POLL_INTERVAL_MS,
+    };
+    return { task, view };
+  }
+}
+
+/**
+ * The extension's status of a daemon task: a killed task was cancelled; one the daemon itself
+ * failed (it stopped or died meanwhile, or a worker failed) failed; every other end, a non-zero
+ * exit or a timeout too, is a completed tool result (with isError).
+ */
+function statusOf(record: TaskRecord): TaskStatus {
+  if (!isFinished(record.state)) return 'working';
+  if (record.state === 'killed') return 'cancelled';
+  if (record.state === 'interrupted' || record.error?.startsWith('internal error') === true) return 'failed';
+  return 'completed';
+}
