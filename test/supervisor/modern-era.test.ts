@@ -15,7 +15,7 @@ test('the v2 SDK client pinned to 2026-07-28 lists the tools and runs commands w
   const legacy = await connectClient(t, daemon.url);
 
   const listed = await modern.listTools();
-  assert.deepEqual(listed.tools.map((tool) => tool.name), ['run', 'status', 'kill', 'list', 'input']);
+  assert.deepEqual(listed.tools.map((tool) => tool.name), ['run', 'status', 'output', 'kill', 'list', 'input']);
   const both = await Promise.all(
     Array.from({ length: 6 }, (_, i) =>
       i % 2 === 0
@@ -41,7 +41,7 @@ test('server/discover names 2026-07-28, the tools, the Tasks extension and the s
   assert.deepEqual([listed.resultType, listed.ttlMs, listed.cacheScope], ['complete', 3_600_000, 'public']);
   for (const tool of listed.tools) assert.ok(typeof tool.title === 'string' && tool.title.length > 0, `${tool.name} has a title`);
   const closed = Object.fromEntries(listed.tools.map((tool: any) => [tool.name, tool.annotations.openWorldHint]));
-  assert.deepEqual(closed, { run: true, status: false, kill: false, list: false, input: false });
+  assert.deepEqual(closed, { run: true, status: false, output: false, kill: false, list: false, input: false });
   const called = await modernResult(daemon.url, 'tools/call', { name: 'run', arguments: { command: 'echo hi' } });
   assert.deepEqual([called.resultType, called.structuredContent.stdout_tail], ['complete', 'hi\n']);
 });
@@ -72,7 +72,7 @@ test('a 2026-07-28 request is refused with the spec code and HTTP status for eac
   for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/list', 'no/such']) {
     await refusedWith(modernRequest(url, method), 404, -32601, /Method not found: .* is not a method of MCP 2026-07-28 here; this server serves server\/discover, tools\/list, tools\/call, tasks\/get/);
   }
-  await refusedWith(modernRequest(url, 'tools/call', { name: 'launch', arguments: {} }), 200, -32602, /^Invalid params: unknown tool "launch" in params\.name; this server has: run, status, kill, list, input$/);
+  await refusedWith(modernRequest(url, 'tools/call', { name: 'launch', arguments: {} }), 200, -32602, /^Invalid params: unknown tool "launch" in params\.name; this server has: run, status, output, kill, list, input$/);
   await refusedWith(modernRequest(url, 'tools/call', { arguments: {} }), 200, -32602, /tools\/call needs params\.name/);
   // Bad arguments stay a tool error, with its code.
   const bad = await modernResult(url, 'tools/call', { name: 'run', arguments: { command: '' } });

@@ -70,6 +70,17 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   truncation: { stdout: row.stdout_truncated_reason, stderr: row.stderr_truncated_reason },
 });
 
+/** The columns insert writes: what run decided of a new task. */
+export const toInsertRow = (record: TaskRecord) => ({
+  ...record,
+  ...record.limits,
+  terminalCols: record.terminalSize?.cols ?? null,
+  terminalRows: record.terminalSize?.rows ?? null,
+  sandbox: record.sandbox === null ? null : JSON.stringify(record.sandbox),
+  pty: record.pty ? 1 : 0,
+  interactive: record.interactive ? 1 : 0,
+});
+
 /** The columns save writes. */
 export const toSaveRow = (record: TaskRecord) => ({
   id: record.id,

@@ -10,7 +10,7 @@ import { openRegistry, type SetAsideRegistry } from './damaged-registry.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';
 import { BoundedCache } from '../bounded-cache.js';
-import { fromRow, toSaveRow, type TaskRow } from './task-rows.js';
+import { fromRow, toInsertRow, toSaveRow, type TaskRow } from './task-rows.js';
 import { TodoOutbox } from './todo-outbox.js';
 
 const FINISHED_CACHE_SIZE = 256;
@@ -154,9 +154,7 @@ export class TaskStore {
       if (existing) this.statements.remove.run(id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear(id));
       const record = build(id);
-      const sandbox = record.sandbox === null ? null : JSON.stringify(record.sandbox);
-      const terminal = { terminalCols: record.terminalSize?.cols ?? null, terminalRows: record.terminalSize?.rows ?? null };
-      this.statements.insert.run({ ...record, ...record.limits, ...terminal, sandbox, pty: record.pty ? 1 : 0, interactive: record.interactive ? 1 : 0 });
+      this.statements.insert.run(toInsertRow(record));
       return { record, replaced: existing !== undefined };
     });
   }

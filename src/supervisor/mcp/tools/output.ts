@@ -75,7 +75,7 @@ export const outputTool = defineTool({
   ].join(' '),
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     checkCombinations(input);
     const grep = input.grep === undefined ? null : compileGrep(input.grep, input.context ?? 0);
