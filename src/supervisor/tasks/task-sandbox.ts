@@ -57,7 +57,9 @@ export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: str
   const chosen = requested ?? policy.defaults ?? policy.floor;
   if (chosen === null) return null;
   const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
-  sandbox.write.forEach((dir, i) => assertDirectory(dir, requested === undefined ? source : `"sandbox.write[${i}]"`));
+  // Each directory named where it was given: the run's own by its index, else by where it came from.
+  if (requested?.write !== undefined) requested.write.forEach((dir, i) => assertDirectory(resolve(dir), `"sandbox.write[${i}]" must be`));
+  else for (const dir of sandbox.write) assertDirectory(dir, `the write directories of ${source} must each be`);
   const wider = policy.floor === null ? null : widerThanFloor(sandbox, policy.floor);
   if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
   const missing = [
@@ -68,16 +70,15 @@ export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: str
   return sandbox;
 }
 
-/** Landlock confines beneath directories that exist: anything else is refused before the start. */
-function assertDirectory(dir: string, source: string): void {
+/** Landlock confines beneath directories that exist: anything else is refused before the start. `what` ends in "must be". */
+function assertDirectory(dir: string, what: string): void {
   let problem: string | null = null;
   try {
     if (!statSync(dir).isDirectory()) problem = 'not a directory';
   } catch (error) {
     problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : ((error as NodeJS.ErrnoException).code ?? 'cannot be read');
   }
-  const must = source.startsWith('"') ? 'be an existing directory' : 'name existing directories';
-  if (problem !== null) throw new ToolInputError(`Invalid run input: ${source} must ${must} to write in; got ${echoValue(dir)}: ${problem}`);
+  if (problem !== null) throw new ToolInputError(`Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`);
 }
 
 /** What `sandbox` allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
