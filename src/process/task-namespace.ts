@@ -94,20 +94,31 @@ export class TaskNamespace {
     const first = new Promise<string>((resolve) => (answer = resolve));
     readLines(output, (line) => answer(line));
     output.on('error', () => {}); // 'close' follows
+    // Once closed (the outer process exited), its pidfd is reaped and closed: never signalled again.
+    let gone = false;
     output.once('close', () => {
+      gone = true;
       answer('error the init exited before it was ready');
       this.onOuterExit(outer.pidfd);
     });
     const line = (await within(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
-    const ready = /^ready (\d+)$/.exec(line);
+    const ready = gone ? null : /^ready (\d+)$/.exec(line);
     if (ready === null) {
-      this.why = describeInitError(line);
-      addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
+      this.why = describeInitError(gone && line.startsWith('ready') ? 'error the init died as it started' : line);
+      if (!gone) addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
       return;
     }
     const pid = Number(ready[1]);
     // The init is the outer process's child, unreaped while the outer lives: this pid is still it.
-    this.running = { outerPidfd: outer.pidfd, output, pid, pidfd: addon.pidfdOpen(pid) };
+    let pidfd: number;
+    try {
+      pidfd = addon.pidfdOpen(pid);
+    } catch (error) {
+      this.why = `the init died as it started (${(error as Error).message})`;
+      addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
+      return;
+    }
+    this.running = { outerPidfd: outer.pidfd, output, pid, pidfd };
   }
 
   /** The outer process exited: it is reaped; a running init has died, and a new one is made. */

@@ -155,3 +155,21 @@ test('without CAP_SYS_ADMIN the namespace is reported missing, with why, and the
   assert.equal(found.namespace_pid, null);
   assert.equal((await health(daemon, token)).ok, true);
 });
+
+test("the tasks' init killed from outside takes every task with it, the daemon says so and makes a new namespace for the next", async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const initPid = async (): Promise<number | null> => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;
+  const first = await initPid();
+  assert.ok(first !== null && first > 0);
+  const task = await tools.ok('run', { command: 'sleep 600', wait_seconds: 0 });
+  assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).pid !== null, 30_000), 'it started');
+  process.kill(first, 'SIGKILL');
+  const ended = await tools.ok('status', { id: task.id, wait_seconds: 30 });
+  assert.deepEqual([ended.state, ended.error], ['done', 'the task ended without reporting its exit (its shim was killed)']);
+  const second = await waitFor(async () => { const pid = await initPid(); return pid !== null && pid !== first ? pid : null; }, 30_000, 50);
+  assert.ok(second !== null, 'a new init');
+  assert.match(daemon.stderr(), new RegExp(`"level":50.*the tasks' init \\(pid ${first}\\) died, and every task in its namespace with it: a new namespace is made for the next tasks`));
+  const next = await tools.ok('run', { command: 'ps -o comm= -p 1; echo "$$"', wait_seconds: 30 });
+  assert.equal(next.stdout_tail, `hive-task-init\n${next.namespace_pid}\n`, 'the next task runs in the new namespace');
+});
