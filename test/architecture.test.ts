@@ -77,7 +77,7 @@ test('readiness stands on the tasks: nothing below it imports it', () => {
   assert.deepEqual(found, []);
 });
 
-test('the reference harness and the daemon share only the wire (src/shared/): neither imports the other', () => {
+test('the reference harness, the CLI and the daemon share only src/shared/: the harness and the daemon import nothing of each other', () => {
   const harness = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((to) => crossings('src/agent-socket/', to));
   const daemon = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((from) => crossings(from, 'src/agent-socket/'));
   const shared = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/', 'src/agent-socket/'].flatMap((to) => crossings('src/shared/', to));

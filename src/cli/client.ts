@@ -1,6 +1,7 @@
 // The CLI's connection to a running daemon: MCP tool calls (in 2026-07-28 when the daemon offers
 // it, else the SDK's client in a 2025 session), plain GETs beside /mcp, the bearer token, and
 // every failure turned into a CliError.
+import { VERSION } from '../shared/tool-bounds.js';
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -104,7 +105,7 @@ export class DaemonClient {
 
   private async connect(): Promise<Client> {
     if (this.session !== null) return this.session.client;
-    const client = new Client({ name: 'hive-bash', version: '0.1.0' });
+    const client = new Client({ name: 'hive-bash', version: VERSION });
     const transport = new StreamableHTTPClientTransport(this.url, { requestInit: { headers: this.headers } });
     try {
       await client.connect(transport);

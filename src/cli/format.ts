@@ -1,5 +1,5 @@
 // How the CLI shows things to a person: tables, durations, byte counts, exit codes and colour.
-import { signalNumber, KILL_SIGNALS, type KillSignal } from '../process/signals.js';
+import { exitCodeOfSignal, signalNumber, KILL_SIGNALS, type KillSignal } from '../process/signals.js';
 import { constants as osConstants } from 'node:os';
 
 /** Milliseconds as a short duration: 850ms, 4.2s, 3m07s, 2h05m, 3d04h. */
@@ -37,7 +37,7 @@ export function formatBytes(bytes: number | null | undefined): string {
 export function shellExitCode(task: { exit_code: number | null; signal: string | null }): number {
   if (task.exit_code !== null) return task.exit_code;
   const number = task.signal === null ? undefined : (osConstants.signals as Record<string, number>)[task.signal];
-  if (number !== undefined) return 128 + number;
+  if (number !== undefined) return exitCodeOfSignal(number);
   return 1;
 }
 

@@ -67,9 +67,14 @@ function formatCommandHelp(command: Command): string {
   return [`Usage: ${command.usage}${names}`, '', command.summary, '', 'Flags:', ...command.help.map((line) => `  ${line}`), '', 'Global flags:', ...GLOBAL_HELP.map((line) => `  ${line}`), '', 'Exit codes:', ...EXIT_HELP.map((line) => `  ${line}`)].join('\n');
 }
 
-/** parseArgs' complaint as one line that says where the accepted flags are listed. */
-function usageErrorOf(error: Error, command: Command): UsageError {
-  const message = error.message.split('. ')[0]!.replace(/^Unknown option '([^']+)'/, 'unknown flag $1').replace(/^Option '([^']+)'/, 'flag $1');
+/** parseArgs' complaint, told by its code, as one line that says where the accepted flags are listed. */
+function usageErrorOf(error: NodeJS.ErrnoException, command: Command): UsageError {
+  const flag = /'(-[^']*)'/.exec(error.message)?.[1];
+  const first = error.message.split('. ')[0]!;
+  const message =
+    error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag ? `unknown flag ${flag}`
+    : error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag ? `flag ${flag}${first.slice(first.indexOf(flag) + flag.length + 1)}`
+    : first;
   return new UsageError(`${message}; hive-bash ${command.name} --help lists what it accepts${command.name === 'run' ? ' (put the command after --)' : ''}`);
 }
 
@@ -91,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageErrorOf(error as Error, command);
+    throw usageErrorOf(error as NodeJS.ErrnoException, command);
   }
   const { values, positionals } = parsed;
   if (values.help) {

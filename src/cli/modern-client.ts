@@ -1,9 +1,10 @@
 // The CLI's side of MCP 2026-07-28: whether the daemon speaks it (server/discover), and a tool call
 // as one POST with the per-request _meta and headers, no session to open or close.
+import { VERSION } from '../shared/tool-bounds.js';
 import { randomUUID } from 'node:crypto';
 
 export const MODERN_VERSION = '2026-07-28';
-const CLIENT_INFO = { name: 'hive-bash', version: '0.1.0' };
+const CLIENT_INFO = { name: 'hive-bash', version: VERSION };
 
 /** An answer whose HTTP status is itself the failure (401, 404, 5xx), for the caller to describe. */
 export class HttpStatusError extends Error {

@@ -1,11 +1,11 @@
 // The daemon's task fields as the CLI reads them (list items, status results), and how a task's
 // end is waited for: status with wait_seconds, in a loop, never a tight poll.
 import type { DaemonClient } from './client.js';
+import { MAX_WAIT_SECONDS } from '../shared/tool-bounds.js';
 import { isFinished, type TaskState } from '../supervisor/model/task.js';
 import type { TaskSnapshot } from '../supervisor/model/task-snapshot.js';
 
-/** The longest wait status takes. */
-export const MAX_WAIT_SECONDS = 30;
+export { MAX_WAIT_SECONDS } from '../shared/tool-bounds.js';
 
 /** A list item; the operator fields (created_at … processes) are absent on daemons without them. */
 export interface TaskItem {

@@ -1,9 +1,10 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { VERSION } from '../shared/tool-bounds.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
 import { createToolRegistry } from './mcp/server.js';
@@ -28,7 +29,6 @@ import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 
-export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
-import { startDaemon, VERSION } from './daemon.js';
+import { startDaemon } from './daemon.js';
+import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
 import { createLogger } from './log.js';
 

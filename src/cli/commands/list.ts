@@ -1,11 +1,11 @@
 // list (ps): the newest tasks as a table, one line each, the command cut to the terminal's width.
+import { MAX_LIST_LIMIT } from '../../shared/tool-bounds.js';
 import { TASK_STATES } from '../../supervisor/model/task.js';
 import { parseChoice, parseCount } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { firstLine, formatAge, formatBytes, formatDuration, renderTable, stateStyle, type Column } from '../format.js';
 import type { TaskItem } from '../tasks.js';
 
-const MAX_LIMIT = 1000;
 const COLUMNS: Column[] = [
   { header: 'ID' },
   { header: 'STATE' },
@@ -40,7 +40,7 @@ export const listCommand: Command = {
   usage: 'hive-bash list [--state STATE] [--limit N]',
   help: [
     `--state STATE   only tasks in STATE: ${TASK_STATES.join(', ')}`,
-    `--limit N       at most N tasks, 1 to ${MAX_LIMIT} (default 50)`,
+    `--limit N       at most N tasks, 1 to ${MAX_LIST_LIMIT} (default 50)`,
     'Columns: ID, STATE, AGE (since created), RUNTIME, CPU (time used), MEM (now), PROCS, EXIT',
     '(code, or the signal that ended it), COMMAND (its first line, cut to the terminal\'s width).',
     '- where the daemon has no figure (a pending task; memory once a task has ended).',
@@ -48,7 +48,7 @@ export const listCommand: Command = {
   options: { state: { type: 'string' }, limit: { type: 'string', short: 'n' } },
   async run(context, values) {
     const state = parseChoice('--state', values.state as string | undefined, TASK_STATES);
-    const limit = parseCount('--limit', values.limit as string | undefined, MAX_LIMIT) ?? 50;
+    const limit = parseCount('--limit', values.limit as string | undefined, MAX_LIST_LIMIT) ?? 50;
     const result = await context.client.callTool<{ tasks: TaskItem[] }>('list', { limit, ...(state ? { state } : {}) });
     if (context.json) {
       writeJson(context, result);

@@ -3,9 +3,9 @@ import { parseCount, requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { formatBytes, formatDuration, stateStyle } from '../format.js';
 import { describeSandbox } from '../../process/sandbox.js';
+import { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 import { fetchStatus, type TaskStatus } from '../tasks.js';
 
-const MAX_TAIL_BYTES = 65_536;
 
 /** The fields a person reads first, as label and value. */
 function describeFields(task: TaskStatus): Array<[string, string]> {

@@ -1,10 +1,12 @@
 // Input fields that more than one tool takes.
 import { z } from 'zod';
 import { field } from './tool.js';
-import { DEFAULT_TAIL_BYTES, MAX_TAIL_BYTES } from '../model/task-snapshot.js';
+import { DEFAULT_TAIL_BYTES } from '../model/task-snapshot.js';
+import { MAX_TAIL_BYTES, MAX_WAIT_SECONDS } from '../../shared/tool-bounds.js';
+
+export { MAX_WAIT_SECONDS };
 import { MAX_PATTERN_CHARS } from '../readiness/wait-pattern.js';
 
-export const MAX_WAIT_SECONDS = 30;
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const TASK_ID_ACCEPTS = '1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit';
 

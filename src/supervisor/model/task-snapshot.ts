@@ -8,7 +8,7 @@ import { readTail, type StreamTail } from '../output/output-tail.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
-export const MAX_TAIL_BYTES = 65_536;
+export { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 
 /** One task as every reader sees it (the run and status tools, the todo body): snake_case, as on the wire. */
 export interface TaskSnapshot {

@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { ProcessTableCache } from '../../../process/resources.js';
 import { TASK_STATES } from '../../model/task.js';
+import { MAX_LIST_LIMIT } from '../../../shared/tool-bounds.js';
 import { defineTool, field } from '../tool.js';
 import { taskViewSchema } from '../task-view.js';
 
-const MAX_LIST_LIMIT = 1000;
 const COMMAND_PREVIEW_CHARS = 200;
 
 export const listTool = defineTool({
