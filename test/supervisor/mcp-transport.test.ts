@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/processes.js';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
@@ -126,26 +127,26 @@ test('a request the client cancels or walks away from holds nothing: its id is f
   const slowCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'status', arguments: { id: 'waited-on', wait_seconds: 20 } } });
   await post(daemon.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: 'sleep 30', name: 'waited-on', wait_seconds: 0 } } }, headers);
 
-  const started = Date.now();
+  // An id is in flight once another request of the same id is refused for it.
+  const inFlight = async (id: number) => (await post(daemon.url, { jsonrpc: '2.0', id, method: 'tools/list' }, headers)).status === 400;
+
   const waiting = post(daemon.url, slowCall(5), headers);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(await waitFor(() => inFlight(5), 10_000), 'the slow call is in flight');
   const cancel = await post(daemon.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'changed my mind' } }, headers);
   assert.equal(cancel.status, 202);
   const cancelled = await waiting;
+  // A status call that ran out its 20 s wait would have been answered 200 with its result.
   assert.deepEqual([cancelled.status, cancelled.text], [202, ''], 'a cancelled request gets no response');
-  assert.ok(Date.now() - started < 10_000, 'the POST ended at the cancellation, not at the end of the wait');
   assert.equal((await post(daemon.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, headers)).status, 200, 'the id is free again');
 
   const gone = new AbortController();
   const abandoned = fetch(daemon.url, { method: 'POST', headers, body: JSON.stringify(slowCall(6)), signal: gone.signal }).catch(() => null);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(await waitFor(() => inFlight(6), 10_000), 'the abandoned call is in flight');
   gone.abort();
   await abandoned;
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.equal((await post(daemon.url, { jsonrpc: '2.0', id: 6, method: 'tools/list' }, headers)).status, 200, 'the id of a request whose client went away is free again');
+  assert.ok(await waitFor(async () => !(await inFlight(6)), 10_000), 'the id of a request whose client went away is free again');
 
   // Nothing holds the session busy any more: it is swept once idle.
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-  const health = (await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number };
-  assert.equal(health.sessions, 0);
+  const swept = await waitFor(async () => ((await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number }).sessions === 0, 30_000, 100);
+  assert.ok(swept, 'the idle session was swept');
 });
