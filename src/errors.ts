@@ -13,8 +13,11 @@ export class HiveError extends Error {
   }
 }
 
-/** A tool call's arguments were refused: a tool error, never a crash. */
-export class ToolInputError extends HiveError {
+/** A tool call the daemon refused, with the stable code of why: a tool error, never a crash. */
+export class ToolRefusal extends HiveError {}
+
+/** A tool call's arguments were wrong: a field missing, unknown, out of range, or naming nothing. */
+export class ToolInputError extends ToolRefusal {
   override readonly code: string = 'ERR_INVALID_INPUT';
 }
 
@@ -33,14 +36,14 @@ export class NameBusyError extends ToolInputError {
 }
 
 /** run's exclusive_port names a port something already listens on. */
-export class PortBusyError extends ToolInputError {
+export class PortBusyError extends ToolRefusal {
   override readonly code = 'ERR_PORT_BUSY';
   constructor(port: number, holder: string) {
     super(`"exclusive_port" ${port} is taken: ${holder} already listens on it; nothing was started: kill that first, or choose another port`);
   }
 }
 
-export class QueueFullError extends ToolInputError {
+export class QueueFullError extends ToolRefusal {
   override readonly code = 'ERR_QUEUE_FULL';
   constructor(maxPending: number) {
     super(`the pending queue is full (${maxPending} tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again`);
@@ -56,7 +59,7 @@ export class SandboxNotAllowedError extends ToolInputError {
 }
 
 /** A run's sandbox cannot be enforced on this host: refused, never run less confined. */
-export class SandboxUnavailableError extends ToolInputError {
+export class SandboxUnavailableError extends ToolRefusal {
   override readonly code = 'ERR_SANDBOX_UNAVAILABLE';
   constructor(source: string, why: string) {
     super(`${source} cannot be enforced here (${why}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`);
@@ -74,7 +77,7 @@ export const INPUT_REFUSALS = {
 } as const;
 export type InputRefusalCode = keyof typeof INPUT_REFUSALS;
 
-export class InputRefusedError extends ToolInputError {
+export class InputRefusedError extends ToolRefusal {
   override readonly code: InputRefusalCode;
   constructor(taskId: string, code: InputRefusalCode, detail?: string) {
     super(`input to task ${JSON.stringify(taskId)} refused: ${detail ?? INPUT_REFUSALS[code]}`);
@@ -83,7 +86,7 @@ export class InputRefusedError extends ToolInputError {
 }
 
 /** The state dir's disk cannot take the registry's writes (full, read-only or failing): run is refused meanwhile. */
-export class StateDirFullError extends ToolInputError {
+export class StateDirFullError extends ToolRefusal {
   override readonly code = 'ERR_STATE_DIR_FULL';
   constructor(stateDir: string, why: string, options?: { cause?: unknown }) {
     super(`the state dir ${stateDir} cannot be written now (${why}; ${describeFreeBytes(stateDir)}); nothing was started: free space there (old task output is in ${stateDir}/harness/bash-tasks) and call run again. Running tasks go on, and what they report is kept until it can be written`, options);

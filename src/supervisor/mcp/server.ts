@@ -3,7 +3,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { HiveError, ToolInputError, type ErrorBody } from '../../errors.js';
+import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
 import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
 
@@ -40,7 +40,7 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
       context.tasks.commit();
       return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
     } catch (error) {
-      if (error instanceof ToolInputError) return errorResult({ code: error.code, message: error.message });
+      if (error instanceof ToolRefusal) return errorResult({ code: error.code, message: error.message });
       log.error({ err: error, tool: name }, 'tool call failed');
       const code = error instanceof HiveError ? error.code : 'ERR_INTERNAL';
       return errorResult({ code, message: `internal error in ${name}: ${(error as Error).message}` });
