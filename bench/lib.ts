@@ -79,16 +79,44 @@ export const percentile = (values: number[], fraction: number): number => {
 };
 
 /** A raw JSON-RPC session on the daemon's /mcp, for load that the SDK client would itself slow down. */
-export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>> {
+export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>> {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
   const init = await pool.request({ path, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) });
   await init.body.text();
   const session = { ...headers, 'mcp-session-id': String(init.headers['mcp-session-id']) };
   let id = 1;
-  return async (name, args) => {
-    const res = await pool.request({ path, method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }) });
+  // `method` other than tools/call (ping, say) is sent without params.
+  return async (name, args, method = 'tools/call') => {
+    const params = method === 'tools/call' ? { params: { name, arguments: args } } : {};
+    const res = await pool.request({ path, method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, ...params }) });
     return { status: res.statusCode, text: await res.body.text() };
   };
+}
+
+/**
+ * `total` runs of `command` through `call` (a raw caller: modernCaller's, say) from `concurrency`
+ * callers at once, each until done; a run whose answer is not done with `expectStdout` is a failure.
+ * The lean load generator: no SDK client, so the caller's own CPU stays small beside the daemon's.
+ */
+export async function runRawTasks(
+  call: (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>,
+  concurrency: number,
+  total: number,
+  command: string,
+  expectStdout: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ failures: number }> {
+  let next = 0;
+  let failures = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      next++;
+      const { status, text } = await call('run', { command, wait_seconds: 30, ...extra });
+      const task = status === 200 ? (JSON.parse(text).result?.structuredContent as { state?: string; stdout_tail?: string } | undefined) : undefined;
+      if (task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
+    }
+  }));
+  return { failures };
 }
 
 /** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */

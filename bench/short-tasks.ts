@@ -1,8 +1,11 @@
-// Short tasks through MCP (`run` of `echo hello` until done, 16 concurrent clients) against
+// Short tasks through MCP (`run` of `echo hello` until done, 16 concurrent callers) against
 // `xargs -P 16 -n1 bash -c 'echo hello'` on the same count, alternated over rounds in this run
 // (the sides take turns in a rotating order; one daemon, warmed up first); rates are medians, the
-// ratio the median of each round's own. A third side runs the same tasks sandboxed (writes beneath
-// the temporary directory, no network): what a sandbox costs a task.
+// ratio the median of each round's own. The callers are lean: raw MCP 2026-07-28 POSTs over
+// undici's keep-alive pool, whose CPU is printed apart (the load generator's). The SDK's client
+// (16 sessions of 2025-11-25) drives a second side, `sdk`; a third runs the lean side's tasks
+// sandboxed (writes beneath the temporary directory, no network): what a sandbox costs a task.
+// After the rounds, one caller alone: the latency of run to its result, and of a ping (p50, p99).
 // Prints each side's median rate and spread, and the CPU per task of each process involved:
 // the daemon (main thread and workers), its spawners, the shims with bash, the load generator,
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile.
@@ -11,7 +14,8 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
-import { alternateRounds, connectClients, median, roundRatios, rssMegabytes, runTasks, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
+import { Pool } from 'undici';
+import { alternateRounds, connectClients, median, modernCaller, openRawSession, percentile, roundRatios, rssMegabytes, runRawTasks, runTasks, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,9 +33,11 @@ const WARM_UP_TASKS = Math.min(50, Math.ceil(TASKS / 10));
 
 /** The sandboxed side's run field. */
 const SANDBOX = { write: [tmpdir()], network: false };
+/** Sequential calls of each latency row. */
+const LATENCY_CALLS = Math.min(200, TASKS);
 
 interface Row {
-  side: 'xargs' | 'daemon' | 'sandboxed';
+  side: 'xargs' | 'daemon' | 'sdk' | 'sandboxed';
   tasks_per_s: number;
   /** CPU ms per task, by whom. */
   cpu_ms: Record<string, number>;
@@ -61,17 +67,24 @@ const meter = daemonCpuMeter(daemon.pid);
 let rows: Array<Row & { round: number }> = [];
 let sides: Record<string, Row[]> = {};
 let rssMb = 0;
+let pool: Pool | undefined;
+let latency: Record<string, { p50_ms: number; p99_ms: number }> = {};
 try {
   const clients = await connectClients(daemon.url, CLIENTS);
-  // Warm-up, not counted: starts the spawners and compiles the daemon's hot paths.
+  pool = new Pool(new URL(daemon.url).origin, { connections: CLIENTS });
+  const lean = modernCaller(pool);
+  const drive = (side: Row['side']) =>
+    side === 'sdk' ? runTasks(clients, TASKS, 'echo hello', 'hello\n') : runRawTasks(lean, CLIENTS, TASKS, 'echo hello', 'hello\n', side === 'sandboxed' ? { sandbox: SANDBOX } : {});
+  // Warm-up, not counted: starts the spawners and compiles the daemon's hot paths, for both clients.
   await runTasks(clients, WARM_UP_TASKS, 'echo hello', 'hello\n');
-  const measureDaemon = (side: 'daemon' | 'sandboxed') => async (): Promise<Row> => {
+  await runRawTasks(lean, CLIENTS, WARM_UP_TASKS, 'echo hello', 'hello\n');
+  const measureDaemon = (side: 'daemon' | 'sdk' | 'sandboxed') => async (): Promise<Row> => {
     await awaitReaped(meter.spawners);
     const machine = readMachineCpu();
     const mark = meter.mark();
     const generator = generatorCpu();
     const start = process.hrtime.bigint();
-    const { failures } = await runTasks(clients, TASKS, 'echo hello', 'hello\n', side === 'sandboxed' ? { sandbox: SANDBOX } : {});
+    const { failures } = await drive(side);
     const seconds = secondsSince(start);
     const busy = readMachineCpu().busy - machine.busy;
     const load = generatorCpu() - generator;
@@ -82,12 +95,32 @@ try {
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
     return { side, tasks_per_s: TASKS / seconds, cpu_ms: { ...cpuMs, all: total }, others_cores: (busy - (total * TASKS) / 1000) / seconds, failures };
   };
-  sides = await alternateRounds(ROUNDS, { xargs: measureXargs, daemon: measureDaemon('daemon'), sandboxed: measureDaemon('sandboxed') });
-  rows = sides.xargs!.flatMap((row, round) => [{ ...row, round }, { ...sides.daemon![round]!, round }, { ...sides.sandboxed![round]!, round }]);
+  sides = await alternateRounds(ROUNDS, { xargs: measureXargs, daemon: measureDaemon('daemon'), sdk: measureDaemon('sdk'), sandboxed: measureDaemon('sandboxed') });
+  rows = sides.xargs!.flatMap((row, round) => (['xargs', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })));
+  latency = await measureLatency(lean, await openRawSession(pool));
   rssMb = rssMegabytes(daemon.pid);
   await Promise.all(clients.map((client) => client.close()));
 } finally {
+  await pool?.close();
   await daemon.stop();
+}
+
+/** One caller alone, LATENCY_CALLS times each: run of `echo hello` to its result (2026-07-28), and a ping (a 2025 session's: 2026-07-28 has none). */
+async function measureLatency(
+  run: (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>,
+  session: (name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>,
+): Promise<Record<string, { p50_ms: number; p99_ms: number }>> {
+  const timed = async (call: () => Promise<unknown>) => {
+    const ms: number[] = [];
+    for (let i = 0; i < LATENCY_CALLS; i++) {
+      const start = process.hrtime.bigint();
+      await call();
+      ms.push(secondsSince(start) * 1000);
+    }
+    const hundredths = (value: number) => Math.round(value * 100) / 100;
+    return { p50_ms: hundredths(percentile(ms, 0.5)), p99_ms: hundredths(percentile(ms, 0.99)) };
+  };
+  return { run_echo_hello: await timed(() => run('run', { command: 'echo hello', wait_seconds: 30 })), ping: await timed(() => session('', {}, 'ping')) };
 }
 
 const round2 = (value: number) => Number(value.toFixed(2));
@@ -101,10 +134,13 @@ const summary = (side: Row['side']) => {
 console.table(rows.map((row) => ({ side: row.side, round: row.round, tasks_per_s: Math.round(row.tasks_per_s), ...Object.fromEntries(Object.entries(row.cpu_ms).map(([who, ms]) => [`${who}_ms`, round2(ms)])), others_cores: round2(row.others_cores) })));
 const xargs = summary('xargs');
 const through = summary('daemon');
+const sdk = summary('sdk');
 const sandboxed = summary('sandboxed');
-console.table([xargs, through, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({ ...rest, ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])) })));
+console.table([xargs, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({ ...rest, ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])) })));
 const ratio = roundRatios(of('daemon').map((row) => row.tasks_per_s), of('xargs').map((row) => row.tasks_per_s));
 const sandboxRatio = roundRatios(of('sandboxed').map((row) => row.tasks_per_s), of('daemon').map((row) => row.tasks_per_s));
+const sdkRatio = roundRatios(of('sdk').map((row) => row.tasks_per_s), of('xargs').map((row) => row.tasks_per_s));
+console.table(Object.entries(latency).map(([call, figures]) => ({ call, ...figures })));
 console.log(JSON.stringify({
   benchmark: 'short-tasks',
   containment: values.containment,
@@ -118,12 +154,17 @@ console.log(JSON.stringify({
   round_ratio_max: ratio.max,
   // What the rates would be on a machine with nothing else to do and no idle core: CPU per task.
   cpu_ratio: round2(xargs.cpu_ms_per_task.xargs_and_bash! / (through.cpu_ms_per_task.daemon! + through.cpu_ms_per_task.spawners! + through.cpu_ms_per_task.shims_and_bash!)),
+  // The same tasks from the SDK's clients, against xargs.
+  sdk_tasks_per_s: sdk.median_tasks_per_s,
+  sdk_ratio: sdkRatio.median,
+  latency,
   // The sandboxed tasks' rate against the same daemon's unsandboxed ones, round by round.
   sandboxed_tasks_per_s: sandboxed.median_tasks_per_s,
   sandbox_ratio: sandboxRatio.median,
   xargs,
   daemon: through,
+  sdk,
   sandboxed,
   daemon_rss_mb_after: round2(rssMb),
-  failures: [...of('daemon'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
+  failures: [...of('daemon'), ...of('sdk'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
 }));
