@@ -142,8 +142,12 @@ function trackShim(streams: ShimStreams, spawned: Promise<SpawnAnswer>, task: Ta
       return;
     }
     // The shim died before its task (killed from outside, or its spawner died): end what it held.
-    killOrphans(task);
-    resolveExit({ exitCode: null, signal: null, error: startError?.message ?? 'the task ended without reporting its exit (its shim was killed)', endedAt: Date.now() });
+    // The end is reported whatever that kill meets: a throw here would leave the task running for good.
+    try {
+      killOrphans(task);
+    } finally {
+      resolveExit({ exitCode: null, signal: null, error: startError?.message ?? 'the task ended without reporting its exit (its shim was killed)', endedAt: Date.now() });
+    }
   });
   return {
     stdout: streams.stdout,

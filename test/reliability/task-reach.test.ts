@@ -83,7 +83,7 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
     assert.equal((await tools.ok('status', { id: 'sibling' })).state, 'running', `the sibling died of ${attack.name}`);
     assert.equal((await health(daemon, token)).ok, true, `after ${attack.name}`);
   }
-  await assertKillAllSparesTheDaemon(tools);
+  await assertKillAllSparesTheDaemon(tools, daemon);
   assert.equal((await tools.ok('status', { id: sibling.id, wait_seconds: 30 })).state, 'done');
   assertOutputsKept(daemon.stateDir, before);
   assert.deepEqual(await tools.ok('status', { id: 'kept' }), keptStatus);
@@ -95,9 +95,9 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
 }
 
 /** `kill -9 -1` ends every task (siblings too) but never the daemon, which reports each end. */
-async function assertKillAllSparesTheDaemon(tools: ToolClient): Promise<void> {
+async function assertKillAllSparesTheDaemon(tools: ToolClient, daemon: TestDaemon): Promise<void> {
   const result = await tools.ok('run', { command: 'kill -9 -1; sleep 600', wait_seconds: 30 });
-  assert.notEqual(result.state, 'running', JSON.stringify(result));
+  assert.notEqual(result.state, 'running', `${JSON.stringify(result)}\nthe daemon's log:\n${daemon.stderr()}`);
   assert.equal(result.exit_code, null);
   assert.match(result.error, /its shim was killed/);
 }
