@@ -100,9 +100,11 @@ export class TaskRun {
     // of delay, never the end itself.
     await within<unknown, undefined>(native ? Promise.all([pumps, launched.gone()]) : pumps, OUTPUT_DRAIN_MS, undefined);
     const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled } as const;
-    // Nothing of the task is left (its shim has exited, which it does only once its subtree is
-    // gone): the end is final, and it goes with the release in one report.
-    const together = gone && this.termination === null;
+    // Nothing of the task is left (its shim has exited by itself, having reported the leader's
+    // end, which it does only once its subtree is gone): the end is final, and it goes with the
+    // release in one report. A shim killed before that (its exit then carries an error) may have
+    // left processes that still hold the output pipes: the end goes out now, the release later.
+    const together = gone && this.termination === null && exit.error === null;
     if (!together) {
       // The figures so far stand in for the final ones until the release brings those.
       const limited = Object.values(this.spec.limits).some((limit) => limit !== null);

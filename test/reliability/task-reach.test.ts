@@ -173,3 +173,13 @@ test("the tasks' init killed from outside takes every task with it, the daemon s
   const next = await tools.ok('run', { command: 'ps -o comm= -p 1; echo "$$"', wait_seconds: 30 });
   assert.equal(next.stdout_tail, `hive-task-init\n${next.namespace_pid}\n`, 'the next task runs in the new namespace');
 });
+
+test('a task whose shim is killed ends at once, even while a process its shim could not find holds its output open', async (t) => {
+  const daemon = await startTestDaemon(t, { containment: 'process-group' });
+  const tools = await connectClient(t, daemon.url);
+  // The sleep drops the run marker the orphan kill finds processes by (it keeps the test's own),
+  // holds stdout and stderr, and outlives the shim that `kill -9 $PPID` ends.
+  const command = 'env -i HIVE_TEST_MARK="$HIVE_TEST_MARK" /bin/sleep 600 & kill -9 $PPID; wait';
+  const task = await tools.ok('run', { command, wait_seconds: 30 });
+  assert.deepEqual([task.state, task.error], ['done', 'the task ended without reporting its exit (its shim was killed)'], JSON.stringify(task));
+});
