@@ -1,7 +1,7 @@
 // Every error the daemon raises on purpose: one base with a stable `code` (what a client or a
 // script matches on) and the `cause` kept, one subclass per failure (undici's lib/core/errors.js).
 // A message names the input, echoes the value and says what would be accepted.
-import { statfsSync } from 'node:fs';
+import { statfsSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { getSystemErrorName } from 'node:util';
 
@@ -90,6 +90,20 @@ export class StateDirFullError extends ToolRefusal {
   override readonly code = 'ERR_STATE_DIR_FULL';
   constructor(stateDir: string, why: string, options?: { cause?: unknown }) {
     super(`the state dir ${stateDir} cannot be written now (${why}; ${describeFreeBytes(stateDir)}); nothing was started: free space there (old task output is in ${stateDir}/harness/bash-tasks) and call run again. Running tasks go on, and what they report is kept until it can be written`, options);
+  }
+}
+
+/**
+ * Why `path` is not an existing directory, in a few words ("no such directory", "not a directory",
+ * or the errno code), or null when it is one. The OS's own message is not used: it repeats the
+ * path, which a refusal echoes itself (cut short).
+ */
+export function directoryProblem(path: string): string | null {
+  try {
+    return statSync(path).isDirectory() ? null : 'not a directory';
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return code === 'ENOENT' ? 'no such directory' : (code ?? (error as Error).message.slice(0, 200));
   }
 }
 

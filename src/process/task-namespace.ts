@@ -26,7 +26,6 @@ const INIT_READY_MS = 10_000;
 interface RunningInit {
   /** The outer process's pidfd (the init's parent, which this thread spawned and reaps). */
   outerPidfd: number;
-  output: Socket;
   /** The init's pidfd, which spawners join, and its pid as the host sees it. */
   pidfd: number;
   pid: number;
@@ -118,7 +117,7 @@ export class TaskNamespace {
       addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
       return;
     }
-    this.running = { outerPidfd: outer.pidfd, output, pid, pidfd };
+    this.running = { outerPidfd: outer.pidfd, pid, pidfd };
   }
 
   /** The outer process exited: it is reaped; a running init has died, and a new one is made. */

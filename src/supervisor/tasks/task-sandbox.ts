@@ -4,8 +4,7 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
-import { statSync } from 'node:fs';
-import { ConfigError, echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
+import { ConfigError, directoryProblem, echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
 import { confinesWrites, describeSandbox, isBeneath, type Sandbox, type SandboxSupport } from '../../process/sandbox.js';
 
 const noNul = (text: string) => !text.includes('\0');
@@ -72,12 +71,7 @@ export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: str
 
 /** Landlock confines beneath directories that exist: anything else is refused before the start. `what` ends in "must be". */
 function assertDirectory(dir: string, what: string): void {
-  let problem: string | null = null;
-  try {
-    if (!statSync(dir).isDirectory()) problem = 'not a directory';
-  } catch (error) {
-    problem = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : ((error as NodeJS.ErrnoException).code ?? 'cannot be read');
-  }
+  const problem = directoryProblem(dir);
   if (problem !== null) throw new ToolInputError(`Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`);
 }
 

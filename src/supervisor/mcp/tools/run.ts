@@ -1,8 +1,7 @@
 // run: starts `bash -c COMMAND` as a background task and waits a little for its result.
-import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../../../errors.js';
+import { directoryProblem, echoValue, ToolInputError } from '../../../errors.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
@@ -144,14 +143,7 @@ export const runTool = defineTool({
 });
 
 function checkDirectory(path: string, given: string | undefined): void {
-  let problem: string | null = null;
-  try {
-    if (!statSync(path).isDirectory()) problem = 'not a directory';
-  } catch (error) {
-    // The OS's message repeats the path, which the echo above already shows (cut short).
-    const { code } = error as NodeJS.ErrnoException;
-    problem = code === 'ENOENT' ? 'no such directory' : (code ?? (error as Error).message.slice(0, 200));
-  }
+  const problem = directoryProblem(path);
   if (problem !== null) {
     throw new ToolInputError(`Invalid run input: "cwd" must be the path of an existing directory; got ${echoValue(given)}: ${problem}`);
   }
