@@ -43,7 +43,8 @@ export function findChildren(pid: number, comm: string): number[] {
     }
     for (const child of children) {
       try {
-        if (comm === '' || readFileSync(`/proc/${child}/comm`, 'utf8').trim() === comm.slice(0, 15)) found.push(Number(child));
+        if (comm === '' || readFileSync(`/proc/${child}/comm`, 'utf8').trim() === comm.slice(0, 15))
+          found.push(Number(child));
       } catch {
         // the child ended
       }
@@ -85,7 +86,12 @@ export function daemonCpuMeter(daemonPid: number) {
     mark: read,
     since(start: ReturnType<typeof read>) {
       const now = read();
-      return { daemon: now.daemon - start.daemon, spawners: now.spawners - start.spawners, tasks: now.tasks - start.tasks, spawnerCount: now.spawnerCount };
+      return {
+        daemon: now.daemon - start.daemon,
+        spawners: now.spawners - start.spawners,
+        tasks: now.tasks - start.tasks,
+        spawnerCount: now.spawnerCount,
+      };
     },
   };
 }
@@ -96,4 +102,3 @@ export async function awaitReaped(pids: Iterable<number>, timeoutMs = 2000): Pro
   const pending = () => [...pids].some((pid) => findChildren(pid, '').length > 0);
   while (pending() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
 }
-

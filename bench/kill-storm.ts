@@ -10,7 +10,9 @@ import { alternateRounds, connectClients, spreadOf, startBenchDaemon } from './l
 import { findMarkedProcesses } from '../test/helpers/processes.js';
 import { cgroup2Mount } from '../src/process/cgroups.js';
 
-const { values } = parseArgs({ options: { processes: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '7' } } });
+const { values } = parseArgs({
+  options: { processes: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '7' } },
+});
 const PROCESSES = Number(values.processes);
 
 /** True once the cgroup reports no process, or is gone (the daemon removes it once the task is released). */
@@ -77,20 +79,36 @@ async function killRound(containment: 'cgroup' | 'process-group'): Promise<{ ela
   const daemon = await startBenchDaemon(['--containment', containment, '--max-running', '4']);
   const [client] = await connectClients(daemon.url, 1);
   try {
-    const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as { containment: { cgroup_root: string | null } };
+    const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as {
+      containment: { cgroup_root: string | null };
+    };
     const root = health.containment.cgroup_root;
-    const run = await client!.callTool({ name: 'run', arguments: { command: `for i in $(seq ${PROCESSES}); do sleep 1000 & done; wait`, env: { BENCH_MARK: marker }, wait_seconds: 0 } });
+    const run = await client!.callTool({
+      name: 'run',
+      arguments: {
+        command: `for i in $(seq ${PROCESSES}); do sleep 1000 & done; wait`,
+        env: { BENCH_MARK: marker },
+        wait_seconds: 0,
+      },
+    });
     const id = (run.structuredContent as { id: string }).id;
     const deadline = Date.now() + 60_000;
-    while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const known = findMarkedProcesses(`BENCH_MARK=${marker}`);
     // The root may be shared with other daemons (other benches, tests): the task's cgroup is its processes' own.
-    const cgroupDir = root === null ? null : join(cgroup2Mount()!, /^0::(.*)$/m.exec(readFileSync(`/proc/${known[0]}/cgroup`, 'utf8'))![1]!);
-    if (cgroupDir !== null && !cgroupDir.startsWith(`${root}/task-`)) throw new Error(`the task's processes are in ${cgroupDir}, not in a task cgroup under ${root}`);
+    const cgroupDir =
+      root === null
+        ? null
+        : join(cgroup2Mount()!, /^0::(.*)$/m.exec(readFileSync(`/proc/${known[0]}/cgroup`, 'utf8'))![1]!);
+    if (cgroupDir !== null && !cgroupDir.startsWith(`${root}/task-`))
+      throw new Error(`the task's processes are in ${cgroupDir}, not in a task cgroup under ${root}`);
     const identified = known.map(identify);
     const start = process.hrtime.bigint();
     // The answer and the end are awaited together: the time is that of whichever comes last.
-    const answered = client!.callTool({ name: 'kill', arguments: { id, force: true } }).then(() => Number(process.hrtime.bigint() - start) / 1e6);
+    const answered = client!
+      .callTool({ name: 'kill', arguments: { id, force: true } })
+      .then(() => Number(process.hrtime.bigint() - start) / 1e6);
     const gone = cgroupDir
       ? await waitEmpty(() => cgroupEmpty(cgroupDir)).then(() => Number(process.hrtime.bigint() - start) / 1e6)
       : await waitProcessesGone(`BENCH_MARK=${marker}`, identified, start);
@@ -107,15 +125,22 @@ async function kernelFloorRound(): Promise<number | null> {
   if (mount === null) return null;
   const dir = join(mount, `hive-bench-floor-${process.pid}`);
   mkdirSync(dir);
-  const leader = spawn('bash', ['-c', `echo $$ > ${dir}/cgroup.procs; for i in $(seq ${PROCESSES}); do sleep 1000 & done; wait`], { stdio: 'ignore' });
+  const leader = spawn(
+    'bash',
+    ['-c', `echo $$ > ${dir}/cgroup.procs; for i in $(seq ${PROCESSES}); do sleep 1000 & done; wait`],
+    { stdio: 'ignore' },
+  );
   try {
-    while (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').length < PROCESSES + 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').length < PROCESSES + 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const start = process.hrtime.bigint();
     writeFileSync(join(dir, 'cgroup.kill'), '1');
     await waitEmpty(() => cgroupEmpty(dir));
     return Number(process.hrtime.bigint() - start) / 1e6;
   } finally {
-    await new Promise((resolve) => (leader.exitCode === null && leader.signalCode === null ? leader.once('exit', resolve) : resolve(null)));
+    await new Promise((resolve) =>
+      leader.exitCode === null && leader.signalCode === null ? leader.once('exit', resolve) : resolve(null),
+    );
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
         rmdirSync(dir);
@@ -135,22 +160,59 @@ const times = await alternateRounds<number | { elapsed: number; answered: number
   cgroup: () => killRound('cgroup'),
   'process-group': () => killRound('process-group'),
 });
-const kills = (containment: 'cgroup' | 'process-group') => times[containment] as Array<{ elapsed: number; answered: number }>;
+const kills = (containment: 'cgroup' | 'process-group') =>
+  times[containment] as Array<{ elapsed: number; answered: number }>;
 const row = (containment: string, samples: number[], answers?: number[]) => {
   const { median, min, max } = spreadOf(samples, 1);
-  return { containment, processes: PROCESSES, median_ms: median, min_ms: min, worst_ms: max, rounds: samples.length, ...(answers ? { answer_median_ms: spreadOf(answers, 1).median } : {}) };
+  return {
+    containment,
+    processes: PROCESSES,
+    median_ms: median,
+    min_ms: min,
+    worst_ms: max,
+    rounds: samples.length,
+    ...(answers ? { answer_median_ms: spreadOf(answers, 1).median } : {}),
+  };
 };
 const floor = (times.floor as Array<number | null>).filter((time): time is number => time !== null);
 const rows = [
   ...(floor.length > 0 ? [row('kernel floor: cgroup.kill written directly', floor)] : []),
-  ...(['cgroup', 'process-group'] as const).map((containment) => row(containment, kills(containment).map((kill) => kill.elapsed), kills(containment).map((kill) => kill.answered))),
+  ...(['cgroup', 'process-group'] as const).map((containment) =>
+    row(
+      containment,
+      kills(containment).map((kill) => kill.elapsed),
+      kills(containment).map((kill) => kill.answered),
+    ),
+  ),
 ];
 // The daemon's share: the cgroup kill's median less the floor's. Each round's own difference is
 // printed too, but a kill lasts a tenth of a second and the two in a round do not share their
 // noise: those differences ranged from -43 to +72 ms in one run where the medians' difference
 // read 32.8 ms, and 32.0 ms in the next.
-const differences = floor.length > 0 ? spreadOf(kills('cgroup').map((kill, round) => kill.elapsed - floor[round]!), 1) : null;
-const share = differences ? { medians_difference: ms(rows[1]!.median_ms - rows[0]!.median_ms), round_min: differences.min, round_max: differences.max } : null;
+const differences =
+  floor.length > 0
+    ? spreadOf(
+        kills('cgroup').map((kill, round) => kill.elapsed - floor[round]!),
+        1,
+      )
+    : null;
+const share = differences
+  ? {
+      medians_difference: ms(rows[1]!.median_ms - rows[0]!.median_ms),
+      round_min: differences.min,
+      round_max: differences.max,
+    }
+  : null;
 console.table(rows);
-if (share) console.log(`the daemon's share over the floor: ${share.medians_difference} ms (the medians' difference; each round's own ${share.round_min} to ${share.round_max})`);
-console.log(JSON.stringify({ benchmark: 'kill-storm', goal: "the daemon's share over the kernel floor (the medians' difference) <= 10 ms", daemon_share_ms: share, rows }));
+if (share)
+  console.log(
+    `the daemon's share over the floor: ${share.medians_difference} ms (the medians' difference; each round's own ${share.round_min} to ${share.round_max})`,
+  );
+console.log(
+  JSON.stringify({
+    benchmark: 'kill-storm',
+    goal: "the daemon's share over the kernel floor (the medians' difference) <= 10 ms",
+    daemon_share_ms: share,
+    rows,
+  }),
+);

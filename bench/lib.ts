@@ -18,7 +18,11 @@ export interface BenchDaemon {
 }
 
 /** Starts the real daemon with `args` on a fresh state directory (removed at its exit), or on `stateDir` (kept). */
-export async function startBenchDaemon(args: string[], env: Record<string, string> = {}, stateDir?: string): Promise<BenchDaemon> {
+export async function startBenchDaemon(
+  args: string[],
+  env: Record<string, string> = {},
+  stateDir?: string,
+): Promise<BenchDaemon> {
   const dir = stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-bench-'));
   const daemon = await launchDaemon(['--port', '0', '--state-dir', dir, '--log-level', 'warn', ...args], env, () => {
     if (stateDir === undefined) rmSync(dir, { recursive: true, force: true });
@@ -37,11 +41,13 @@ export async function startBenchDaemon(args: string[], env: Record<string, strin
 }
 
 export async function connectClients(url: string, count: number): Promise<Client[]> {
-  return Promise.all(Array.from({ length: count }, async () => {
-    const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-    return client;
-  }));
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    }),
+  );
 }
 
 /** Seconds since `start` (from process.hrtime.bigint()). */
@@ -52,18 +58,26 @@ export function rssMegabytes(pid: number): number {
 }
 
 /** Runs `total` tasks of `command` through `run` (waiting for each) from all clients; returns tasks/s and failures. */
-export async function runTasks(clients: Client[], total: number, command: string, expectStdout: string, extra: Record<string, unknown> = {}): Promise<{ rate: number; failures: number }> {
+export async function runTasks(
+  clients: Client[],
+  total: number,
+  command: string,
+  expectStdout: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ rate: number; failures: number }> {
   let next = 0;
   let failures = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(clients.map(async (client) => {
-    while (next < total) {
-      next++;
-      const result = await client.callTool({ name: 'run', arguments: { command, wait_seconds: 30, ...extra } });
-      const task = result.structuredContent as { state: string; stdout_tail: string } | undefined;
-      if (result.isError || task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
-    }
-  }));
+  await Promise.all(
+    clients.map(async (client) => {
+      while (next < total) {
+        next++;
+        const result = await client.callTool({ name: 'run', arguments: { command, wait_seconds: 30, ...extra } });
+        const task = result.structuredContent as { state: string; stdout_tail: string } | undefined;
+        if (result.isError || task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
+      }
+    }),
+  );
   return { rate: total / secondsSince(start), failures };
 }
 
@@ -79,16 +93,40 @@ export const percentile = (values: number[], fraction: number): number => {
 };
 
 /** A raw JSON-RPC session on the daemon's /mcp, for load that the SDK client would itself slow down. */
-export async function openRawSession(pool: Pool, path = '/mcp'): Promise<(name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>> {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-  const init = await pool.request({ path, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) });
+export async function openRawSession(
+  pool: Pool,
+  path = '/mcp',
+): Promise<
+  (name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>
+> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
+  const init = await pool.request({
+    path,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
+  });
   await init.body.text();
   const session = { ...headers, 'mcp-session-id': String(init.headers['mcp-session-id']) };
   let id = 1;
   // `method` other than tools/call (ping, say) is sent without params.
   return async (name, args, method = 'tools/call') => {
     const params = method === 'tools/call' ? { params: { name, arguments: args } } : {};
-    const res = await pool.request({ path, method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, ...params }) });
+    const res = await pool.request({
+      path,
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, ...params }),
+    });
     return { status: res.statusCode, text: await res.body.text() };
   };
 }
@@ -108,24 +146,51 @@ export async function runRawTasks(
 ): Promise<{ failures: number }> {
   let next = 0;
   let failures = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      next++;
-      const { status, text } = await call('run', { command, wait_seconds: 30, ...extra });
-      const task = status === 200 ? (JSON.parse(text).result?.structuredContent as { state?: string; stdout_tail?: string } | undefined) : undefined;
-      if (task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        const { status, text } = await call('run', { command, wait_seconds: 30, ...extra });
+        const task =
+          status === 200
+            ? (JSON.parse(text).result?.structuredContent as { state?: string; stdout_tail?: string } | undefined)
+            : undefined;
+        if (task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
+      }
+    }),
+  );
   return { failures };
 }
 
 /** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */
-export function modernCaller(pool: Pool, path = '/mcp'): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
-  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+export function modernCaller(
+  pool: Pool,
+  path = '/mcp',
+): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
   let id = 1;
   return async (name, args) => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name };
-    const res = await pool.request({ path, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args, _meta: meta } }) });
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    };
+    const res = await pool.request({
+      path,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name, arguments: args, _meta: meta },
+      }),
+    });
     return { status: res.statusCode, text: await res.body.text() };
   };
 }
@@ -147,7 +212,11 @@ export async function measureBareServer(
   const pool = new Pool(`http://127.0.0.1:${(bare.address() as AddressInfo).port}`, { connections });
   try {
     return await load(async () => {
-      const res = await pool.request({ path: '/mcp', method: 'POST', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call"}' });
+      const res = await pool.request({
+        path: '/mcp',
+        method: 'POST',
+        body: '{"jsonrpc":"2.0","id":2,"method":"tools/call"}',
+      });
       return { status: res.statusCode, text: await res.body.text() };
     });
   } finally {
@@ -161,7 +230,10 @@ export async function measureBareServer(
  * side always goes first (a baseline and the measured side see the same moments of a shared
  * machine); returns each side's results in round order.
  */
-export async function alternateRounds<T>(rounds: number, sides: Record<string, () => Promise<T> | T>): Promise<Record<string, T[]>> {
+export async function alternateRounds<T>(
+  rounds: number,
+  sides: Record<string, () => Promise<T> | T>,
+): Promise<Record<string, T[]>> {
   const names = Object.keys(sides);
   const results: Record<string, T[]> = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
@@ -183,17 +255,28 @@ export function spreadOf(values: number[], digits = 0): { median: number; min: n
  * The ratio of `measured` to `baseline` where both were taken in the same rounds: each round's own
  * ratio (the two sides saw the same moments of the machine), their median and range.
  */
-export const roundRatios = (measured: number[], baseline: number[]) => spreadOf(measured.map((value, round) => value / baseline[round]!), 2);
+export const roundRatios = (measured: number[], baseline: number[]) =>
+  spreadOf(
+    measured.map((value, round) => value / baseline[round]!),
+    2,
+  );
 
 /** Makes `calls` calls over `connections` concurrent loops, each answer checked for `expect`; returns calls/s. */
-export async function loadCalls(calls: number, connections: number, expect: string, call: () => Promise<{ status: number; text: string }>): Promise<number> {
+export async function loadCalls(
+  calls: number,
+  connections: number,
+  expect: string,
+  call: () => Promise<{ status: number; text: string }>,
+): Promise<number> {
   let next = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (next++ < calls) {
-      const { status, text } = await call();
-      if (status !== 200 || !text.includes(expect)) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (next++ < calls) {
+        const { status, text } = await call();
+        if (status !== 200 || !text.includes(expect)) throw new Error(`bad answer ${status}: ${text.slice(0, 200)}`);
+      }
+    }),
+  );
   return calls / secondsSince(start);
 }

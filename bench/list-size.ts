@@ -5,7 +5,13 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { connectClients, measureBareServer, openRawSession, loadCalls, runTasks, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { tasks: { type: 'string', default: '1000' }, running: { type: 'string', default: '20' }, calls: { type: 'string', default: '200' } } });
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '1000' },
+    running: { type: 'string', default: '20' },
+    calls: { type: 'string', default: '200' },
+  },
+});
 const TASKS = Number(values.tasks);
 const RUNNING = Number(values.running);
 const CALLS = Number(values.calls);
@@ -34,7 +40,9 @@ try {
   }
   const live = listed.filter((task) => task.state === 'running');
   if (listed.length !== TASKS || live.length !== RUNNING || live.some((task) => task.memory_bytes === null)) {
-    throw new Error(`list gave ${listed.length} tasks, ${live.length} running with figures; expected ${TASKS} and ${RUNNING}`);
+    throw new Error(
+      `list gave ${listed.length} tasks, ${live.length} running with figures; expected ${TASKS} and ${RUNNING}`,
+    );
   }
   daemonRate = await load(() => call('list', { limit: TASKS }));
   await Promise.all(clients.map((client) => client.close()));
@@ -47,7 +55,21 @@ const bareRate = await measureBareServer(payload, CONNECTIONS, load);
 
 const rows = [
   { server: 'bare node:http, same payload', calls_per_s: Math.round(bareRate) },
-  { server: `daemon list of ${TASKS} (${RUNNING} running)`, calls_per_s: Math.round(daemonRate), ms_per_call: Number((1000 / daemonRate).toFixed(1)), ratio: Number((daemonRate / bareRate).toFixed(2)) },
+  {
+    server: `daemon list of ${TASKS} (${RUNNING} running)`,
+    calls_per_s: Math.round(daemonRate),
+    ms_per_call: Number((1000 / daemonRate).toFixed(1)),
+    ratio: Number((daemonRate / bareRate).toFixed(2)),
+  },
 ];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'list-size', tasks: TASKS, running: RUNNING, calls: CALLS, payload_bytes: payload.length, rows }));
+console.log(
+  JSON.stringify({
+    benchmark: 'list-size',
+    tasks: TASKS,
+    running: RUNNING,
+    calls: CALLS,
+    payload_bytes: payload.length,
+    rows,
+  }),
+);

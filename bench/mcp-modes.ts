@@ -16,12 +16,30 @@ import { Pool } from 'undici';
 import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
 import { alternateRounds, roundRatios, secondsSince, spreadOf } from './lib.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '2000' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+  },
+});
 const CALLS = Number(values.calls);
 const CONNECTIONS = Number(values.connections);
-const RESULT = { content: [{ type: 'text', text: 'task t-1 done: exit 0' }], structuredContent: { id: 't-1', state: 'done', exit_code: 0 } };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-const CALL_BODY = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'status', arguments: { id: 't-1' } } });
+const RESULT = {
+  content: [{ type: 'text', text: 'task t-1 done: exit 0' }],
+  structuredContent: { id: 't-1', state: 'done', exit_code: 0 },
+};
+const HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+};
+const CALL_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'tools/call',
+  params: { name: 'status', arguments: { id: 't-1' } },
+});
 
 function makeServer(): Server {
   const server = new Server({ name: 'bench', version: '1' }, { capabilities: { tools: {} } });
@@ -44,7 +62,9 @@ function serve(mode: Mode): HttpServer {
   return createServer(async (req, res) => {
     const body = await readJson(req);
     if (mode === 'bare') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: (body as { id: number }).id, result: RESULT }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: (body as { id: number }).id, result: RESULT }));
       return;
     }
     if (mode === 'stateless') {
@@ -67,7 +87,11 @@ function serve(mode: Mode): HttpServer {
     }
     let transport = typeof id === 'string' ? sessions.get(id) : undefined;
     if (!transport) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (sid) => void sessions.set(sid, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (sid) => void sessions.set(sid, transport!),
+      });
       await makeServer().connect(transport);
     }
     await transport.handleRequest(req, res, body);
@@ -81,20 +105,33 @@ async function measure(mode: Mode): Promise<number> {
   const pool = new Pool(origin, { connections: CONNECTIONS });
   let headers: Record<string, string> = HEADERS;
   if (mode !== 'bare') {
-    const init = await pool.request({ path: '/mcp', method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }) });
+    const init = await pool.request({
+      path: '/mcp',
+      method: 'POST',
+      headers: HEADERS,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      }),
+    });
     await init.body.text();
     const session = init.headers['mcp-session-id'];
     if (typeof session === 'string') headers = { ...HEADERS, 'mcp-session-id': session };
   }
   let next = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (next++ < CALLS) {
-      const res = await pool.request({ path: '/mcp', method: 'POST', headers, body: CALL_BODY });
-      const text = await res.body.text();
-      if (res.statusCode !== 200 || !text.includes('t-1')) throw new Error(`${mode}: ${res.statusCode} ${text.slice(0, 200)}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next++ < CALLS) {
+        const res = await pool.request({ path: '/mcp', method: 'POST', headers, body: CALL_BODY });
+        const text = await res.body.text();
+        if (res.statusCode !== 200 || !text.includes('t-1'))
+          throw new Error(`${mode}: ${res.statusCode} ${text.slice(0, 200)}`);
+      }
+    }),
+  );
   const rate = CALLS / secondsSince(start);
   await pool.close();
   server.closeAllConnections();
@@ -105,11 +142,24 @@ async function measure(mode: Mode): Promise<number> {
 // A first pass warms the load generator's own code (undici, the pool), which would otherwise be
 // charged to whichever mode runs first.
 await measure('bare');
-const rates = await alternateRounds(Number(values.rounds), { bare: () => measure('bare'), stateless: () => measure('stateless'), stateful: () => measure('stateful'), daemon: () => measure('daemon') });
+const rates = await alternateRounds(Number(values.rounds), {
+  bare: () => measure('bare'),
+  stateless: () => measure('stateless'),
+  stateful: () => measure('stateful'),
+  daemon: () => measure('daemon'),
+});
 const row = (mode: string, of: Mode) => {
   const { median, min, max } = spreadOf(rates[of]!);
   const ratio = roundRatios(rates[of]!, rates.bare!);
-  return { mode, calls_per_s: median, min, max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max };
+  return {
+    mode,
+    calls_per_s: median,
+    min,
+    max,
+    ratio: ratio.median,
+    round_ratio_min: ratio.min,
+    round_ratio_max: ratio.max,
+  };
 };
 const rows = [
   row('bare node:http JSON-RPC', 'bare'),
@@ -118,4 +168,12 @@ const rows = [
   row("the daemon's JSON transport, stateful", 'daemon'),
 ];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'mcp-modes', calls: CALLS, rounds: Number(values.rounds), connections: CONNECTIONS, rows }));
+console.log(
+  JSON.stringify({
+    benchmark: 'mcp-modes',
+    calls: CALLS,
+    rounds: Number(values.rounds),
+    connections: CONNECTIONS,
+    rows,
+  }),
+);

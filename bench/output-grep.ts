@@ -8,7 +8,9 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { alternateRounds, connectClients, roundRatios, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '1024' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { mib: { type: 'string', default: '1024' }, rounds: { type: 'string', default: '5' } },
+});
 const MIB = Number(values.mib);
 const ROUNDS = Number(values.rounds);
 /** One line of a build log: 68 bytes with its number, about 15.8 million lines a GiB. */
@@ -51,21 +53,40 @@ try {
       },
       output: async () => {
         const start = process.hrtime.bigint();
-        const result = await client!.callTool({ name: 'output', arguments: { id: log.id, stream: 'stdout', grep: pattern.output } });
+        const result = await client!.callTool({
+          name: 'output',
+          arguments: { id: log.id, stream: 'stdout', grep: pattern.output },
+        });
         const seconds = secondsSince(start);
         const text = (result.structuredContent as { stdout: { text: string } }).stdout.text.trim();
-        if (text !== expected) throw new Error(`output found ${JSON.stringify(text)}: ${JSON.stringify(result).slice(0, 300)}`);
+        if (text !== expected)
+          throw new Error(`output found ${JSON.stringify(text)}: ${JSON.stringify(result).slice(0, 300)}`);
         return log.bytes / 1e6 / seconds;
       },
     };
     await sides.output(); // warm-up: the daemon's first grep compiles its paths
     const rounds = await alternateRounds(ROUNDS, sides);
     const ratio = roundRatios(rounds.output!, rounds['grep -n']!);
-    results.push({ pattern: pattern.name, output_mb_per_s: spreadOf(rounds.output!).median, grep_mb_per_s: spreadOf(rounds['grep -n']!).median, ratio: ratio.median, ratio_min: ratio.min, ratio_max: ratio.max });
+    results.push({
+      pattern: pattern.name,
+      output_mb_per_s: spreadOf(rounds.output!).median,
+      grep_mb_per_s: spreadOf(rounds['grep -n']!).median,
+      ratio: ratio.median,
+      ratio_min: ratio.min,
+      ratio_max: ratio.max,
+    });
   }
   await client!.close();
   console.table(results);
-  console.log(JSON.stringify({ benchmark: 'output-grep', goal: 'ratio >= 0.5 (the word)', mib: Math.round(log.bytes / 2 ** 20), rounds: ROUNDS, rows: results }));
+  console.log(
+    JSON.stringify({
+      benchmark: 'output-grep',
+      goal: 'ratio >= 0.5 (the word)',
+      mib: Math.round(log.bytes / 2 ** 20),
+      rounds: ROUNDS,
+      rows: results,
+    }),
+  );
 } finally {
   await daemon.stop();
 }

@@ -14,7 +14,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { connectClients, median, roundRatios, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '1024' }, rounds: { type: 'string', default: '7' }, 'no-sync': { type: 'boolean', default: false }, 'keep-busy-rounds': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    mib: { type: 'string', default: '1024' },
+    rounds: { type: 'string', default: '7' },
+    'no-sync': { type: 'boolean', default: false },
+    'keep-busy-rounds': { type: 'boolean', default: false },
+  },
+});
 const BYTES = Number(values.mib) * 1024 * 1024;
 const GIB = BYTES / 2 ** 30;
 const ROUNDS = Number(values.rounds);
@@ -71,13 +78,17 @@ function writeWithHead(dir: string, bytes: number): { seconds: number; cpu: numb
 
 /** Runs `head -c bytes` as a task until it is done; returns its output file's path. */
 async function writeThroughDaemon(client: Client, bytes: number): Promise<string> {
-  let result = await client.callTool({ name: 'run', arguments: { command: `head -c ${bytes} /dev/zero`, wait_seconds: 30 } });
+  let result = await client.callTool({
+    name: 'run',
+    arguments: { command: `head -c ${bytes} /dev/zero`, wait_seconds: 30 },
+  });
   let task = result.structuredContent as { id: string; state: string; stdout_bytes: number; stdout_path: string };
   while (task.state === 'running') {
     result = await client.callTool({ name: 'status', arguments: { id: task.id, wait_seconds: 30, tail_bytes: 0 } });
     task = result.structuredContent as typeof task;
   }
-  if (task.stdout_bytes !== bytes) throw new Error(`the file holds ${task.stdout_bytes} bytes, not ${bytes}: ${JSON.stringify(task).slice(0, 400)}`);
+  if (task.stdout_bytes !== bytes)
+    throw new Error(`the file holds ${task.stdout_bytes} bytes, not ${bytes}: ${JSON.stringify(task).slice(0, 400)}`);
   return task.stdout_path;
 }
 
@@ -95,7 +106,14 @@ try {
     const dirty = flushDirtyPages();
     const { seconds, cpu, busy } = writeWithHead(daemon.stateDir, BYTES);
     const others = (busy - cpu) / seconds;
-    return { writer: 'head', round, mib_per_s: BYTES / 2 ** 20 / seconds, cpu_s_per_gib: cpu / GIB, others_cores: others, dirty_mib_before_sync: dirty };
+    return {
+      writer: 'head',
+      round,
+      mib_per_s: BYTES / 2 ** 20 / seconds,
+      cpu_s_per_gib: cpu / GIB,
+      others_cores: others,
+      dirty_mib_before_sync: dirty,
+    };
   };
   const measureDaemon = async (round: number): Promise<Row> => {
     const dirty = flushDirtyPages();
@@ -109,10 +127,21 @@ try {
     const cpu = meter.since(mark);
     rmSync(path);
     const ours = cpu.daemon + cpu.spawners + cpu.tasks;
-    return { writer: 'daemon', round, mib_per_s: BYTES / 2 ** 20 / seconds, cpu_s_per_gib: cpu.daemon / GIB, task_cpu_s_per_gib: (cpu.spawners + cpu.tasks) / GIB, others_cores: (busy - ours) / seconds, dirty_mib_before_sync: dirty };
+    return {
+      writer: 'daemon',
+      round,
+      mib_per_s: BYTES / 2 ** 20 / seconds,
+      cpu_s_per_gib: cpu.daemon / GIB,
+      task_cpu_s_per_gib: (cpu.spawners + cpu.tasks) / GIB,
+      others_cores: (busy - ours) / seconds,
+      dirty_mib_before_sync: dirty,
+    };
   };
   for (let round = 0; counted.length < ROUNDS * 2 && round < ROUNDS * 3; round++) {
-    const pair = round % 2 === 0 ? [measureHead(round), await measureDaemon(round)] : [await measureDaemon(round), measureHead(round)];
+    const pair =
+      round % 2 === 0
+        ? [measureHead(round), await measureDaemon(round)]
+        : [await measureDaemon(round), measureHead(round)];
     const quiet = values['keep-busy-rounds'] || pair.every((row) => row.others_cores <= QUIET_OTHERS_CORES);
     for (const row of pair) rows.push({ ...row, counted: quiet });
     if (quiet) counted.push(...pair);
@@ -139,22 +168,37 @@ const summary = (writer: Row['writer']) => {
     others_cores: round2(median(mine.map((row) => row.others_cores))),
   };
 };
-const ratio = roundRatios(of('daemon').map((row) => row.mib_per_s), of('head').map((row) => row.mib_per_s));
+const ratio = roundRatios(
+  of('daemon').map((row) => row.mib_per_s),
+  of('head').map((row) => row.mib_per_s),
+);
 const table = [summary('head'), summary('daemon')];
-console.table(rows.map((row) => ({ ...row, mib_per_s: Math.round(row.mib_per_s), cpu_s_per_gib: round2(row.cpu_s_per_gib), task_cpu_s_per_gib: row.task_cpu_s_per_gib === undefined ? undefined : round2(row.task_cpu_s_per_gib), others_cores: round2(row.others_cores) })));
+console.table(
+  rows.map((row) => ({
+    ...row,
+    mib_per_s: Math.round(row.mib_per_s),
+    cpu_s_per_gib: round2(row.cpu_s_per_gib),
+    task_cpu_s_per_gib: row.task_cpu_s_per_gib === undefined ? undefined : round2(row.task_cpu_s_per_gib),
+    others_cores: round2(row.others_cores),
+  })),
+);
 console.table(table);
 const rounds = basis.length / 2;
-console.log(`ratio ${ratio.median} (the median of ${rounds} ${counted.length > 0 ? 'quiet ' : ''}rounds' own ratios, of ${rows.length / 2} measured; ${ratio.min} to ${ratio.max})`);
-console.log(JSON.stringify({
-  benchmark: 'output-rate',
-  goal: 'ratio >= 0.9',
-  mib: Number(values.mib),
-  rounds,
-  rounds_measured: rows.length / 2,
-  quiet: counted.length > 0,
-  synced: !values['no-sync'],
-  ratio: ratio.median,
-  round_ratio_min: ratio.min,
-  round_ratio_max: ratio.max,
-  rows: table,
-}));
+console.log(
+  `ratio ${ratio.median} (the median of ${rounds} ${counted.length > 0 ? 'quiet ' : ''}rounds' own ratios, of ${rows.length / 2} measured; ${ratio.min} to ${ratio.max})`,
+);
+console.log(
+  JSON.stringify({
+    benchmark: 'output-rate',
+    goal: 'ratio >= 0.9',
+    mib: Number(values.mib),
+    rounds,
+    rounds_measured: rows.length / 2,
+    quiet: counted.length > 0,
+    synced: !values['no-sync'],
+    ratio: ratio.median,
+    round_ratio_min: ratio.min,
+    round_ratio_max: ratio.max,
+    rows: table,
+  }),
+);

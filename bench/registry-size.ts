@@ -9,14 +9,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectClients, runTasks, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100,10000,100000' }, tasks: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: { sizes: { type: 'string', default: '100,10000,100000' }, tasks: { type: 'string', default: '300' } },
+});
 const SIZES = values.sizes!.split(',').map(Number);
 const KEEP = ['--retention-count', '10000000', '--retention-days', '3650'];
 
 /** Adds `count` finished tasks straight into the registry of a stopped daemon. */
 function fillRegistry(stateDir: string, count: number): void {
   const db = new Database(join(stateDir, 'tasks.sqlite'));
-  const insert = db.prepare(`INSERT INTO tasks (id, command, cwd, state, run_key, exit_code, created_at, started_at, ended_at)
+  const insert =
+    db.prepare(`INSERT INTO tasks (id, command, cwd, state, run_key, exit_code, created_at, started_at, ended_at)
     VALUES (?, 'echo filler', '/', 'done', ?, 0, ?, ?, ?)`);
   const now = Date.now();
   db.transaction(() => {
@@ -46,4 +49,6 @@ for (const size of SIZES) {
 }
 const ratio = rows.at(-1)!.tasks_per_s / rows[0]!.tasks_per_s;
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'registry-size', goal: 'last/first >= 0.9', ratio: Number(ratio.toFixed(2)), rows }));
+console.log(
+  JSON.stringify({ benchmark: 'registry-size', goal: 'last/first >= 0.9', ratio: Number(ratio.toFixed(2)), rows }),
+);

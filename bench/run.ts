@@ -18,13 +18,33 @@ interface Benchmark {
 
 const BENCHMARKS: Benchmark[] = [
   { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100', '--rounds', '1'] },
-  { name: 'spawn-heap', script: 'spawn-heap.js', args: [], quickArgs: ['--tasks', '60', '--rounds', '1', '--ballast-mb', '256'] },
+  {
+    name: 'spawn-heap',
+    script: 'spawn-heap.js',
+    args: [],
+    quickArgs: ['--tasks', '60', '--rounds', '1', '--ballast-mb', '256'],
+  },
   { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
-  { name: 'list-size', script: 'list-size.js', args: [], quickArgs: ['--tasks', '100', '--running', '5', '--calls', '20'] },
+  {
+    name: 'list-size',
+    script: 'list-size.js',
+    args: [],
+    quickArgs: ['--tasks', '100', '--running', '5', '--calls', '20'],
+  },
   { name: 'kill-storm', script: 'kill-storm.js', args: [], quickArgs: ['--processes', '100', '--rounds', '1'] },
-  { name: 'output-rate', script: 'output-rate.js', args: [], quickArgs: ['--mib', '32', '--rounds', '1', '--keep-busy-rounds'] },
+  {
+    name: 'output-rate',
+    script: 'output-rate.js',
+    args: [],
+    quickArgs: ['--mib', '32', '--rounds', '1', '--keep-busy-rounds'],
+  },
   { name: 'running-rss', script: 'running-rss.js', args: [], quickArgs: ['--tasks', '50'] },
-  { name: 'status-under-flood', script: 'status-under-flood.js', args: [], quickArgs: ['--tasks', '10', '--calls', '50', '--rounds', '1'] },
+  {
+    name: 'status-under-flood',
+    script: 'status-under-flood.js',
+    args: [],
+    quickArgs: ['--tasks', '10', '--calls', '50', '--rounds', '1'],
+  },
   { name: 'registry-size', script: 'registry-size.js', args: [], quickArgs: ['--sizes', '10,1000', '--tasks', '30'] },
   { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
   { name: 'todo-latency', script: 'todo-latency.js', args: [], quickArgs: ['--tasks', '50'] },
@@ -36,7 +56,11 @@ const BENCHMARKS: Benchmark[] = [
 function runBenchmark(benchmark: Benchmark): { name: string; ok: boolean; seconds: number; figures: unknown } {
   const started = Date.now();
   const script = fileURLToPath(new URL(`./${benchmark.script}`, import.meta.url));
-  const result = spawnSync(process.execPath, [script, ...(QUICK ? benchmark.quickArgs : benchmark.args)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 10 * 60_000 });
+  const result = spawnSync(process.execPath, [script, ...(QUICK ? benchmark.quickArgs : benchmark.args)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 10 * 60_000,
+  });
   process.stdout.write(result.stdout ?? '');
   let figures: unknown = null;
   for (const line of (result.stdout ?? '').trim().split('\n').reverse()) {
@@ -47,14 +71,30 @@ function runBenchmark(benchmark: Benchmark): { name: string; ok: boolean; second
       // a table line
     }
   }
-  return { name: benchmark.name, ok: result.status === 0 && figures !== null, seconds: (Date.now() - started) / 1000, figures };
+  return {
+    name: benchmark.name,
+    ok: result.status === 0 && figures !== null,
+    seconds: (Date.now() - started) / 1000,
+    figures,
+  };
 }
 
-const machine = { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, load_average_before: loadavg().map((value) => Number(value.toFixed(2))) };
-const selected = BENCHMARKS.filter((benchmark) => values.only === undefined || values.only.split(',').includes(benchmark.name));
+const machine = {
+  cpus: cpus().length,
+  cpu_model: cpus()[0]?.model ?? 'unknown',
+  memory_gib: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  load_average_before: loadavg().map((value) => Number(value.toFixed(2))),
+};
+const selected = BENCHMARKS.filter(
+  (benchmark) => values.only === undefined || values.only.split(',').includes(benchmark.name),
+);
 const results = selected.map(runBenchmark);
 console.table(results.map(({ name, ok, seconds }) => ({ name, ok, seconds: Number(seconds.toFixed(1)) })));
 const outDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 mkdirSync(outDir, { recursive: true });
-writeFileSync(`${outDir}latest${QUICK ? '-quick' : ''}.json`, `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, results }, null, 2)}\n`);
+writeFileSync(
+  `${outDir}latest${QUICK ? '-quick' : ''}.json`,
+  `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, machine, results }, null, 2)}\n`,
+);
 if (results.some((result) => !result.ok)) process.exitCode = 1;

@@ -13,7 +13,10 @@ try {
   const call = await openRawSession(pool);
   const idle = rssMegabytes(daemon.pid);
   const ids: string[] = [];
-  for (let i = 0; i < TASKS; i++) ids.push(JSON.parse((await call('run', { command: 'sleep 600', wait_seconds: 0 })).text).result.structuredContent.id);
+  for (let i = 0; i < TASKS; i++)
+    ids.push(
+      JSON.parse((await call('run', { command: 'sleep 600', wait_seconds: 0 })).text).result.structuredContent.id,
+    );
   const deadline = Date.now() + 120_000;
   for (;;) {
     const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as { tasks: { running: number } };
@@ -23,7 +26,14 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const running = rssMegabytes(daemon.pid);
   for (const id of ids) await call('kill', { id, force: true });
-  const rows = [{ idle_rss_mb: Math.round(idle), running_rss_mb: Math.round(running), tasks: TASKS, per_task_kb: Math.round(((running - idle) * 1024) / TASKS) }];
+  const rows = [
+    {
+      idle_rss_mb: Math.round(idle),
+      running_rss_mb: Math.round(running),
+      tasks: TASKS,
+      per_task_kb: Math.round(((running - idle) * 1024) / TASKS),
+    },
+  ];
   console.table(rows);
   console.log(JSON.stringify({ benchmark: 'running-rss', goal: 'running_rss_mb < 150', rows }));
 } finally {

@@ -9,11 +9,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { readProcessCpu } from './cpu.js';
 import { connectClients, rssMegabytes, secondsSince, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { tasks: { type: 'string', default: '30' }, 'feed-mib': { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: { tasks: { type: 'string', default: '30' }, 'feed-mib': { type: 'string', default: '8' } },
+});
 const TASKS = Number(values.tasks);
 const FEED_MIB = Number(values['feed-mib']);
 /** A screenful of a full-screen program: clear, then 40 rows of coloured text placed by cursor moves. */
-const SCREENFUL = "printf '\\033[?1049h\\033[2J'; for r in $(seq 1 40); do printf '\\033[%d;1H\\033[3%dmrow %d of a full-screen program, drawn in colour\\033[0m' $r $((r % 8)) $r; done";
+const SCREENFUL =
+  "printf '\\033[?1049h\\033[2J'; for r in $(seq 1 40); do printf '\\033[%d;1H\\033[3%dmrow %d of a full-screen program, drawn in colour\\033[0m' $r $((r % 8)) $r; done";
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
   const result = await client.callTool({ name, arguments: args });
@@ -28,9 +31,11 @@ const daemon = await startBenchDaemon(['--max-output-bytes', '0']);
 try {
   const [client] = await connectClients(daemon.url, 1);
   const ids: string[] = [];
-  for (let i = 0; i <= TASKS; i++) ids.push((await call(client!, 'run', { command: `${SCREENFUL}; sleep 600`, pty: true, wait_seconds: 0 })).id);
+  for (let i = 0; i <= TASKS; i++)
+    ids.push((await call(client!, 'run', { command: `${SCREENFUL}; sleep 600`, pty: true, wait_seconds: 0 })).id);
   for (const id of ids) {
-    while ((await call(client!, 'status', { id })).stdout_bytes < 2000) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ((await call(client!, 'status', { id })).stdout_bytes < 2000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await new Promise((resolve) => setTimeout(resolve, 500));
   // The first screen loads the emulator's module: measured apart from the terminals'.
@@ -43,7 +48,8 @@ try {
   const cpuBefore = cpuOf(daemon.pid);
   for (const id of ids) {
     const { screen } = await call(client!, 'output', { id, screen: true });
-    if (!screen.text.includes('row 40 of a full-screen program')) throw new Error(`the screen of ${id} is not drawn:\n${screen.text}`);
+    if (!screen.text.includes('row 40 of a full-screen program'))
+      throw new Error(`the screen of ${id} is not drawn:\n${screen.text}`);
   }
   const firstCpuMs = ((cpuOf(daemon.pid) - cpuBefore) * 1000) / ids.length;
   const rssAfter = rssMegabytes(daemon.pid);
@@ -53,9 +59,14 @@ try {
 
   // The feed rate: one task that wrote FEED_MIB MiB of coloured lines, its screen asked once.
   const lines = Math.round((FEED_MIB * 2 ** 20) / 60);
-  const big = await call(client!, 'run', { command: `for i in $(seq 1 ${lines}); do printf '\\033[32mok\\033[0m line %d of a long coloured log\\n' $i; done`, pty: true, wait_seconds: 30 });
+  const big = await call(client!, 'run', {
+    command: `for i in $(seq 1 ${lines}); do printf '\\033[32mok\\033[0m line %d of a long coloured log\\n' $i; done`,
+    pty: true,
+    wait_seconds: 30,
+  });
   let bytes = big.stdout_bytes;
-  for (let view = big; view.state === 'running'; bytes = view.stdout_bytes) view = await call(client!, 'status', { id: big.id, wait_seconds: 30, tail_bytes: 0 });
+  for (let view = big; view.state === 'running'; bytes = view.stdout_bytes)
+    view = await call(client!, 'status', { id: big.id, wait_seconds: 30, tail_bytes: 0 });
   const start = process.hrtime.bigint();
   await call(client!, 'output', { id: big.id, screen: true });
   const feedMbPerS = bytes / 1e6 / secondsSince(start);

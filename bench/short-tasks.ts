@@ -15,7 +15,21 @@ import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { Pool } from 'undici';
-import { alternateRounds, connectClients, median, modernCaller, openRawSession, percentile, roundRatios, rssMegabytes, runRawTasks, runTasks, secondsSince, spreadOf, startBenchDaemon } from './lib.js';
+import {
+  alternateRounds,
+  connectClients,
+  median,
+  modernCaller,
+  openRawSession,
+  percentile,
+  roundRatios,
+  rssMegabytes,
+  runRawTasks,
+  runTasks,
+  secondsSince,
+  spreadOf,
+  startBenchDaemon,
+} from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -59,10 +73,23 @@ function measureXargs(): Row {
   const seconds = secondsSince(start);
   const cpu = readProcessCpu(process.pid).children - before;
   const others = readMachineCpu().busy - machine.busy - cpu;
-  return { side: 'xargs', tasks_per_s: TASKS / seconds, cpu_ms: { xargs_and_bash: (cpu * 1000) / TASKS }, others_cores: others / seconds, failures: 0 };
+  return {
+    side: 'xargs',
+    tasks_per_s: TASKS / seconds,
+    cpu_ms: { xargs_and_bash: (cpu * 1000) / TASKS },
+    others_cores: others / seconds,
+    failures: 0,
+  };
 }
 
-const daemon = await startBenchDaemon(['--max-running', values['max-running']!, '--retention-count', String(TASKS * (ROUNDS + 1) * 2), '--containment', values.containment!]);
+const daemon = await startBenchDaemon([
+  '--max-running',
+  values['max-running']!,
+  '--retention-count',
+  String(TASKS * (ROUNDS + 1) * 2),
+  '--containment',
+  values.containment!,
+]);
 const meter = daemonCpuMeter(daemon.pid);
 let rows: Array<Row & { round: number }> = [];
 let sides: Record<string, Row[]> = {};
@@ -74,7 +101,9 @@ try {
   pool = new Pool(new URL(daemon.url).origin, { connections: CLIENTS });
   const lean = modernCaller(pool);
   const drive = (side: Row['side']) =>
-    side === 'sdk' ? runTasks(clients, TASKS, 'echo hello', 'hello\n') : runRawTasks(lean, CLIENTS, TASKS, 'echo hello', 'hello\n', side === 'sandboxed' ? { sandbox: SANDBOX } : {});
+    side === 'sdk'
+      ? runTasks(clients, TASKS, 'echo hello', 'hello\n')
+      : runRawTasks(lean, CLIENTS, TASKS, 'echo hello', 'hello\n', side === 'sandboxed' ? { sandbox: SANDBOX } : {});
   // Warm-up, not counted: starts the spawners and compiles the daemon's hot paths, for both clients.
   await runTasks(clients, WARM_UP_TASKS, 'echo hello', 'hello\n');
   await runRawTasks(lean, CLIENTS, WARM_UP_TASKS, 'echo hello', 'hello\n');
@@ -91,12 +120,30 @@ try {
     await awaitReaped(meter.spawners);
     const cpu = meter.since(mark);
     const perTask = (value: number) => (value * 1000) / TASKS;
-    const cpuMs = { daemon: perTask(cpu.daemon), spawners: perTask(cpu.spawners), shims_and_bash: perTask(cpu.tasks), load_generator: perTask(load) };
+    const cpuMs = {
+      daemon: perTask(cpu.daemon),
+      spawners: perTask(cpu.spawners),
+      shims_and_bash: perTask(cpu.tasks),
+      load_generator: perTask(load),
+    };
     const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
-    return { side, tasks_per_s: TASKS / seconds, cpu_ms: { ...cpuMs, all: total }, others_cores: (busy - (total * TASKS) / 1000) / seconds, failures };
+    return {
+      side,
+      tasks_per_s: TASKS / seconds,
+      cpu_ms: { ...cpuMs, all: total },
+      others_cores: (busy - (total * TASKS) / 1000) / seconds,
+      failures,
+    };
   };
-  sides = await alternateRounds(ROUNDS, { xargs: measureXargs, daemon: measureDaemon('daemon'), sdk: measureDaemon('sdk'), sandboxed: measureDaemon('sandboxed') });
-  rows = sides.xargs!.flatMap((row, round) => (['xargs', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })));
+  sides = await alternateRounds(ROUNDS, {
+    xargs: measureXargs,
+    daemon: measureDaemon('daemon'),
+    sdk: measureDaemon('sdk'),
+    sandboxed: measureDaemon('sandboxed'),
+  });
+  rows = sides.xargs!.flatMap((row, round) =>
+    (['xargs', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })),
+  );
   latency = await measureLatency(lean, await openRawSession(pool));
   rssMb = rssMegabytes(daemon.pid);
   await Promise.all(clients.map((client) => client.close()));
@@ -120,7 +167,10 @@ async function measureLatency(
     const hundredths = (value: number) => Math.round(value * 100) / 100;
     return { p50_ms: hundredths(percentile(ms, 0.5)), p99_ms: hundredths(percentile(ms, 0.99)) };
   };
-  return { run_echo_hello: await timed(() => run('run', { command: 'echo hello', wait_seconds: 30 })), ping: await timed(() => session('', {}, 'ping')) };
+  return {
+    run_echo_hello: await timed(() => run('run', { command: 'echo hello', wait_seconds: 30 })),
+    ping: await timed(() => session('', {}, 'ping')),
+  };
 }
 
 const round2 = (value: number) => Number(value.toFixed(2));
@@ -128,43 +178,79 @@ const of = (side: Row['side']) => sides[side]!;
 const summary = (side: Row['side']) => {
   const mine = of(side);
   const rates = spreadOf(mine.map((row) => row.tasks_per_s));
-  const cpuMs: Record<string, number> = Object.fromEntries(Object.keys(mine[0]!.cpu_ms).map((who) => [who, round2(median(mine.map((row) => row.cpu_ms[who]!)))]));
-  return { side, median_tasks_per_s: rates.median, min_tasks_per_s: rates.min, max_tasks_per_s: rates.max, cpu_ms_per_task: cpuMs, others_cores: round2(median(mine.map((row) => row.others_cores))) };
+  const cpuMs: Record<string, number> = Object.fromEntries(
+    Object.keys(mine[0]!.cpu_ms).map((who) => [who, round2(median(mine.map((row) => row.cpu_ms[who]!)))]),
+  );
+  return {
+    side,
+    median_tasks_per_s: rates.median,
+    min_tasks_per_s: rates.min,
+    max_tasks_per_s: rates.max,
+    cpu_ms_per_task: cpuMs,
+    others_cores: round2(median(mine.map((row) => row.others_cores))),
+  };
 };
-console.table(rows.map((row) => ({ side: row.side, round: row.round, tasks_per_s: Math.round(row.tasks_per_s), ...Object.fromEntries(Object.entries(row.cpu_ms).map(([who, ms]) => [`${who}_ms`, round2(ms)])), others_cores: round2(row.others_cores) })));
+console.table(
+  rows.map((row) => ({
+    side: row.side,
+    round: row.round,
+    tasks_per_s: Math.round(row.tasks_per_s),
+    ...Object.fromEntries(Object.entries(row.cpu_ms).map(([who, ms]) => [`${who}_ms`, round2(ms)])),
+    others_cores: round2(row.others_cores),
+  })),
+);
 const xargs = summary('xargs');
 const through = summary('daemon');
 const sdk = summary('sdk');
 const sandboxed = summary('sandboxed');
-console.table([xargs, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({ ...rest, ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])) })));
-const ratio = roundRatios(of('daemon').map((row) => row.tasks_per_s), of('xargs').map((row) => row.tasks_per_s));
-const sandboxRatio = roundRatios(of('sandboxed').map((row) => row.tasks_per_s), of('daemon').map((row) => row.tasks_per_s));
-const sdkRatio = roundRatios(of('sdk').map((row) => row.tasks_per_s), of('xargs').map((row) => row.tasks_per_s));
+console.table(
+  [xargs, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({
+    ...rest,
+    ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])),
+  })),
+);
+const ratio = roundRatios(
+  of('daemon').map((row) => row.tasks_per_s),
+  of('xargs').map((row) => row.tasks_per_s),
+);
+const sandboxRatio = roundRatios(
+  of('sandboxed').map((row) => row.tasks_per_s),
+  of('daemon').map((row) => row.tasks_per_s),
+);
+const sdkRatio = roundRatios(
+  of('sdk').map((row) => row.tasks_per_s),
+  of('xargs').map((row) => row.tasks_per_s),
+);
 console.table(Object.entries(latency).map(([call, figures]) => ({ call, ...figures })));
-console.log(JSON.stringify({
-  benchmark: 'short-tasks',
-  containment: values.containment,
-  tasks: TASKS,
-  rounds: ROUNDS,
-  clients: CLIENTS,
-  xargs_tasks_per_s: xargs.median_tasks_per_s,
-  daemon_tasks_per_s: through.median_tasks_per_s,
-  ratio: ratio.median,
-  round_ratio_min: ratio.min,
-  round_ratio_max: ratio.max,
-  // What the rates would be on a machine with nothing else to do and no idle core: CPU per task.
-  cpu_ratio: round2(xargs.cpu_ms_per_task.xargs_and_bash! / (through.cpu_ms_per_task.daemon! + through.cpu_ms_per_task.spawners! + through.cpu_ms_per_task.shims_and_bash!)),
-  // The same tasks from the SDK's clients, against xargs.
-  sdk_tasks_per_s: sdk.median_tasks_per_s,
-  sdk_ratio: sdkRatio.median,
-  latency,
-  // The sandboxed tasks' rate against the same daemon's unsandboxed ones, round by round.
-  sandboxed_tasks_per_s: sandboxed.median_tasks_per_s,
-  sandbox_ratio: sandboxRatio.median,
-  xargs,
-  daemon: through,
-  sdk,
-  sandboxed,
-  daemon_rss_mb_after: round2(rssMb),
-  failures: [...of('daemon'), ...of('sdk'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
-}));
+console.log(
+  JSON.stringify({
+    benchmark: 'short-tasks',
+    containment: values.containment,
+    tasks: TASKS,
+    rounds: ROUNDS,
+    clients: CLIENTS,
+    xargs_tasks_per_s: xargs.median_tasks_per_s,
+    daemon_tasks_per_s: through.median_tasks_per_s,
+    ratio: ratio.median,
+    round_ratio_min: ratio.min,
+    round_ratio_max: ratio.max,
+    // What the rates would be on a machine with nothing else to do and no idle core: CPU per task.
+    cpu_ratio: round2(
+      xargs.cpu_ms_per_task.xargs_and_bash! /
+        (through.cpu_ms_per_task.daemon! + through.cpu_ms_per_task.spawners! + through.cpu_ms_per_task.shims_and_bash!),
+    ),
+    // The same tasks from the SDK's clients, against xargs.
+    sdk_tasks_per_s: sdk.median_tasks_per_s,
+    sdk_ratio: sdkRatio.median,
+    latency,
+    // The sandboxed tasks' rate against the same daemon's unsandboxed ones, round by round.
+    sandboxed_tasks_per_s: sandboxed.median_tasks_per_s,
+    sandbox_ratio: sandboxRatio.median,
+    xargs,
+    daemon: through,
+    sdk,
+    sandboxed,
+    daemon_rss_mb_after: round2(rssMb),
+    failures: [...of('daemon'), ...of('sdk'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
+  }),
+);

@@ -5,14 +5,30 @@
 // Usage: node dist/bench/status-rate.js [--calls N] [--rounds N] [--connections N]
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { alternateRounds, loadCalls, measureBareServer, modernCaller, openRawSession, roundRatios, spreadOf, startBenchDaemon } from './lib.js';
+import {
+  alternateRounds,
+  loadCalls,
+  measureBareServer,
+  modernCaller,
+  openRawSession,
+  roundRatios,
+  spreadOf,
+  startBenchDaemon,
+} from './lib.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '2000' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+  },
+});
 const CALLS = Number(values.calls);
 const ROUNDS = Number(values.rounds);
 const CONNECTIONS = Number(values.connections);
 
-const loadOf = (calls: number) => (call: () => Promise<{ status: number; text: string }>) => loadCalls(calls, CONNECTIONS, '"state"', call);
+const loadOf = (calls: number) => (call: () => Promise<{ status: number; text: string }>) =>
+  loadCalls(calls, CONNECTIONS, '"state"', call);
 
 const daemon = await startBenchDaemon([]);
 const daemonPool = new Pool(daemon.origin, { connections: CONNECTIONS });
@@ -30,7 +46,11 @@ try {
   };
   // Warm-up, not counted: the load generator's code and the daemon's hot path get compiled.
   for (const side of Object.values(sides)) await side(CALLS / 10);
-  rates = await alternateRounds(ROUNDS, { bare: () => sides.bare(CALLS), daemon: () => sides.daemon(CALLS), modern: () => sides.modern(CALLS) });
+  rates = await alternateRounds(ROUNDS, {
+    bare: () => sides.bare(CALLS),
+    daemon: () => sides.daemon(CALLS),
+    modern: () => sides.modern(CALLS),
+  });
 } finally {
   await daemonPool.close();
   await daemon.stop();
@@ -40,10 +60,35 @@ const bare = spreadOf(rates.bare!);
 const row = (server: string, side: 'daemon' | 'modern') => {
   const measured = spreadOf(rates[side]!);
   const ratio = roundRatios(rates[side]!, rates.bare!);
-  return { server, calls_per_s: measured.median, min: measured.min, max: measured.max, ratio: ratio.median, round_ratio_min: ratio.min, round_ratio_max: ratio.max };
+  return {
+    server,
+    calls_per_s: measured.median,
+    min: measured.min,
+    max: measured.max,
+    ratio: ratio.median,
+    round_ratio_min: ratio.min,
+    round_ratio_max: ratio.max,
+  };
 };
 const legacy = row('daemon status through MCP, a 2025-11-25 session', 'daemon');
 const modern = row('daemon status through MCP 2026-07-28, no session', 'modern');
-const rows = [{ server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max }, legacy, modern];
+const rows = [
+  { server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max },
+  legacy,
+  modern,
+];
 console.table(rows);
-console.log(JSON.stringify({ benchmark: 'status-rate', goal: 'ratio >= 0.5', calls: CALLS, rounds: ROUNDS, connections: CONNECTIONS, ratio: legacy.ratio, round_ratio_min: legacy.round_ratio_min, round_ratio_max: legacy.round_ratio_max, ratio_modern: modern.ratio, rows }));
+console.log(
+  JSON.stringify({
+    benchmark: 'status-rate',
+    goal: 'ratio >= 0.5',
+    calls: CALLS,
+    rounds: ROUNDS,
+    connections: CONNECTIONS,
+    ratio: legacy.ratio,
+    round_ratio_min: legacy.round_ratio_min,
+    round_ratio_max: legacy.round_ratio_max,
+    ratio_modern: modern.ratio,
+    rows,
+  }),
+);

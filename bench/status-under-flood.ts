@@ -7,17 +7,31 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { openRawSession, percentile, spreadOf, startBenchDaemon } from './lib.js';
 
-const { values } = parseArgs({ options: { tasks: { type: 'string', default: '200' }, calls: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '200' },
+    calls: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
 const TASKS = Number(values.tasks);
 const CALLS = Number(values.calls);
 const ROUNDS = Number(values.rounds);
 const FLOOD_SETTLE_MS = 1000;
 
-const daemon = await startBenchDaemon(['--max-running', String(TASKS + 10), '--max-output-bytes', String(1024 * 1024), '--kill-grace-ms', '100']);
+const daemon = await startBenchDaemon([
+  '--max-running',
+  String(TASKS + 10),
+  '--max-output-bytes',
+  String(1024 * 1024),
+  '--kill-grace-ms',
+  '100',
+]);
 const pool = new Pool(daemon.origin, { connections: 4 });
 try {
   const call = await openRawSession(pool);
-  const result = async (name: string, args: Record<string, unknown>) => JSON.parse((await call(name, args)).text).result.structuredContent;
+  const result = async (name: string, args: Record<string, unknown>) =>
+    JSON.parse((await call(name, args)).text).result.structuredContent;
   const probe = (await result('run', { command: 'echo probe' })).id as string;
   const latencies = async () => {
     const times: number[] = [];
@@ -30,7 +44,8 @@ try {
   };
   const flood = async () => {
     const ids: string[] = [];
-    for (let i = 0; i < TASKS; i++) ids.push((await result('run', { command: 'yes flooding-the-output-as-fast-as-it-can', wait_seconds: 0 })).id);
+    for (let i = 0; i < TASKS; i++)
+      ids.push((await result('run', { command: 'yes flooding-the-output-as-fast-as-it-can', wait_seconds: 0 })).id);
     await new Promise((resolve) => setTimeout(resolve, FLOOD_SETTLE_MS));
     return ids;
   };
@@ -48,10 +63,19 @@ try {
     calls: rounds.flat().length,
     median_ms: Number(percentile(rounds.flat(), 0.5).toFixed(2)),
     p99_ms: Number(percentile(rounds.flat(), 0.99).toFixed(2)),
-    round_p99_ms: spreadOf(rounds.map((times) => percentile(times, 0.99)), 2),
+    round_p99_ms: spreadOf(
+      rounds.map((times) => percentile(times, 0.99)),
+      2,
+    ),
   });
   const rows = [row('idle daemon', idle), row(`${TASKS} tasks flooding`, flooded)];
-  console.table(rows.map(({ round_p99_ms, ...rest }) => ({ ...rest, round_p99_min_ms: round_p99_ms.min, round_p99_max_ms: round_p99_ms.max })));
+  console.table(
+    rows.map(({ round_p99_ms, ...rest }) => ({
+      ...rest,
+      round_p99_min_ms: round_p99_ms.min,
+      round_p99_max_ms: round_p99_ms.max,
+    })),
+  );
   console.log(JSON.stringify({ benchmark: 'status-under-flood', goal: 'flooded p99 < 20 ms', rounds: ROUNDS, rows }));
 } finally {
   await pool.close();

@@ -32,10 +32,15 @@ const SCENARIOS: Scenario[] = [
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bench-todo-'));
   // The figures depend on what else the machine is doing: say so next to them.
-  console.log(`${availableParallelism()} cores, load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} before the run`);
+  console.log(
+    `${availableParallelism()} cores, load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')} before the run`,
+  );
   const rows = [];
   try {
-    for (const scenario of SCENARIOS) rows.push(printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString()))));
+    for (const scenario of SCENARIOS)
+      rows.push(printFigures(scenario, await measure(scenario, join(dir, scenario.concurrency.toString()))));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -47,16 +52,22 @@ async function measure(scenario: Scenario, dir: string): Promise<number[]> {
   const delays = new Map<string, number>();
   const harness = createServer((socket) => answerEverything(socket, delays));
   await new Promise<void>((resolve) => harness.listen(socketPath, resolve));
-  const daemon = await startBenchDaemon(['--agent-socket', socketPath, '--retention-count', String(TASKS * 2)], {}, dir);
+  const daemon = await startBenchDaemon(
+    ['--agent-socket', socketPath, '--retention-count', String(TASKS * 2)],
+    {},
+    dir,
+  );
   try {
     const clients = await connectClients(daemon.url, scenario.concurrency);
     let next = 0;
-    await Promise.all(clients.map(async (client) => {
-      while (next < TASKS) {
-        const name = `bench-${next++}`;
-        await client.callTool({ name: 'run', arguments: { command: scenario.command, name, wait_seconds: 0 } });
-      }
-    }));
+    await Promise.all(
+      clients.map(async (client) => {
+        while (next < TASKS) {
+          const name = `bench-${next++}`;
+          await client.callTool({ name: 'run', arguments: { command: scenario.command, name, wait_seconds: 0 } });
+        }
+      }),
+    );
     while (delays.size < TASKS) await new Promise((resolve) => setTimeout(resolve, 20));
     await Promise.all(clients.map((client) => client.close()));
     return [...delays.values()];
@@ -79,12 +90,17 @@ function answerEverything(socket: Socket, delays: Map<string, number>): void {
   socket.on('error', () => {});
 }
 
-function printFigures(scenario: Scenario, delays: number[]): { scenario: string; median_ms: number; p99_ms: number; worst_ms: number } {
+function printFigures(
+  scenario: Scenario,
+  delays: number[],
+): { scenario: string; median_ms: number; p99_ms: number; worst_ms: number } {
   const sorted = [...delays].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
   const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
-  console.log(`${scenario.name}: ${sorted.length} tasks; task end -> end todo at the harness (ms):`
-    + ` median ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, worst ${sorted.at(-1)}, best ${sorted[0]}, mean ${mean.toFixed(1)}`);
+  console.log(
+    `${scenario.name}: ${sorted.length} tasks; task end -> end todo at the harness (ms):` +
+      ` median ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, worst ${sorted.at(-1)}, best ${sorted[0]}, mean ${mean.toFixed(1)}`,
+  );
   return { scenario: scenario.name, median_ms: at(0.5), p99_ms: at(0.99), worst_ms: sorted.at(-1)! };
 }
 

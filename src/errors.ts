@@ -31,7 +31,9 @@ export class UnknownTaskError extends ToolInputError {
 export class NameBusyError extends ToolInputError {
   override readonly code = 'ERR_NAME_BUSY';
   constructor(name: string, state: string) {
-    super(`"name" is taken: got ${JSON.stringify(name)}, whose task is still ${state}; choose another name, or wait for it to finish or kill it first`);
+    super(
+      `"name" is taken: got ${JSON.stringify(name)}, whose task is still ${state}; choose another name, or wait for it to finish or kill it first`,
+    );
   }
 }
 
@@ -39,14 +41,18 @@ export class NameBusyError extends ToolInputError {
 export class PortBusyError extends ToolRefusal {
   override readonly code = 'ERR_PORT_BUSY';
   constructor(port: number, holder: string) {
-    super(`"exclusive_port" ${port} is taken: ${holder} already listens on it; nothing was started: kill that first, or choose another port`);
+    super(
+      `"exclusive_port" ${port} is taken: ${holder} already listens on it; nothing was started: kill that first, or choose another port`,
+    );
   }
 }
 
 export class QueueFullError extends ToolRefusal {
   override readonly code = 'ERR_QUEUE_FULL';
   constructor(maxPending: number) {
-    super(`the pending queue is full (${maxPending} tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again`);
+    super(
+      `the pending queue is full (${maxPending} tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again`,
+    );
   }
 }
 
@@ -54,7 +60,9 @@ export class QueueFullError extends ToolRefusal {
 export class SandboxNotAllowedError extends ToolInputError {
   override readonly code = 'ERR_SANDBOX_NOT_ALLOWED';
   constructor(source: string, why: string, floor: string) {
-    super(`Invalid run input: ${source} is wider than the operator's floor (--sandbox-floor): ${why}, and the floor allows at most: ${floor}; nothing was started: ask for no more than that`);
+    super(
+      `Invalid run input: ${source} is wider than the operator's floor (--sandbox-floor): ${why}, and the floor allows at most: ${floor}; nothing was started: ask for no more than that`,
+    );
   }
 }
 
@@ -62,13 +70,16 @@ export class SandboxNotAllowedError extends ToolInputError {
 export class SandboxUnavailableError extends ToolRefusal {
   override readonly code = 'ERR_SANDBOX_UNAVAILABLE';
   constructor(source: string, why: string) {
-    super(`${source} cannot be enforced here (${why}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`);
+    super(
+      `${source} cannot be enforced here (${why}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`,
+    );
   }
 }
 
 /** Why input to a task was refused; each has its own code. */
 export const INPUT_REFUSALS = {
-  ERR_INPUT_NOT_INTERACTIVE: 'it was not started with interactive: true, so its stdin is /dev/null or was closed after its stdin text; run it again with interactive: true',
+  ERR_INPUT_NOT_INTERACTIVE:
+    'it was not started with interactive: true, so its stdin is /dev/null or was closed after its stdin text; run it again with interactive: true',
   ERR_INPUT_PENDING: 'it is still pending (waiting for a free slot); input is taken once it runs',
   ERR_INPUT_ENDED: 'it has ended, so its stdin is closed',
   ERR_INPUT_STDIN_CLOSED: 'its stdin was closed by an earlier input with eof: true',
@@ -89,7 +100,10 @@ export class InputRefusedError extends ToolRefusal {
 export class StateDirFullError extends ToolRefusal {
   override readonly code = 'ERR_STATE_DIR_FULL';
   constructor(stateDir: string, why: string, options?: { cause?: unknown }) {
-    super(`the state dir ${stateDir} cannot be written now (${why}; ${describeFreeBytes(stateDir)}); nothing was started: free space there (old task output is in ${stateDir}/harness/bash-tasks) and call run again. Running tasks go on, and what they report is kept until it can be written`, options);
+    super(
+      `the state dir ${stateDir} cannot be written now (${why}; ${describeFreeBytes(stateDir)}); nothing was started: free space there (old task output is in ${stateDir}/harness/bash-tasks) and call run again. Running tasks go on, and what they report is kept until it can be written`,
+      options,
+    );
   }
 }
 
@@ -164,7 +178,10 @@ export class SpawnError extends HiveError {
   static fromSystemError(error: unknown): SpawnError {
     const { code, syscall, path, message } = error as NodeJS.ErrnoException;
     const errno = code === undefined ? null : ((osConstants.errno as Record<string, number | undefined>)[code] ?? null);
-    const call = syscall !== undefined ? `${syscall}${path === undefined ? '' : ` ${path}`}` : String(message).replace(/ failed: [^:]*$/, '');
+    const call =
+      syscall !== undefined
+        ? `${syscall}${path === undefined ? '' : ` ${path}`}`
+        : String(message).replace(/ failed: [^:]*$/, '');
     return new SpawnError(call, errno, { cause: error });
   }
 }

@@ -39,7 +39,9 @@ const SOURCES = listSources(SRC).map(readSource);
 /** Each import of a file under `from` that lands under `to`, except those `allowed`. */
 function crossings(from: string, to: string, allowed: string[] = []): string[] {
   return SOURCES.filter((file) => file.path.startsWith(from)).flatMap((file) =>
-    file.imports.filter((target) => target.startsWith(to) && !allowed.includes(target)).map((target) => `${file.path} imports ${target}`),
+    file.imports
+      .filter((target) => target.startsWith(to) && !allowed.includes(target))
+      .map((target) => `${file.path} imports ${target}`),
   );
 }
 
@@ -62,31 +64,54 @@ test('the process layer imports neither the supervisor nor the workers', () => {
 });
 
 test('nothing below the MCP and HTTP layers imports them', () => {
-  const lower = ['model', 'registry', 'tasks', 'todos', 'output', 'readiness'].map((folder) => `src/supervisor/${folder}/`);
-  const found = lower.flatMap((folder) => [...crossings(folder, 'src/supervisor/mcp/'), ...crossings(folder, 'src/supervisor/http/')]);
+  const lower = ['model', 'registry', 'tasks', 'todos', 'output', 'readiness'].map(
+    (folder) => `src/supervisor/${folder}/`,
+  );
+  const found = lower.flatMap((folder) => [
+    ...crossings(folder, 'src/supervisor/mcp/'),
+    ...crossings(folder, 'src/supervisor/http/'),
+  ]);
   assert.deepEqual(found, []);
 });
 
 test('the task model stands on nothing of storage, orchestration or todos', () => {
-  const found = ['registry', 'tasks', 'todos'].flatMap((folder) => crossings('src/supervisor/model/', `src/supervisor/${folder}/`));
+  const found = ['registry', 'tasks', 'todos'].flatMap((folder) =>
+    crossings('src/supervisor/model/', `src/supervisor/${folder}/`),
+  );
   assert.deepEqual(found, []);
 });
 
 test('readiness stands on the tasks: nothing below it imports it', () => {
-  const found = ['model', 'registry', 'tasks', 'todos', 'output'].flatMap((folder) => crossings(`src/supervisor/${folder}/`, 'src/supervisor/readiness/'));
+  const found = ['model', 'registry', 'tasks', 'todos', 'output'].flatMap((folder) =>
+    crossings(`src/supervisor/${folder}/`, 'src/supervisor/readiness/'),
+  );
   assert.deepEqual(found, []);
 });
 
 test('the reference harness, the CLI and the daemon share only src/shared/: the harness and the daemon import nothing of each other', () => {
-  const harness = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((to) => crossings('src/agent-socket/', to));
-  const daemon = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((from) => crossings(from, 'src/agent-socket/'));
-  const shared = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/', 'src/agent-socket/'].flatMap((to) => crossings('src/shared/', to));
+  const harness = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((to) =>
+    crossings('src/agent-socket/', to),
+  );
+  const daemon = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/'].flatMap((from) =>
+    crossings(from, 'src/agent-socket/'),
+  );
+  const shared = ['src/supervisor/', 'src/process/', 'src/workers/', 'src/cli/', 'src/agent-socket/'].flatMap((to) =>
+    crossings('src/shared/', to),
+  );
   assert.deepEqual([...harness, ...daemon, ...shared], []);
 });
 
 test("the CLI reaches the daemon only through MCP: it imports the model's words and constants, nothing that runs tasks", () => {
-  const inner = ['src/workers/', ...['registry', 'tasks', 'todos', 'mcp', 'http', 'readiness', 'output'].map((folder) => `src/supervisor/${folder}/`)];
-  assert.deepEqual(inner.flatMap((to) => crossings('src/cli/', to)), []);
+  const inner = [
+    'src/workers/',
+    ...['registry', 'tasks', 'todos', 'mcp', 'http', 'readiness', 'output'].map(
+      (folder) => `src/supervisor/${folder}/`,
+    ),
+  ];
+  assert.deepEqual(
+    inner.flatMap((to) => crossings('src/cli/', to)),
+    [],
+  );
 });
 
 test('every source file opens with a line that says what it is for', () => {
@@ -95,10 +120,15 @@ test('every source file opens with a line that says what it is for', () => {
     const first = lines[0]!.startsWith('#!') ? lines[1]! : lines[0]!;
     return !/^\/\/ \S.{10,}/.test(first);
   });
-  assert.deepEqual(silent.map((file) => file.path), []);
+  assert.deepEqual(
+    silent.map((file) => file.path),
+    [],
+  );
 });
 
 test(`no source file is over ${MAX_LINES} lines`, () => {
-  const long = SOURCES.filter((file) => file.text.split('\n').length > MAX_LINES).map((file) => `${file.path}: ${file.text.split('\n').length} lines`);
+  const long = SOURCES.filter((file) => file.text.split('\n').length > MAX_LINES).map(
+    (file) => `${file.path}: ${file.text.split('\n').length} lines`,
+  );
   assert.deepEqual(long, []);
 });

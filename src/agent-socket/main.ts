@@ -24,12 +24,17 @@ const HELP = [
 function readSocketPath(): string | 'help' {
   let parsed;
   try {
-    parsed = parseArgs({ options: { socket: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      options: { socket: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     fail(`${(error as Error).message.split('\n')[0]} (see --help)`);
   }
   if (parsed.values.help) return 'help';
-  if (parsed.positionals.length > 1) fail(`expected one socket path; got ${parsed.positionals.length}: ${JSON.stringify(parsed.positionals)}`);
+  if (parsed.positionals.length > 1)
+    fail(`expected one socket path; got ${parsed.positionals.length}: ${JSON.stringify(parsed.positionals)}`);
   const path = parsed.values.socket ?? parsed.positionals[0] ?? process.env.HIVE_AGENT_SOCKET;
   if (!path) fail('no socket path: pass --socket PATH (or PATH), or set HIVE_AGENT_SOCKET');
   return resolve(path);
@@ -50,7 +55,8 @@ async function main(): Promise<void> {
   try {
     server = await serveTodoSocket(path, board, {
       onChange: print,
-      onRefused: (line, error) => process.stderr.write(`hive-agent-socket: refused ${JSON.stringify(line.slice(0, 200))}: ${error}\n`),
+      onRefused: (line, error) =>
+        process.stderr.write(`hive-agent-socket: refused ${JSON.stringify(line.slice(0, 200))}: ${error}\n`),
     });
   } catch (error) {
     fail(error instanceof SocketBusyError ? error.message : `cannot listen on ${path}: ${(error as Error).message}`);

@@ -12,7 +12,6 @@ export interface ServeOptions {
   onRefused(line: string, error: string): void;
 }
 
-
 /** Listens on `path` (replacing a stale socket file that nothing serves) and answers each request. */
 export async function serveTodoSocket(path: string, board: TodoBoard, options: ServeOptions): Promise<Server> {
   const server = createServer((socket) => handleConnection(socket, board, options));
@@ -20,7 +19,8 @@ export async function serveTodoSocket(path: string, board: TodoBoard, options: S
     await listen(server, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    if (await isServed(path)) throw new SocketBusyError(`another process serves ${path}; stop it or choose another path`);
+    if (await isServed(path))
+      throw new SocketBusyError(`another process serves ${path}; stop it or choose another path`);
     unlinkSync(path);
     await listen(server, path);
   }

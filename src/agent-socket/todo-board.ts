@@ -21,7 +21,14 @@ export class TodoBoard {
       }
       case 'todo_clear': {
         const existed = this.todos.delete(keyOf(request.source, request.key));
-        return { event: 'todo_clear', received_at, open_todos: this.todos.size, source: request.source, key: request.key, existed };
+        return {
+          event: 'todo_clear',
+          received_at,
+          open_todos: this.todos.size,
+          source: request.source,
+          key: request.key,
+          existed,
+        };
       }
       case 'wake':
         return { event: 'wake', received_at, from: request.from, body: request.body };

@@ -11,7 +11,17 @@ import { callModernTool, HttpStatusError, offersModern, RpcAnswerError, type Too
 export const DEFAULT_URL = 'http://127.0.0.1:7433/mcp';
 /** Above the daemon's longest wait (30 s), so a status wait never times out on our side. */
 const CALL_TIMEOUT_MS = 45_000;
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export interface ClientOptions {
   url: string;
@@ -46,7 +56,11 @@ export class DaemonClient {
       const refusal = structured?.error as { code?: string; message?: string } | undefined;
       const text = (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
       if (refusal?.code === 'ERR_UNKNOWN_TASK' && typeof args.id === 'string') {
-        throw new CliError(`no task has the id ${JSON.stringify(args.id)}; hive-bash list shows the ids of known tasks`, 1, refusal.code);
+        throw new CliError(
+          `no task has the id ${JSON.stringify(args.id)}; hive-bash list shows the ids of known tasks`,
+          1,
+          refusal.code,
+        );
       }
       throw new CliError(refusal?.message ?? text, 1, refusal?.code ?? null);
     }
@@ -64,13 +78,18 @@ export class DaemonClient {
   private async callLegacy(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
     let result;
     try {
-      result = await (await this.connect()).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
+      result = await (
+        await this.connect()
+      ).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
     } catch (error) {
       // A restarted daemon no longer knows our session (404): open a new one, once.
-      if (!(error instanceof StreamableHTTPError && error.code === 404 && this.session !== null)) throw this.describeFailure(error);
+      if (!(error instanceof StreamableHTTPError && error.code === 404 && this.session !== null))
+        throw this.describeFailure(error);
       await this.close();
       try {
-        result = await (await this.connect()).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
+        result = await (
+          await this.connect()
+        ).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
       } catch (retryError) {
         throw this.describeFailure(retryError);
       }
@@ -121,30 +140,45 @@ export class DaemonClient {
   private describeFailure(error: unknown): CliError {
     if (error instanceof CliError) return error;
     if (error instanceof HttpStatusError) return this.describeStatus(error.status, error.body.trim(), this.url);
-    if (error instanceof RpcAnswerError) return new CliError(`the daemon at ${this.url.href} refused the call: ${error.message}`);
+    if (error instanceof RpcAnswerError)
+      return new CliError(`the daemon at ${this.url.href} refused the call: ${error.message}`);
     if (error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code > 0) {
-      return this.describeStatus(error.code, error.message.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint: /, '').trim(), this.url);
+      return this.describeStatus(
+        error.code,
+        error.message.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint: /, '').trim(),
+        this.url,
+      );
     }
     let code = networkCode(error);
     // fetch's own refusals (a port it blocks, a bad address) carry no errno.
-    if (code === null && error instanceof TypeError && error.message === 'fetch failed') code = (error.cause as Error | undefined)?.message ?? error.message;
+    if (code === null && error instanceof TypeError && error.message === 'fetch failed')
+      code = (error.cause as Error | undefined)?.message ?? error.message;
     if (code !== null) {
-      return new UnreachableError(`cannot reach the daemon at ${this.url.href} (${code}); is it running? Give its address with --url or HIVE_BASH_URL`);
+      return new UnreachableError(
+        `cannot reach the daemon at ${this.url.href} (${code}); is it running? Give its address with --url or HIVE_BASH_URL`,
+      );
     }
     const message = error instanceof Error ? error.message : String(error);
     if (/closed|aborted|terminated/i.test(message)) {
-      return new UnreachableError(`the daemon at ${this.url.href} closed the connection (${message}); is it still running?`);
+      return new UnreachableError(
+        `the daemon at ${this.url.href} closed the connection (${message}); is it still running?`,
+      );
     }
     return new CliError(`the call to the daemon at ${this.url.href} failed: ${message}`);
   }
 
   private describeStatus(status: number, body: string, target: URL): CliError {
     if (status === 401) {
-      const given = this.options.tokenFile === null ? 'no token was sent' : `the token in ${this.options.tokenFile} was refused`;
-      return new CliError(`the daemon at ${target.href} requires a bearer token and ${given} (401); give --token-file (or HIVE_BASH_TOKEN_FILE) naming the file of its --auth-token-file`);
+      const given =
+        this.options.tokenFile === null ? 'no token was sent' : `the token in ${this.options.tokenFile} was refused`;
+      return new CliError(
+        `the daemon at ${target.href} requires a bearer token and ${given} (401); give --token-file (or HIVE_BASH_TOKEN_FILE) naming the file of its --auth-token-file`,
+      );
     }
     if (status === 404) {
-      return new UnreachableError(`nothing at ${target.href} (404 ${body.split('\n')[0]}); --url must name the daemon's MCP endpoint, e.g. ${DEFAULT_URL}`);
+      return new UnreachableError(
+        `nothing at ${target.href} (404 ${body.split('\n')[0]}); --url must name the daemon's MCP endpoint, e.g. ${DEFAULT_URL}`,
+      );
     }
     return new CliError(`the daemon at ${target.href} answered ${status}: ${body.split('\n')[0] || 'no reason given'}`);
   }
@@ -158,7 +192,9 @@ function parseDaemonUrl(text: string): URL {
     // refused below
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new UsageError(`--url must be an http:// or https:// URL of the daemon's MCP endpoint, e.g. ${DEFAULT_URL}; got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `--url must be an http:// or https:// URL of the daemon's MCP endpoint, e.g. ${DEFAULT_URL}; got ${JSON.stringify(text)}`,
+    );
   }
   return url;
 }
@@ -168,9 +204,12 @@ function readToken(path: string): string {
   try {
     token = readFileSync(path, 'utf8').trim();
   } catch (error) {
-    throw new CliError(`--token-file ${JSON.stringify(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); it must name a readable file holding the daemon's token`);
+    throw new CliError(
+      `--token-file ${JSON.stringify(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); it must name a readable file holding the daemon's token`,
+    );
   }
-  if (token.length === 0) throw new CliError(`--token-file ${JSON.stringify(path)} is empty; it must hold the daemon's token`);
+  if (token.length === 0)
+    throw new CliError(`--token-file ${JSON.stringify(path)} is empty; it must hold the daemon's token`);
   return token;
 }
 

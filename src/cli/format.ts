@@ -87,18 +87,36 @@ export interface Column {
  * The rows under their headers, columns padded to their widest cell; the last column is cut so each
  * line fits in `width` (when given). `paint(row, column, padded)` may colour a cell after padding.
  */
-export function renderTable(columns: Column[], rows: string[][], width: number | null, paint?: (row: number, column: number, text: string) => string): string {
-  const widths = columns.map((column, index) => Math.max(column.header.length, ...rows.map((row) => row[index]!.length)));
+export function renderTable(
+  columns: Column[],
+  rows: string[][],
+  width: number | null,
+  paint?: (row: number, column: number, text: string) => string,
+): string {
+  const widths = columns.map((column, index) =>
+    Math.max(column.header.length, ...rows.map((row) => row[index]!.length)),
+  );
   const last = columns.length - 1;
   const fixed = widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0);
   const lastWidth = width === null ? null : Math.max(10, width - fixed);
   const line = (cells: string[], rowIndex: number) =>
     cells
       .map((cell, index) => {
-        const text = index === last ? cutToWidth(cell, lastWidth) : columns[index]!.align === 'right' ? cell.padStart(widths[index]!) : cell.padEnd(widths[index]!);
+        const text =
+          index === last
+            ? cutToWidth(cell, lastWidth)
+            : columns[index]!.align === 'right'
+              ? cell.padStart(widths[index]!)
+              : cell.padEnd(widths[index]!);
         return rowIndex >= 0 && paint ? paint(rowIndex, index, text) : text;
       })
       .join('  ')
       .trimEnd();
-  return [line(columns.map((column) => column.header), -1), ...rows.map((row, index) => line(row, index))].join('\n');
+  return [
+    line(
+      columns.map((column) => column.header),
+      -1,
+    ),
+    ...rows.map((row, index) => line(row, index)),
+  ].join('\n');
 }

@@ -16,8 +16,8 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 const GLOBAL_HELP = [
   `--url URL          the daemon's MCP endpoint (HIVE_BASH_URL; default ${DEFAULT_URL})`,
   '--token-file FILE  send Authorization: Bearer with the token in FILE (HIVE_BASH_TOKEN_FILE)',
-  '--json             one JSON document on stdout, with the fields of the daemon\'s tools',
-  '-h, --help         this help; hive-bash COMMAND --help for a command\'s',
+  "--json             one JSON document on stdout, with the fields of the daemon's tools",
+  "-h, --help         this help; hive-bash COMMAND --help for a command's",
 ];
 const EXIT_HELP = [
   "0    success; where a command waits on a task: the task's own exit code (128+N after signal N)",
@@ -39,7 +39,9 @@ function splitCommand(argv: string[]): { name: string | null; rest: string[] } {
 }
 
 function formatMainHelp(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length + (command.aliases ? command.aliases.join(', ').length + 3 : 0)));
+  const width = Math.max(
+    ...COMMANDS.map((command) => command.name.length + (command.aliases ? command.aliases.join(', ').length + 3 : 0)),
+  );
   const lines = COMMANDS.map((command) => {
     const names = command.aliases ? `${command.name} (${command.aliases.join(', ')})` : command.name;
     return `  ${names.padEnd(width)}  ${command.summary}`;
@@ -64,7 +66,20 @@ function formatMainHelp(): string {
 
 function formatCommandHelp(command: Command): string {
   const names = command.aliases ? ` (alias: ${command.aliases.join(', ')})` : '';
-  return [`Usage: ${command.usage}${names}`, '', command.summary, '', 'Flags:', ...command.help.map((line) => `  ${line}`), '', 'Global flags:', ...GLOBAL_HELP.map((line) => `  ${line}`), '', 'Exit codes:', ...EXIT_HELP.map((line) => `  ${line}`)].join('\n');
+  return [
+    `Usage: ${command.usage}${names}`,
+    '',
+    command.summary,
+    '',
+    'Flags:',
+    ...command.help.map((line) => `  ${line}`),
+    '',
+    'Global flags:',
+    ...GLOBAL_HELP.map((line) => `  ${line}`),
+    '',
+    'Exit codes:',
+    ...EXIT_HELP.map((line) => `  ${line}`),
+  ].join('\n');
 }
 
 /** parseArgs' complaint, told by its code, as one line that says where the accepted flags are listed. */
@@ -72,10 +87,14 @@ function usageErrorOf(error: NodeJS.ErrnoException, command: Command): UsageErro
   const flag = /'(-[^']*)'/.exec(error.message)?.[1];
   const first = error.message.split('. ')[0]!;
   const message =
-    error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag ? `unknown flag ${flag}`
-    : error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag ? `flag ${flag}${first.slice(first.indexOf(flag) + flag.length + 1)}`
-    : first;
-  return new UsageError(`${message}; hive-bash ${command.name} --help lists what it accepts${command.name === 'run' ? ' (put the command after --)' : ''}`);
+    error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag
+      ? `unknown flag ${flag}`
+      : error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag
+        ? `flag ${flag}${first.slice(first.indexOf(flag) + flag.length + 1)}`
+        : first;
+  return new UsageError(
+    `${message}; hive-bash ${command.name} --help lists what it accepts${command.name === 'run' ? ' (put the command after --)' : ''}`,
+  );
 }
 
 /** The command being run, for the prefix of its error line. */
@@ -90,11 +109,19 @@ async function main(argv: string[]): Promise<number> {
     return EXIT_OK;
   }
   const command = findCommand(name);
-  if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (hive-bash --help)`);
+  if (!command)
+    throw new UsageError(
+      `unknown command ${JSON.stringify(name)}; the commands are ${COMMANDS.map((c) => c.name).join(', ')} (hive-bash --help)`,
+    );
   running = command;
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: rest,
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw usageErrorOf(error as NodeJS.ErrnoException, command);
   }
@@ -112,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
     client,
     json: values.json === true,
     paint: createPaint(terminal && !process.env.NO_COLOR),
-    width: terminal ? process.stdout.columns ?? 80 : null,
+    width: terminal ? (process.stdout.columns ?? 80) : null,
     terminal: terminal && process.stdin.isTTY === true,
     write: (text) => void process.stdout.write(text),
     warn: (text) => void process.stderr.write(`hive-bash ${command.name}: ${text}\n`),
@@ -130,7 +157,9 @@ try {
   const known = error instanceof CliError;
   const command = running as Command | null;
   const prefix = command === null ? 'hive-bash' : `hive-bash ${command.name}`;
-  process.stderr.write(`${prefix}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`);
+  process.stderr.write(
+    `${prefix}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`,
+  );
   process.exitCode = known ? error.exitCode : EXIT_ERROR;
 }
 // stdout and stderr are written synchronously here (files, pipes and terminals on Linux).

@@ -40,23 +40,51 @@ export interface ToolCallResult {
 export async function offersModern(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<boolean> {
   const { status, body, text } = await post(url, headers, 'server/discover', {}, timeoutMs);
   if (status === 401 || status === 403) throw new HttpStatusError(status, text);
-  return status === 200 && Array.isArray(body?.result?.supportedVersions) && body.result.supportedVersions.includes(MODERN_VERSION);
+  return (
+    status === 200 &&
+    Array.isArray(body?.result?.supportedVersions) &&
+    body.result.supportedVersions.includes(MODERN_VERSION)
+  );
 }
 
 /** Calls tool `name` in 2026-07-28; the tool's result, or an RpcAnswerError / HttpStatusError. */
-export async function callModernTool(url: URL, headers: Record<string, string>, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<ToolCallResult> {
+export async function callModernTool(
+  url: URL,
+  headers: Record<string, string>,
+  name: string,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<ToolCallResult> {
   const { status, body, text } = await post(url, headers, 'tools/call', { name, arguments: args }, timeoutMs);
   if (body?.error !== undefined) throw new RpcAnswerError(body.error.code, String(body.error.message));
   if (status !== 200 || body?.result === undefined) throw new HttpStatusError(status, text);
   return body.result as ToolCallResult;
 }
 
-async function post(url: URL, headers: Record<string, string>, method: string, params: Record<string, unknown>, timeoutMs: number) {
-  const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO, 'io.modelcontextprotocol/clientCapabilities': {} };
-  const name: Record<string, string> = typeof params.name === 'string' ? { 'mcp-name': encodeHeaderValue(params.name) } : {};
+async function post(
+  url: URL,
+  headers: Record<string, string>,
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs: number,
+) {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const name: Record<string, string> =
+    typeof params.name === 'string' ? { 'mcp-name': encodeHeaderValue(params.name) } : {};
   const response = await fetch(url, {
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method, ...name },
+    headers: {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN_VERSION,
+      'mcp-method': method,
+      ...name,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params: { ...params, _meta: meta } }),
     signal: AbortSignal.timeout(timeoutMs),
   });
@@ -72,6 +100,7 @@ async function post(url: URL, headers: Record<string, string>, method: string, p
 
 /** A header value as the spec carries it: as is when plain visible ASCII, else =?base64?...?=. */
 function encodeHeaderValue(value: string): string {
-  const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
+  const plain =
+    /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
   return plain ? value : `=?base64?${Buffer.from(value).toString('base64')}?=`;
 }

@@ -38,7 +38,11 @@ export function fetchOutput(client: DaemonClient, id: string, args: Record<strin
  * The next page after `since` with nothing left out: as many lines as fit in one answer (fewer
  * while a page would not fit, down to a single line, which the daemon cuts if it alone is too long).
  */
-export async function fetchWholePage(client: DaemonClient, id: string, args: Record<string, unknown>): Promise<OutputAnswer> {
+export async function fetchWholePage(
+  client: DaemonClient,
+  id: string,
+  args: Record<string, unknown>,
+): Promise<OutputAnswer> {
   for (let lines = PAGE_LINES; ; lines = Math.max(1, Math.floor(lines / 2))) {
     const answer = await fetchOutput(client, id, { ...args, head: lines, max_bytes: MAX_PAGE_BYTES });
     const cut = [answer.stdout, answer.stderr].some((member) => member !== undefined && member.omitted_bytes > 0);
@@ -50,7 +54,10 @@ export async function fetchWholePage(client: DaemonClient, id: string, args: Rec
 export class OutputPrinter {
   private readonly pending = { stdout: '', stderr: '' };
 
-  constructor(private readonly context: CommandContext, private readonly stream: StreamChoice) {}
+  constructor(
+    private readonly context: CommandContext,
+    private readonly stream: StreamChoice,
+  ) {}
 
   /** Prints what `answer` brought. */
   print(answer: OutputAnswer): void {

@@ -31,17 +31,31 @@ export type TaskStatus = TaskSnapshot & Record<string, unknown>;
 /** A task's status now. */
 export function fetchStatus(client: DaemonClient, id: string, tailBytes?: number): Promise<TaskStatus> {
   // peek: the operator's reads leave a finished task's todo for the agent.
-  return client.callTool<TaskStatus>('status', { id, peek: true, ...(tailBytes === undefined ? {} : { tail_bytes: tailBytes }) });
+  return client.callTool<TaskStatus>('status', {
+    id,
+    peek: true,
+    ...(tailBytes === undefined ? {} : { tail_bytes: tailBytes }),
+  });
 }
 
 /**
  * Waits, in status calls of at most 30 s, until task `id` has finished or `deadline` (epoch ms)
  * passes, or `signal` aborts; returns its last status.
  */
-export async function waitForEnd(client: DaemonClient, id: string, deadline: number | null, signal?: AbortSignal): Promise<TaskStatus> {
+export async function waitForEnd(
+  client: DaemonClient,
+  id: string,
+  deadline: number | null,
+  signal?: AbortSignal,
+): Promise<TaskStatus> {
   for (;;) {
     const left = deadline === null ? MAX_WAIT_SECONDS : Math.max(0, (deadline - Date.now()) / 1000);
-    const status = await client.callTool<TaskStatus>('status', { id, peek: true, wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000), tail_bytes: 0 });
+    const status = await client.callTool<TaskStatus>('status', {
+      id,
+      peek: true,
+      wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000),
+      tail_bytes: 0,
+    });
     if (isFinished(status.state) || signal?.aborted || (deadline !== null && Date.now() >= deadline)) return status;
   }
 }

@@ -35,7 +35,9 @@ export function probeCgroupFolder(dir: string): { error: string } | null {
 
 /** Best effort: per-task memory and pids figures need these controllers; containment does not. */
 export function enableControllers(dir: string): void {
-  const available = readFileSync(join(dir, 'cgroup.controllers'), 'utf8').split(/\s+/).filter((name) => ['cpu', 'memory', 'pids'].includes(name));
+  const available = readFileSync(join(dir, 'cgroup.controllers'), 'utf8')
+    .split(/\s+/)
+    .filter((name) => ['cpu', 'memory', 'pids'].includes(name));
   for (const name of available) {
     try {
       writeFileSync(join(dir, 'cgroup.subtree_control'), `+${name}`);

@@ -31,7 +31,9 @@ export interface Containment {
 
 /** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */
 export function allTaskCgroupDirs(containment: Containment, runKey: string): string[] {
-  const v1 = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [join(place.root, `task-${runKey}`)] : []));
+  const v1 = Object.values(containment.controllers).flatMap((place) =>
+    'root' in place ? [join(place.root, `task-${runKey}`)] : [],
+  );
   const v2 = taskCgroupDir(containment, runKey);
   return v2 === null ? v1 : [v2, ...v1];
 }
@@ -44,7 +46,10 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
 /** Picks the containment for `choice`, and where its limits can be enforced; throws when a forced mode is not available here. */
 export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null): Containment {
   const chosen = chooseMode(choice, cgroupRoot);
-  const controllers = chosen.spawner === 'node' ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups') : findControllerPlaces(chosen.cgroupRoot);
+  const controllers =
+    chosen.spawner === 'node'
+      ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups')
+      : findControllerPlaces(chosen.cgroupRoot);
   return { ...chosen, controllers, sandbox: probeSandboxSupport(chosen.spawner) };
 }
 
@@ -52,20 +57,52 @@ function nowhere(why: string): ControllerPlaces {
   return Object.fromEntries(LIMIT_CONTROLLERS.map((controller) => [controller, { missing: why }])) as ControllerPlaces;
 }
 
-function chooseMode(choice: ContainmentChoice, cgroupRoot: string | null): Omit<Containment, 'controllers' | 'sandbox'> {
-  if (choice === 'node') return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: 'forced by --containment node: Node child_process spawn, process group only' };
+function chooseMode(
+  choice: ContainmentChoice,
+  cgroupRoot: string | null,
+): Omit<Containment, 'controllers' | 'sandbox'> {
+  if (choice === 'node')
+    return {
+      mode: 'process-group',
+      spawner: 'node',
+      cgroupRoot: null,
+      reason: 'forced by --containment node: Node child_process spawn, process group only',
+    };
   const native = loadNative();
   if ('error' in native) {
-    if (choice !== 'auto') throw new ContainmentError(`--containment ${choice} needs the native addon: ${native.error}`);
-    return { mode: 'process-group', spawner: 'node', cgroupRoot: null, reason: `${native.error}; falling back to Node child_process spawn (process group only)` };
+    if (choice !== 'auto')
+      throw new ContainmentError(`--containment ${choice} needs the native addon: ${native.error}`);
+    return {
+      mode: 'process-group',
+      spawner: 'node',
+      cgroupRoot: null,
+      reason: `${native.error}; falling back to Node child_process spawn (process group only)`,
+    };
   }
   if (choice === 'process-group') {
-    return { mode: 'process-group', spawner: 'native', cgroupRoot: null, reason: 'forced by --containment process-group: per-task shim as subreaper of its process tree' };
+    return {
+      mode: 'process-group',
+      spawner: 'native',
+      cgroupRoot: null,
+      reason: 'forced by --containment process-group: per-task shim as subreaper of its process tree',
+    };
   }
   const found = cgroupRoot !== null ? checkCgroupRoot(cgroupRoot) : findCgroupRoot();
-  if ('root' in found) return { mode: 'cgroup', spawner: 'native', cgroupRoot: found.root, reason: found.reason, ownsCgroupRoot: found.shared === true };
+  if ('root' in found)
+    return {
+      mode: 'cgroup',
+      spawner: 'native',
+      cgroupRoot: found.root,
+      reason: found.reason,
+      ownsCgroupRoot: found.shared === true,
+    };
   if (choice === 'cgroup') throw new ContainmentError(`--containment cgroup: ${found.error}`);
-  return { mode: 'process-group', spawner: 'native', cgroupRoot: null, reason: `no writable cgroup v2 subtree (${found.error}): per-task shim as subreaper of its process tree` };
+  return {
+    mode: 'process-group',
+    spawner: 'native',
+    cgroupRoot: null,
+    reason: `no writable cgroup v2 subtree (${found.error}): per-task shim as subreaper of its process tree`,
+  };
 }
 
 type Found = { root: string; reason: string; shared?: boolean } | { error: string };
@@ -90,7 +127,13 @@ function findCgroupRoot(): Found {
   } catch (error) {
     return { error: `cannot create ${shared}: ${(error as Error).message}` };
   }
-  return probeCgroupFolder(shared) ?? { root: shared, reason: `a folder of the writable cgroup2 mount ${mount}`, shared: true };
+  return (
+    probeCgroupFolder(shared) ?? {
+      root: shared,
+      reason: `a folder of the writable cgroup2 mount ${mount}`,
+      shared: true,
+    }
+  );
 }
 
 /**
@@ -128,6 +171,13 @@ export function releaseContainment(containment: Containment): void {
 /** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */
 export function describeControllers(containment: Containment): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(containment.controllers).map(([controller, place]) => [controller, 'missing' in place ? `unavailable: ${place.missing}` : place.version === 2 ? 'cgroup v2' : `cgroup v1 ${place.root}`]),
+    Object.entries(containment.controllers).map(([controller, place]) => [
+      controller,
+      'missing' in place
+        ? `unavailable: ${place.missing}`
+        : place.version === 2
+          ? 'cgroup v2'
+          : `cgroup v1 ${place.root}`,
+    ]),
   );
 }

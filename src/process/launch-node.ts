@@ -5,7 +5,15 @@ import { constants as osConstants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SpawnError } from '../errors.js';
-import { COMMAND_FD, NO_FINAL_FIGURES, TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest, type LeaderExit, type LeaderStart } from './launched-task.js';
+import {
+  COMMAND_FD,
+  NO_FINAL_FIGURES,
+  TASK_SHELL_ARGV,
+  type LaunchedTask,
+  type LaunchRequest,
+  type LeaderExit,
+  type LeaderStart,
+} from './launched-task.js';
 import { NO_LIMIT_FIGURES } from './task-cgroups.js';
 import { listGroupMembers } from './process-table.js';
 import { exitCodeOfSignal, type KillSignal } from './signals.js';
@@ -16,7 +24,9 @@ const GROUP_POLL_MS = 20;
 export function launchNode(request: LaunchRequest): LaunchedTask {
   const [file, ...args] = TASK_SHELL_ARGV;
   const stdio: Array<'ignore' | 'pipe' | number> =
-    'terminalFd' in request.stdio ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd] : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'];
+    'terminalFd' in request.stdio
+      ? [request.stdio.terminalFd, request.stdio.terminalFd, request.stdio.terminalFd]
+      : [request.stdio.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'];
   stdio[COMMAND_FD] = 'pipe';
   const child = spawn(file!, args, {
     cwd: request.cwd,
@@ -30,14 +40,24 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   commandPipe?.on('error', () => {}); // a leader that never read it (a failed spawn)
   commandPipe?.end(request.command);
   const started = new Promise<LeaderStart>((resolve) => {
-    child.once('spawn', () => resolve({ pid: child.pid!, pgid: child.pid!, namespacePid: null, startedAt: Date.now(), shimPid: null }));
+    child.once('spawn', () =>
+      resolve({ pid: child.pid!, pgid: child.pid!, namespacePid: null, startedAt: Date.now(), shimPid: null }),
+    );
   });
   const exit = new Promise<LeaderExit>((resolve) => {
     child.once('error', (error) => {
       // Only a failed spawn reaches here before 'exit'; later errors are on the pipes.
-      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error: SpawnError.fromSystemError(error).message, endedAt: Date.now() });
+      if (child.pid === undefined)
+        resolve({
+          exitCode: null,
+          signal: null,
+          error: SpawnError.fromSystemError(error).message,
+          endedAt: Date.now(),
+        });
     });
-    child.once('exit', (code, signal) => resolve({ exitCode: code ?? signalExitCode(signal), signal, error: null, endedAt: Date.now() }));
+    child.once('exit', (code, signal) =>
+      resolve({ exitCode: code ?? signalExitCode(signal), signal, error: null, endedAt: Date.now() }),
+    );
   });
   const group = child.pid === undefined ? null : groupTarget(child.pid);
   return {

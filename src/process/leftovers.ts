@@ -4,7 +4,14 @@ import { existsSync } from 'node:fs';
 import { groupTarget } from './launch-node.js';
 import { killCgroup, removeCgroup } from './cgroups.js';
 import { nativeAddon } from './native.js';
-import { groupProcessesByMarker, hasEnvironmentMarker, listMarkedGroupMembers, listMarkedProcesses, RUN_MARKER_NAME, runMarker } from './process-table.js';
+import {
+  groupProcessesByMarker,
+  hasEnvironmentMarker,
+  listMarkedGroupMembers,
+  listMarkedProcesses,
+  RUN_MARKER_NAME,
+  runMarker,
+} from './process-table.js';
 import { signalNumber, type KillSignal } from './signals.js';
 import { terminate } from './terminate.js';
 

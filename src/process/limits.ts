@@ -28,7 +28,11 @@ export const MIN_CPU_LIMIT = 0.01;
 export const MAX_CPU_LIMIT = 1024;
 
 /** The controller each limit needs. */
-export const LIMIT_CONTROLLER: Record<keyof TaskLimits, LimitController> = { memoryLimitMb: 'memory', maxProcesses: 'pids', cpuLimit: 'cpu' };
+export const LIMIT_CONTROLLER: Record<keyof TaskLimits, LimitController> = {
+  memoryLimitMb: 'memory',
+  maxProcesses: 'pids',
+  cpuLimit: 'cpu',
+};
 
 /** A file written in a task's cgroup before its leader joins; an optional one is skipped where the kernel lacks it. */
 export interface CgroupSetting {
@@ -85,7 +89,9 @@ function findV1Place(controller: LimitController, mount: string | null, hasV2: b
     rmdirSync(probe);
     return { version: 1, root };
   } catch (error) {
-    return { missing: `${v2Part} and the cgroup v1 ${controller} hierarchy at ${mount} is not writable (${(error as Error).message})` };
+    return {
+      missing: `${v2Part} and the cgroup v1 ${controller} hierarchy at ${mount} is not writable (${(error as Error).message})`,
+    };
   }
 }
 
@@ -105,13 +111,19 @@ function v1Mounts(): Map<string, string> {
     const [mountFields, fsFields] = line.split(' - ');
     if (!fsFields?.startsWith('cgroup ')) continue;
     const options = (fsFields.split(' ')[2] ?? '').split(',');
-    for (const controller of LIMIT_CONTROLLERS) if (options.includes(controller) && !mounts.has(controller)) mounts.set(controller, mountFields!.split(' ')[4]!);
+    for (const controller of LIMIT_CONTROLLERS)
+      if (options.includes(controller) && !mounts.has(controller)) mounts.set(controller, mountFields!.split(' ')[4]!);
   }
   return mounts;
 }
 
 /** The cgroups of one run of a task: `v2Dir` (or none) and a v1 folder for each limit v1 holds. */
-export function planTaskCgroups(places: ControllerPlaces, v2Dir: string | null, runKey: string, limits: TaskLimits): TaskCgroupPlan {
+export function planTaskCgroups(
+  places: ControllerPlaces,
+  v2Dir: string | null,
+  runKey: string,
+  limits: TaskLimits,
+): TaskCgroupPlan {
   const v2: PlannedCgroup | null = v2Dir === null ? null : { dir: v2Dir, controller: null, settings: [] };
   const v1: PlannedCgroup[] = [];
   for (const [key, settings] of Object.entries(limitSettings(limits)) as Array<[keyof TaskLimits, VersionedSettings]>) {
@@ -119,7 +131,8 @@ export function planTaskCgroups(places: ControllerPlaces, v2Dir: string | null, 
     const place = places[controller];
     if ('missing' in place) continue; // refused before it gets here
     if (place.version === 2 && v2 !== null) v2.settings.push(...settings.v2);
-    else if (place.version === 1) v1.push({ dir: join(place.root, `task-${runKey}`), controller, settings: settings.v1 });
+    else if (place.version === 1)
+      v1.push({ dir: join(place.root, `task-${runKey}`), controller, settings: settings.v1 });
   }
   return { v2, v1 };
 }
@@ -129,19 +142,32 @@ type VersionedSettings = { v1: CgroupSetting[]; v2: CgroupSetting[] };
 /** The files that set each limit, in v1 and in v2 terms (written in this order). */
 function limitSettings(limits: TaskLimits): Partial<Record<keyof TaskLimits, VersionedSettings>> {
   const settings: Partial<Record<keyof TaskLimits, VersionedSettings>> = {};
-  const set = (name: string, value: number | string, optional = false): CgroupSetting => ({ name, value: String(value), optional });
+  const set = (name: string, value: number | string, optional = false): CgroupSetting => ({
+    name,
+    value: String(value),
+    optional,
+  });
   if (limits.memoryLimitMb !== null) {
     const bytes = limits.memoryLimitMb * MIB;
     settings.memoryLimitMb = {
       // v1 has neither memory.high nor oom.group: the worker ends the whole task on an OOM kill.
       v1: [set('memory.limit_in_bytes', bytes), set('memory.memsw.limit_in_bytes', bytes, true)],
-      v2: [set('memory.max', bytes), set('memory.high', Math.floor(bytes * MEMORY_HIGH_FRACTION)), set('memory.oom.group', 1), set('memory.swap.max', 0, true)],
+      v2: [
+        set('memory.max', bytes),
+        set('memory.high', Math.floor(bytes * MEMORY_HIGH_FRACTION)),
+        set('memory.oom.group', 1),
+        set('memory.swap.max', 0, true),
+      ],
     };
   }
-  if (limits.maxProcesses !== null) settings.maxProcesses = { v1: [set('pids.max', limits.maxProcesses)], v2: [set('pids.max', limits.maxProcesses)] };
+  if (limits.maxProcesses !== null)
+    settings.maxProcesses = { v1: [set('pids.max', limits.maxProcesses)], v2: [set('pids.max', limits.maxProcesses)] };
   if (limits.cpuLimit !== null) {
     const quota = Math.max(1000, Math.round(limits.cpuLimit * CPU_PERIOD_US));
-    settings.cpuLimit = { v1: [set('cpu.cfs_period_us', CPU_PERIOD_US), set('cpu.cfs_quota_us', quota)], v2: [set('cpu.max', `${quota} ${CPU_PERIOD_US}`)] };
+    settings.cpuLimit = {
+      v1: [set('cpu.cfs_period_us', CPU_PERIOD_US), set('cpu.cfs_quota_us', quota)],
+      v2: [set('cpu.max', `${quota} ${CPU_PERIOD_US}`)],
+    };
   }
   return settings;
 }

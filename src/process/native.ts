@@ -16,9 +16,15 @@ export const SHIM_NAME = 'hive-task-shim';
 
 export interface NativeAddon {
   /** posix_spawn of `path` in a new session: no fork() of the daemon. */
-  spawn(options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): { pid: number; pidfd: number };
+  spawn(options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): {
+    pid: number;
+    pidfd: number;
+  };
   /** Sends the spawner behind `socket` a request to spawn, as `spawn` does; its answer comes on the spawner's answer socket. */
-  spawnRequest(socket: number, options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] }): void;
+  spawnRequest(
+    socket: number,
+    options: { path: string; argv: string[]; env: string[]; cwd: string; fds: number[] },
+  ): void;
   /** A connected, close-on-exec unix stream socket pair. */
   socketPair(): [number, number];
   /** A close-on-exec pipe: [read end, write end]. */
@@ -51,12 +57,15 @@ let loaded: { addon: NativeAddon } | { error: string } | null = null;
 /** The addon, or the reason it cannot be used here. Loaded once. */
 export function loadNative(): { addon: NativeAddon } | { error: string } {
   if (loaded) return loaded;
-  if (process.platform !== 'linux') return (loaded = { error: `native process control needs Linux; this is ${process.platform}` });
+  if (process.platform !== 'linux')
+    return (loaded = { error: `native process control needs Linux; this is ${process.platform}` });
   try {
     const addon = createRequire(import.meta.url)(`${BUILD_DIR}hive_native.node`) as NativeAddon;
     loaded = { addon };
   } catch (error) {
-    loaded = { error: `the native addon could not be loaded (${(error as Error).message}); run npm install to build it` };
+    loaded = {
+      error: `the native addon could not be loaded (${(error as Error).message}); run npm install to build it`,
+    };
   }
   return loaded;
 }

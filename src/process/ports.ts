@@ -43,7 +43,10 @@ function socketInodes(pid: number): number[] {
 }
 
 /** Every listening socket in the network namespace whose /proc/.../net folder is `netDir`, by inode (added to `sockets`). */
-function readListeningSockets(netDir = '/proc/net', sockets = new Map<number, Omit<ListeningPort, 'pid'>>()): Map<number, Omit<ListeningPort, 'pid'>> {
+function readListeningSockets(
+  netDir = '/proc/net',
+  sockets = new Map<number, Omit<ListeningPort, 'pid'>>(),
+): Map<number, Omit<ListeningPort, 'pid'>> {
   for (const table of TABLES) {
     let text: string;
     try {
@@ -91,7 +94,9 @@ export function listListeningPorts(pids: number[]): ListeningPort[] {
       ports.push({ ...socket, pid });
     }
   }
-  return ports.sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol) || a.address.localeCompare(b.address));
+  return ports.sort(
+    (a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol) || a.address.localeCompare(b.address),
+  );
 }
 
 /** The processes anywhere on this machine that listen on TCP `port` (a scan of every process: for exclusive_port only). */
@@ -123,7 +128,7 @@ function decodeAddress(hex: string, v6: boolean): string {
 
 function compressIpv6(groups: string[]): string {
   let best = { at: -1, length: 0 };
-  for (let at = 0; at < groups.length; ) {
+  for (let at = 0; at < groups.length;) {
     if (groups[at] !== '0') {
       at++;
       continue;

@@ -166,7 +166,7 @@ export function listDescendants(table: ProcessEntry[], rootPid: number): Process
   const children = new Map<number, ProcessEntry[]>();
   for (const entry of table) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
   const found: ProcessEntry[] = [];
-  for (let queue = children.get(rootPid) ?? []; queue.length > 0; ) {
+  for (let queue = children.get(rootPid) ?? []; queue.length > 0;) {
     const next: ProcessEntry[] = [];
     for (const entry of queue) {
       found.push(entry);

@@ -15,7 +15,13 @@ export interface TaskResources {
   pidsLimitHits: number | null;
 }
 
-export const NO_RESOURCES: TaskResources = { cpuMs: null, memoryBytes: null, memoryPeakBytes: null, processes: null, pidsLimitHits: null };
+export const NO_RESOURCES: TaskResources = {
+  cpuMs: null,
+  memoryBytes: null,
+  memoryPeakBytes: null,
+  processes: null,
+  pidsLimitHits: null,
+};
 
 /** Where a live task's processes are: its cgroup, the subtree of its shim, or its process group. */
 export type TaskWhereabouts = { cgroupDir: string } | { shimPid: number } | { pgid: number };
@@ -44,7 +50,8 @@ function readText(dir: string, name: string): string | null {
   try {
     return readFileSync(join(dir, name), 'utf8');
   } catch (error) {
-    if (CONTROLLER_FILES.has(name) && (error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dir)) absent.add(name);
+    if (CONTROLLER_FILES.has(name) && (error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(dir))
+      absent.add(name);
     return null;
   }
 }
@@ -64,16 +71,23 @@ export function readTaskResources(where: TaskWhereabouts, table = new ProcessTab
     // The shim reaps the whole subtree: what ended is in its children's time, what runs in its own.
     return sumProcesses(listDescendants(entries, shim.pid), shim.childCpuMs);
   }
-  return sumProcesses(table.get().filter((entry) => entry.pgid === where.pgid), 0);
+  return sumProcesses(
+    table.get().filter((entry) => entry.pgid === where.pgid),
+    0,
+  );
 }
 
 /** The pids of a live task's processes (not its shim). */
 export function listTaskPids(where: TaskWhereabouts, table = new ProcessTableCache()): number[] {
   if ('cgroupDir' in where) {
-    return (readText(where.cgroupDir, 'cgroup.procs') ?? '').split('\n').filter((line) => line.length > 0).map(Number);
+    return (readText(where.cgroupDir, 'cgroup.procs') ?? '')
+      .split('\n')
+      .filter((line) => line.length > 0)
+      .map(Number);
   }
   const entries = table.get();
-  const members = 'shimPid' in where ? listDescendants(entries, where.shimPid) : entries.filter((entry) => entry.pgid === where.pgid);
+  const members =
+    'shimPid' in where ? listDescendants(entries, where.shimPid) : entries.filter((entry) => entry.pgid === where.pgid);
   return members.filter(isAlive).map((entry) => entry.pid);
 }
 
@@ -81,7 +95,10 @@ function readCgroupResources(dir: string): TaskResources {
   const procs = readText(dir, 'cgroup.procs');
   // Gone: its last process was reaped and its worker removed it (the release brings the CPU time).
   if (procs === null) return { ...NO_RESOURCES, processes: 0 };
-  const pids = procs.split('\n').filter((line) => line.length > 0).map(Number);
+  const pids = procs
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map(Number);
   const memory = readNumber(dir, 'memory.current');
   return {
     cpuMs: readCpuMs(dir),

@@ -33,8 +33,15 @@ export function probeSandboxSupport(spawner: 'native' | 'node'): SandboxSupport 
     return { writes: why, network: why, landlockAbi: 0 };
   }
   const abi = process.env.HIVE_TEST_NO_LANDLOCK === '1' ? 0 : native.addon.landlockAbi();
-  const writes = abi > 0 ? null : 'this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)';
-  return { writes, network: hasSysAdmin() ? null : 'a network namespace needs CAP_SYS_ADMIN, which the daemon does not have (run it as root)', landlockAbi: abi };
+  const writes =
+    abi > 0 ? null : 'this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)';
+  return {
+    writes,
+    network: hasSysAdmin()
+      ? null
+      : 'a network namespace needs CAP_SYS_ADMIN, which the daemon does not have (run it as root)',
+    landlockAbi: abi,
+  };
 }
 
 function hasSysAdmin(): boolean {
@@ -58,5 +65,8 @@ export function describeSandbox(sandbox: Sandbox): string {
 /** The shim's flags for `sandbox` (native/src/shim.c): -N, -L and a -w per directory. */
 export function sandboxShimArgs(sandbox: Sandbox | null): string[] {
   if (sandbox === null) return [];
-  return [...(sandbox.network ? [] : ['-N']), ...(confinesWrites(sandbox) ? ['-L', ...sandbox.write.flatMap((dir) => ['-w', dir])] : [])];
+  return [
+    ...(sandbox.network ? [] : ['-N']),
+    ...(confinesWrites(sandbox) ? ['-L', ...sandbox.write.flatMap((dir) => ['-w', dir])] : []),
+  ];
 }

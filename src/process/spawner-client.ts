@@ -73,7 +73,13 @@ function startSpawner(namespaceFd: number | null): SpawnerProcess {
     addon.close(theirAnswers);
     closeSync(devNull);
   }
-  const spawner: SpawnerProcess = { requests, answers: new Socket({ fd: answerFd, readable: true, writable: false }), ...started, waiting: [], namespaceFd };
+  const spawner: SpawnerProcess = {
+    requests,
+    answers: new Socket({ fd: answerFd, readable: true, writable: false }),
+    ...started,
+    waiting: [],
+    namespaceFd,
+  };
   readAnswers(spawner);
   return spawner;
 }
@@ -87,7 +93,11 @@ function readAnswers(spawner: SpawnerProcess): void {
       if (buffered.length < HEADER_BYTES) return;
       const length = endianness() === 'LE' ? buffered.readUInt32LE(0) : buffered.readUInt32BE(0);
       if (buffered.length < HEADER_BYTES + length) return;
-      const [code, pid] = buffered.subarray(HEADER_BYTES, HEADER_BYTES + length).toString('latin1').split(' ').map(Number);
+      const [code, pid] = buffered
+        .subarray(HEADER_BYTES, HEADER_BYTES + length)
+        .toString('latin1')
+        .split(' ')
+        .map(Number);
       buffered = buffered.subarray(HEADER_BYTES + length);
       const errno = -(code ?? 0);
       const answer: SpawnAnswer = code === 0 && pid! > 0 ? { pid: pid! } : { error: describeErrno(errno), errno };
@@ -119,7 +129,10 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
  * it runs. `namespaceFd`: the pidfd of the tasks' init whose namespaces the child is to start in
  * (a spawner in others is retired), or null. Throws only when no spawner can take the request.
  */
-export function spawnThroughSpawner(build: (spawnerPid: number) => SpawnOptions, namespaceFd: number | null): Promise<SpawnAnswer> {
+export function spawnThroughSpawner(
+  build: (spawnerPid: number) => SpawnOptions,
+  namespaceFd: number | null,
+): Promise<SpawnAnswer> {
   for (let attempt = 0; ; attempt++) {
     if (current !== null && current.namespaceFd !== namespaceFd) retireSpawner(current);
     const spawner = (current ??= startSpawner(namespaceFd));

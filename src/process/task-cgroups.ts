@@ -15,7 +15,12 @@ export interface LimitFigures {
   memoryPeakBytes: number | null;
 }
 
-export const NO_LIMIT_FIGURES: LimitFigures = { oomKills: null, pidsLimitHits: null, memoryBytes: null, memoryPeakBytes: null };
+export const NO_LIMIT_FIGURES: LimitFigures = {
+  oomKills: null,
+  pidsLimitHits: null,
+  memoryBytes: null,
+  memoryPeakBytes: null,
+};
 
 /** Creates every cgroup of `plan` and writes its settings; throws the failing call's error. */
 export function createTaskCgroups(plan: TaskCgroupPlan): void {
@@ -39,7 +44,10 @@ export function joinedDirs(plan: TaskCgroupPlan): string[] {
 
 /** Removes every cgroup of `plan` (killing what is still in the v2 one); returns the v2 cgroup's CPU time. */
 export async function removeTaskCgroups(plan: TaskCgroupPlan): Promise<number | null> {
-  const [cpuMs] = await Promise.all([plan.v2 === null ? null : removeCgroup(plan.v2.dir), ...plan.v1.map((cgroup) => removeCgroup(cgroup.dir))]);
+  const [cpuMs] = await Promise.all([
+    plan.v2 === null ? null : removeCgroup(plan.v2.dir),
+    ...plan.v1.map((cgroup) => removeCgroup(cgroup.dir)),
+  ]);
   return cpuMs;
 }
 

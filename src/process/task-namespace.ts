@@ -46,7 +46,12 @@ export class TaskNamespace {
   }
 
   /** Makes the namespace where `choice` and the host allow; else one that says why tasks share the daemon's. */
-  static async start(choice: NamespaceChoice, spawner: 'native' | 'node', plan: NamespacePlan, onLost: (why: string, replaced: boolean) => void): Promise<TaskNamespace> {
+  static async start(
+    choice: NamespaceChoice,
+    spawner: 'native' | 'node',
+    plan: NamespacePlan,
+    onLost: (why: string, replaced: boolean) => void,
+  ): Promise<TaskNamespace> {
     if (choice === 'off') return new TaskNamespace(plan, onLost, 'off by --task-namespace off');
     if (spawner === 'node') return new TaskNamespace(plan, onLost, 'needs the native spawner, which joins it');
     const namespace = new TaskNamespace(plan, onLost, 'starting');
@@ -60,9 +65,21 @@ export class TaskNamespace {
   }
 
   /** For the start line and /healthz. */
-  describe(): { in_force: boolean; init_pid: number | null; read_only: string[]; hidden: string[]; reason: string | null } {
+  describe(): {
+    in_force: boolean;
+    init_pid: number | null;
+    read_only: string[];
+    hidden: string[];
+    reason: string | null;
+  } {
     const on = this.running !== null;
-    return { in_force: on, init_pid: this.running?.pid ?? null, read_only: on ? this.plan.readOnly : [], hidden: on ? this.plan.hidden : [], reason: on ? null : this.why };
+    return {
+      in_force: on,
+      init_pid: this.running?.pid ?? null,
+      read_only: on ? this.plan.readOnly : [],
+      hidden: on ? this.plan.hidden : [],
+      reason: on ? null : this.why,
+    };
   }
 
   /** Ends the init, and with it every process left inside. */
@@ -74,12 +91,21 @@ export class TaskNamespace {
 
   private async startInit(): Promise<void> {
     const addon = nativeAddon();
-    const args = [...this.plan.readOnly.flatMap((dir) => ['-r', dir]), ...this.plan.hidden.flatMap((file) => ['-h', file])];
+    const args = [
+      ...this.plan.readOnly.flatMap((dir) => ['-r', dir]),
+      ...this.plan.hidden.flatMap((file) => ['-h', file]),
+    ];
     const [readEnd, writeEnd] = addon.pipe();
     const devNull = openSync('/dev/null', 'r');
     let outer: { pid: number; pidfd: number };
     try {
-      outer = addon.spawn({ path: INIT_PATH, argv: ['hive-task-init', ...args], env: [], cwd: '/', fds: [devNull, writeEnd, 2] });
+      outer = addon.spawn({
+        path: INIT_PATH,
+        argv: ['hive-task-init', ...args],
+        env: [],
+        cwd: '/',
+        fds: [devNull, writeEnd, 2],
+      });
     } catch (error) {
       addon.close(readEnd);
       this.why = `hive-task-init could not be started: ${(error as Error).message}`;

@@ -26,7 +26,9 @@ let native: PtyNative | null = null;
 /** Loads node-pty's addon through node-pty's own loader (its build, else its prebuilds). */
 function ptyNative(): PtyNative {
   if (native === null) {
-    const { loadNativeModule } = createRequire(import.meta.url)('node-pty/lib/utils.js') as { loadNativeModule(name: string): { module: PtyNative } };
+    const { loadNativeModule } = createRequire(import.meta.url)('node-pty/lib/utils.js') as {
+      loadNativeModule(name: string): { module: PtyNative };
+    };
     native = loadNativeModule('pty').module;
   }
   return native;

@@ -3,7 +3,12 @@
 import type { Socket } from 'node:net';
 
 /** Calls `onLine` with each line read from `socket` (without its `\n`); `onOverflow` when one grows past `maxLineBytes`. */
-export function readLines(socket: Socket, onLine: (line: string) => void, maxLineBytes = Infinity, onOverflow = () => {}): void {
+export function readLines(
+  socket: Socket,
+  onLine: (line: string) => void,
+  maxLineBytes = Infinity,
+  onOverflow = () => {},
+): void {
   let buffer = '';
   socket.setEncoding('utf8');
   socket.on('data', (text: string) => {

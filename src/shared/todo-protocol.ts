@@ -48,7 +48,11 @@ export function parseAnswer(line: string): HarnessAnswer & { malformed?: true } 
       return { ok: false, error };
     }
   }
-  return { ok: false, error: `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line.slice(0, 200))}`, malformed: true };
+  return {
+    ok: false,
+    error: `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line.slice(0, 200))}`,
+    malformed: true,
+  };
 }
 
 const isText = (value: unknown): value is string => typeof value === 'string';
@@ -59,7 +63,9 @@ export function parseRequest(line: string): HarnessRequest {
   try {
     value = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    throw new Error(`the request is not JSON: got ${JSON.stringify(line.slice(0, 200))}; send one JSON object per line`);
+    throw new Error(
+      `the request is not JSON: got ${JSON.stringify(line.slice(0, 200))}; send one JSON object per line`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Error(`the request must be a JSON object; got ${JSON.stringify(line.slice(0, 200))}`);
@@ -67,12 +73,16 @@ export function parseRequest(line: string): HarnessRequest {
   const missing = (fields: string[]) => fields.filter((name) => !isText(value[name]));
   const check = (fields: string[]) => {
     const absent = missing(fields);
-    if (absent.length > 0) throw new Error(`${String(value.cmd)} needs string fields ${fields.join(', ')}; missing or not a string: ${absent.join(', ')}`);
+    if (absent.length > 0)
+      throw new Error(
+        `${String(value.cmd)} needs string fields ${fields.join(', ')}; missing or not a string: ${absent.join(', ')}`,
+      );
   };
   switch (value.cmd) {
     case 'todo_upsert':
       check(['source', 'key', 'state', 'summary', 'body']);
-      if (typeof value.updated_at !== 'number') throw new Error(`todo_upsert needs a number updated_at (unix ms); got ${JSON.stringify(value.updated_at)}`);
+      if (typeof value.updated_at !== 'number')
+        throw new Error(`todo_upsert needs a number updated_at (unix ms); got ${JSON.stringify(value.updated_at)}`);
       return value as unknown as TodoUpsert;
     case 'todo_clear':
       check(['source', 'key']);

@@ -1,12 +1,11 @@
 // The daemon's configuration: flags, each with a HIVE_BASH_* environment equivalent, checked with zod.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ContainmentChoice } from '../process/containment.js';
 import type { NamespaceChoice } from '../process/task-namespace.js';
-import { sandboxSchema, type RequestedSandbox } from './tasks/task-sandbox.js';
-import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
+import type { RequestedSandbox } from './tasks/task-sandbox.js';
+import { envName, OPTIONS } from './config-options.js';
 
 export interface Config {
   host: string;
@@ -38,94 +37,6 @@ export interface Config {
   taskCpuLimitCeiling: number | null;
 }
 
-
-const integer = (min: number, max: number) =>
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
-const positiveNumber = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().positive().max(31_536_000));
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const cpus = z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT));
-const text = z.string().min(1).refine((value) => !value.includes('\0'));
-/** A flag whose value is JSON text of what `schema` takes. */
-const jsonOf = (schema: z.ZodType) =>
-  z
-    .string()
-    .transform((value, context) => {
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
-
-interface OptionSpec {
-  flag: string;
-  key: keyof Config;
-  /** Environment variable; by default HIVE_BASH_ and the flag in upper snake case. */
-  env?: string;
-  schema: z.ZodType;
-  accepts: string;
-  default: Config[keyof Config];
-  help: string;
-}
-
-const OPTIONS: OptionSpec[] = [
-  { flag: 'host', key: 'host', schema: text, accepts: 'a host name or IP address', default: '127.0.0.1', help: 'address to listen on; anything but loopback needs --auth-token-file' },
-  { flag: 'port', key: 'port', schema: integer(0, 65535), accepts: 'an integer from 0 to 65535', default: 7433, help: 'TCP port; 0 picks a free one' },
-  { flag: 'state-dir', key: 'stateDir', schema: text, accepts: 'a directory path', default: './.hive-bash', help: 'where the task registry and output files live' },
-  { flag: 'agent-socket', key: 'agentSocket', env: 'HIVE_AGENT_SOCKET', schema: text, accepts: 'a unix socket path', default: null, help: "the harness's todo socket" },
-  { flag: 'max-running', key: 'maxRunning', schema: integer(1, 100_000), accepts: 'an integer from 1 to 100000', default: 64, help: 'tasks running at once; more wait as pending' },
-  { flag: 'max-pending', key: 'maxPending', schema: integer(0, 10_000_000), accepts: 'an integer from 0 to 10000000', default: 10_000, help: 'pending tasks beyond which run is refused' },
-  { flag: 'default-timeout', key: 'defaultTimeoutSeconds', schema: positiveNumber, accepts: 'a positive number of seconds', default: null, help: 'time limit for tasks that set none' },
-  { flag: 'kill-grace-ms', key: 'killGraceMs', schema: integer(0, 3_600_000), accepts: 'an integer from 0 to 3600000', default: 5000, help: 'from the first signal of a kill or timeout to SIGKILL' },
-  { flag: 'max-output-bytes', key: 'maxOutputBytes', schema: integer(0, Number.MAX_SAFE_INTEGER), accepts: 'a non-negative integer (0: no cap)', default: 64 * 1024 * 1024, help: 'bytes kept per stream of a task; 0: no cap' },
-  { flag: 'retention-days', key: 'retentionDays', schema: positiveNumber, accepts: 'a positive number of days', default: 7, help: 'finished tasks older than this are pruned' },
-  { flag: 'retention-count', key: 'retentionCount', schema: integer(1, 10_000_000), accepts: 'an integer from 1 to 10000000', default: 1000, help: 'finished tasks kept at most' },
-  { flag: 'auth-token-file', key: 'authTokenFile', schema: text, accepts: 'a path to a file holding the token', default: null, help: 'require Authorization: Bearer TOKEN' },
-  { flag: 'session-idle-seconds', key: 'sessionIdleSeconds', schema: integer(1, 86_400), accepts: 'an integer from 1 to 86400', default: 1800, help: 'MCP sessions idle this long are closed' },
-  { flag: 'containment', key: 'containment', schema: z.enum(['auto', 'cgroup', 'process-group', 'node']), accepts: 'one of auto, cgroup, process-group, node', default: 'auto', help: 'how tasks are contained: a cgroup each where possible (auto), or forced' },
-  {
-    flag: 'task-namespace',
-    key: 'taskNamespace',
-    schema: z.enum(['auto', 'off']),
-    accepts: 'one of auto, off',
-    default: 'auto',
-    help: "tasks in a PID and mount namespace of their own where the daemon may (auto: they cannot see or signal the daemon, the state dir is read-only to them, the token hidden); off: they share the daemon's",
-  },
-  {
-    flag: 'default-sandbox',
-    key: 'defaultSandbox',
-    schema: jsonOf(sandboxSchema),
-    accepts: 'a JSON object like run\'s sandbox field, e.g. {"network":false} or {"write":["/work"],"network":false}',
-    default: null,
-    help: "the sandbox of every run that gives none (write left out: the task's cwd and the temporary directory)",
-  },
-  {
-    flag: 'sandbox-floor',
-    key: 'sandboxFloor',
-    schema: jsonOf(sandboxSchema),
-    accepts: 'a JSON object like run\'s sandbox field, e.g. {"write":["/work","/tmp"],"network":false}',
-    default: null,
-    help: 'the widest sandbox any run may have, applied to runs that give none and have no default (a member left out allows all of it)',
-  },
-  { flag: 'cgroup-root', key: 'cgroupRoot', schema: text, accepts: 'a cgroup v2 folder the daemon may create cgroups in', default: null, help: 'where task cgroups go; default: the delegated cgroup, else a writable cgroup2 mount' },
-  ...limitOptions('task-memory-limit-mb', 'taskMemoryLimitMb', integer(1, MAX_MEMORY_LIMIT_MB), `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`, 'memory'),
-  ...limitOptions('task-max-processes', 'taskMaxProcesses', integer(1, MAX_PROCESSES_LIMIT), `an integer from 1 to ${MAX_PROCESSES_LIMIT}`, 'processes and threads'),
-  ...limitOptions('task-cpu-limit', 'taskCpuLimit', cpus, `a number of CPUs from ${MIN_CPU_LIMIT} to ${MAX_CPU_LIMIT}`, 'CPUs'),
-  { flag: 'log-level', key: 'logLevel', schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(', ')}`, default: 'info', help: 'the least severe log lines written to stderr' },
-];
-
-/** A limit's default and its ceiling, as two options. */
-function limitOptions(flag: string, key: keyof Config, schema: z.ZodType, accepts: string, what: string): OptionSpec[] {
-  return [
-    { flag, key, schema, accepts, default: null, help: `each task's ${what} limit unless its run sets its own` },
-    { flag: `${flag}-ceiling`, key: `${key}Ceiling` as keyof Config, schema, accepts, default: null, help: `the most ${what} a run may ask for (and the limit of one that asks for none, without a default)` },
-  ];
-}
-
-const envName = (option: OptionSpec) => option.env ?? `HIVE_BASH_${option.flag.toUpperCase().replaceAll('-', '_')}`;
-
 /** Reads flags from `argv` over variables from `env`; throws ConfigError naming the input at fault. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' | 'version' {
   const parsed = parseFlags(argv);
@@ -149,10 +60,17 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'he
   config.stateDir = resolve(config.stateDir as string);
   for (const option of OPTIONS.filter((candidate) => candidate.flag.endsWith('-ceiling'))) {
     const limitFlag = option.flag.slice(0, -'-ceiling'.length);
-    const [limit, ceiling] = [config[option.key.slice(0, -'Ceiling'.length)] as number | null, config[option.key] as number | null];
-    if (limit !== null && ceiling !== null && limit > ceiling) throw new ConfigError(`--${limitFlag} ${limit} is above --${option.flag} ${ceiling}; the default may not exceed the ceiling`);
+    const [limit, ceiling] = [
+      config[option.key.slice(0, -'Ceiling'.length)] as number | null,
+      config[option.key] as number | null,
+    ];
+    if (limit !== null && ceiling !== null && limit > ceiling)
+      throw new ConfigError(
+        `--${limitFlag} ${limit} is above --${option.flag} ${ceiling}; the default may not exceed the ceiling`,
+      );
   }
-  if (typeof config.cgroupRoot === 'string' && config.cgroupRoot.includes(':')) throw new ConfigError(`--cgroup-root must be a path without ":"; got ${JSON.stringify(config.cgroupRoot)}`);
+  if (typeof config.cgroupRoot === 'string' && config.cgroupRoot.includes(':'))
+    throw new ConfigError(`--cgroup-root must be a path without ":"; got ${JSON.stringify(config.cgroupRoot)}`);
   return config as unknown as Config;
 }
 
@@ -168,7 +86,8 @@ function parseFlags(argv: string[]): Record<string, string | boolean | undefined
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     const flag = /'(-[^']*)'/.exec(message)?.[1];
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) throw new ConfigError(`unknown flag ${flag}; see --help for the flags it accepts`);
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag)
+      throw new ConfigError(`unknown flag ${flag}; see --help for the flags it accepts`);
     throw new ConfigError(`${message.split('\n')[0]} (see --help)`);
   }
 }

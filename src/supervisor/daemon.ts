@@ -14,7 +14,12 @@ import { TaskHandles } from './mcp/task-handles.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
-import { chooseContainment, describeControllers, releaseContainment, type Containment } from '../process/containment.js';
+import {
+  chooseContainment,
+  describeControllers,
+  releaseContainment,
+  type Containment,
+} from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
 import { describeSandboxing, sandboxPolicyOf } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
@@ -28,7 +33,6 @@ import { interruptAll, removeUnreleasedCgroups } from './tasks/shutdown.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
-
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -51,29 +55,52 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
   if (store.setAside !== null) {
-    log.error({ set_aside: store.setAside.path, reason: store.setAside.reason }, 'the registry was damaged on disk: it was set aside and a fresh one started; its tasks are forgotten, their output files kept');
+    log.error(
+      { set_aside: store.setAside.path, reason: store.setAside.reason },
+      'the registry was damaged on disk: it was set aside and a fresh one started; its tasks are forgotten, their output files kept',
+    );
   }
   const interrupted = await interruptStaleTasks(store, containment, files);
-  if (interrupted.length > 0) log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
+  if (interrupted.length > 0)
+    log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
   const limitPolicy = limitPolicyOf(config, containment.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
-  const tasks = new TaskService(store, pool, files, { ...config, limitPolicy, sandboxPolicy }, containment, inheritedEnvironment(), log);
-  tasks.onTaskEnded((record) => {
+  const tasks = new TaskService(
+    store,
+    pool,
+    files,
+    { ...config, limitPolicy, sandboxPolicy },
+    containment,
+    inheritedEnvironment(),
+    log,
+  );
+  tasks.events.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
   });
-  tasks.onTaskReplaced(() => retention.noteReplaced());
+  tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
   const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
-  const modern = new ModernEndpoint(tools, new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)), VERSION, log);
+  const modern = new ModernEndpoint(
+    tools,
+    new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
+    VERSION,
+    log,
+  );
   const storage = watchStorage(store, config.stateDir, log);
   const health = () => ({
     ok: store.storageFault === null,
-    state_dir: { path: config.stateDir, writable: store.storageFault === null, fault: store.storageFault, held_writes: store.heldWrites, free: describeFreeBytes(config.stateDir) },
+    state_dir: {
+      path: config.stateDir,
+      writable: store.storageFault === null,
+      fault: store.storageFault,
+      held_writes: store.heldWrites,
+      free: describeFreeBytes(config.stateDir),
+    },
     version: VERSION,
     containment: describeContainment(containment),
     task_isolation: describeIsolation(namespace),
@@ -82,7 +109,11 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
-    todos: { socket: config.agentSocket, harness_connected: delivery?.connected ?? false, outbox_depth: store.outbox.depth() },
+    todos: {
+      socket: config.agentSocket,
+      harness_connected: delivery?.connected ?? false,
+      outbox_depth: store.outbox.depth(),
+    },
     registry: store.setAside === null ? null : { set_aside: store.setAside.path, reason: store.setAside.reason },
   });
   const metrics = new DaemonMetrics({
@@ -92,14 +123,27 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     outboxDepth: () => store.outbox.depth(),
     harnessConnected: () => delivery?.connected ?? false,
   });
-  tasks.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
+  tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
   const todos = () => ({
     socket: config.agentSocket,
     harness_connected: delivery?.connected ?? false,
     outbox_depth: store.outbox.depth(),
-    outbox: store.outbox.listOldest(OUTBOX_LISTED).map((entry) => ({ key: entry.key, version: entry.version, queued_at: new Date(entry.queuedAt).toISOString(), request: JSON.parse(entry.line) })),
+    outbox: store.outbox.listOldest(OUTBOX_LISTED).map((entry) => ({
+      key: entry.key,
+      version: entry.version,
+      queued_at: new Date(entry.queuedAt).toISOString(),
+      request: JSON.parse(entry.line),
+    })),
   });
-  const server = createHttpServer({ guard: createRequestGuard(config.host, token), sessions, modern, health, todos, metrics, log });
+  const server = createHttpServer({
+    guard: createRequestGuard(config.host, token),
+    sessions,
+    modern,
+    health,
+    todos,
+    metrics,
+    log,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -108,8 +152,23 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
   const isolation = describeIsolation(namespace);
-  log.info({ url, containment: describeContainment(containment), task_isolation: isolation, limits: describeControllers(containment), sandbox: describeSandboxing(containment.sandbox, sandboxPolicy), state_dir: config.stateDir, version: VERSION }, 'serving');
-  if (!isolation.namespace.in_force) log.warn({ reason: isolation.namespace.reason }, "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir");
+  log.info(
+    {
+      url,
+      containment: describeContainment(containment),
+      task_isolation: isolation,
+      limits: describeControllers(containment),
+      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+      state_dir: config.stateDir,
+      version: VERSION,
+    },
+    'serving',
+  );
+  if (!isolation.namespace.in_force)
+    log.warn(
+      { reason: isolation.namespace.reason },
+      "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir",
+    );
 
   return {
     url,
@@ -135,9 +194,14 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
 async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
-  const plan = { readOnly: [config.stateDir], hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)] };
+  const plan = {
+    readOnly: [config.stateDir],
+    hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)],
+  };
   const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
-    const next = replaced ? 'a new namespace is made for the next tasks' : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
+    const next = replaced
+      ? 'a new namespace is made for the next tasks'
+      : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
   containment.namespace = namespace;
@@ -150,7 +214,12 @@ function describeIsolation(namespace: TaskNamespace) {
 }
 
 function describeContainment(containment: Containment) {
-  return { mode: containment.mode, spawner: containment.spawner, cgroup_root: containment.cgroupRoot, reason: containment.reason };
+  return {
+    mode: containment.mode,
+    spawner: containment.spawner,
+    cgroup_root: containment.cgroupRoot,
+    reason: containment.reason,
+  };
 }
 
 /** How often held registry writes are tried again while the state dir's disk refuses them. */
@@ -162,7 +231,11 @@ function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.T
   return setInterval(() => {
     const fault = store.storageFault;
     if (fault === null) return;
-    if (reported === null) log.error({ state_dir: stateDir, fault, free: describeFreeBytes(stateDir) }, 'the state dir cannot be written: registry writes are held in memory and run is refused until it can');
+    if (reported === null)
+      log.error(
+        { state_dir: stateDir, fault, free: describeFreeBytes(stateDir) },
+        'the state dir cannot be written: registry writes are held in memory and run is refused until it can',
+      );
     reported = fault;
     if (store.commit()) {
       log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');

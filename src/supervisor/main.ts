@@ -60,7 +60,9 @@ async function main(): Promise<void> {
 function readToken(config: Config): string | null {
   if (config.authTokenFile === null) {
     if (!isLoopbackHost(config.host)) {
-      throw new ConfigError(`--host ${config.host} is reachable from other machines: set --auth-token-file too, or bind a loopback address such as 127.0.0.1`);
+      throw new ConfigError(
+        `--host ${config.host} is reachable from other machines: set --auth-token-file too, or bind a loopback address such as 127.0.0.1`,
+      );
     }
     return null;
   }
@@ -68,9 +70,12 @@ function readToken(config: Config): string | null {
   try {
     token = readFileSync(config.authTokenFile, 'utf8').trim();
   } catch (error) {
-    throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(
+      `--auth-token-file ${JSON.stringify(config.authTokenFile)} cannot be read: ${(error as Error).message}`,
+    );
   }
-  if (token.length === 0) throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} is empty; put the token in it`);
+  if (token.length === 0)
+    throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} is empty; put the token in it`);
   return token;
 }
 

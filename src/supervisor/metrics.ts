@@ -10,7 +10,17 @@ const PREFIX = 'hive_bash_';
 const DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The MCP methods a client can send that get a label of their own; anything else is "other". */
-const MCP_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized', 'notifications/cancelled', 'server/discover', 'tasks/get', 'tasks/cancel']);
+const MCP_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'server/discover',
+  'tasks/get',
+  'tasks/cancel',
+]);
 
 export interface MetricsSources {
   version: string;
@@ -34,14 +44,55 @@ export class DaemonMetrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
-    this.started = new Counter({ name: `${PREFIX}tasks_started_total`, help: 'Tasks whose leader started, by kind (pipe or pty)', labelNames: ['kind'], registers });
-    this.finished = new Counter({ name: `${PREFIX}tasks_finished_total`, help: 'Tasks that reached a final state, by that state', labelNames: ['state'], registers });
-    this.taskDuration = new Histogram({ name: `${PREFIX}task_duration_seconds`, help: 'From the start of a task to its end', buckets: DURATION_BUCKETS_S, registers });
-    this.spawnLatency = new Histogram({ name: `${PREFIX}spawn_latency_seconds`, help: 'From the run request to the leader running (queueing included)', buckets: LATENCY_BUCKETS_S, registers });
-    this.killDuration = new Histogram({ name: `${PREFIX}kill_duration_seconds`, help: 'From a kill to nothing of the task left', buckets: LATENCY_BUCKETS_S, registers });
-    this.outputBytes = new Counter({ name: `${PREFIX}output_bytes_total`, help: 'Bytes tasks wrote to their output streams (kept or past the cap)', labelNames: ['stream'], registers });
-    this.truncated = new Counter({ name: `${PREFIX}output_truncated_total`, help: 'Output streams cut at the cap (or by a failed write)', labelNames: ['stream'], registers });
-    this.mcpDuration = new Histogram({ name: `${PREFIX}mcp_request_duration_seconds`, help: 'MCP HTTP requests, by JSON-RPC method', labelNames: ['method'], buckets: LATENCY_BUCKETS_S, registers });
+    this.started = new Counter({
+      name: `${PREFIX}tasks_started_total`,
+      help: 'Tasks whose leader started, by kind (pipe or pty)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.finished = new Counter({
+      name: `${PREFIX}tasks_finished_total`,
+      help: 'Tasks that reached a final state, by that state',
+      labelNames: ['state'],
+      registers,
+    });
+    this.taskDuration = new Histogram({
+      name: `${PREFIX}task_duration_seconds`,
+      help: 'From the start of a task to its end',
+      buckets: DURATION_BUCKETS_S,
+      registers,
+    });
+    this.spawnLatency = new Histogram({
+      name: `${PREFIX}spawn_latency_seconds`,
+      help: 'From the run request to the leader running (queueing included)',
+      buckets: LATENCY_BUCKETS_S,
+      registers,
+    });
+    this.killDuration = new Histogram({
+      name: `${PREFIX}kill_duration_seconds`,
+      help: 'From a kill to nothing of the task left',
+      buckets: LATENCY_BUCKETS_S,
+      registers,
+    });
+    this.outputBytes = new Counter({
+      name: `${PREFIX}output_bytes_total`,
+      help: 'Bytes tasks wrote to their output streams (kept or past the cap)',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.truncated = new Counter({
+      name: `${PREFIX}output_truncated_total`,
+      help: 'Output streams cut at the cap (or by a failed write)',
+      labelNames: ['stream'],
+      registers,
+    });
+    this.mcpDuration = new Histogram({
+      name: `${PREFIX}mcp_request_duration_seconds`,
+      help: 'MCP HTTP requests, by JSON-RPC method',
+      labelNames: ['method'],
+      buckets: LATENCY_BUCKETS_S,
+      registers,
+    });
     // Every known label value from zero, so a rate is right from the first scrape.
     for (const kind of ['pipe', 'pty']) this.started.inc({ kind }, 0);
     for (const state of FINISHED_STATES) this.finished.inc({ state }, 0);
@@ -50,15 +101,37 @@ export class DaemonMetrics {
       this.truncated.inc({ stream }, 0);
     }
     new Gauge({
-      name: `${PREFIX}tasks`, help: 'Tasks now in each state', labelNames: ['state'], registers,
+      name: `${PREFIX}tasks`,
+      help: 'Tasks now in each state',
+      labelNames: ['state'],
+      registers,
       collect() {
         const counts = sources.countByState();
         for (const state of TASK_STATES) this.set({ state }, counts[state]);
       },
     });
-    new Gauge({ name: `${PREFIX}outbox_depth`, help: 'Todo operations not yet acknowledged by the harness', registers, collect() { this.set(sources.outboxDepth()); } });
-    new Gauge({ name: `${PREFIX}harness_connected`, help: '1 while the todo socket is connected', registers, collect() { this.set(sources.harnessConnected() ? 1 : 0); } });
-    const build = new Gauge({ name: `${PREFIX}build_info`, help: 'The daemon build, as labels; always 1', labelNames: ['version', 'node_version', 'containment'], registers });
+    new Gauge({
+      name: `${PREFIX}outbox_depth`,
+      help: 'Todo operations not yet acknowledged by the harness',
+      registers,
+      collect() {
+        this.set(sources.outboxDepth());
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}harness_connected`,
+      help: '1 while the todo socket is connected',
+      registers,
+      collect() {
+        this.set(sources.harnessConnected() ? 1 : 0);
+      },
+    });
+    const build = new Gauge({
+      name: `${PREFIX}build_info`,
+      help: 'The daemon build, as labels; always 1',
+      labelNames: ['version', 'node_version', 'containment'],
+      registers,
+    });
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
   }
 
@@ -77,7 +150,8 @@ export class DaemonMetrics {
     }
     if (effects.finished) {
       this.finished.inc({ state: record.state });
-      if (record.startedAt !== null && record.endedAt !== null) this.taskDuration.observe(Math.max(0, record.endedAt - record.startedAt) / 1000);
+      if (record.startedAt !== null && record.endedAt !== null)
+        this.taskDuration.observe(Math.max(0, record.endedAt - record.startedAt) / 1000);
     }
   }
 

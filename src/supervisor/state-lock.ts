@@ -10,7 +10,20 @@
 // draft still there, its process alive) is done and daemon.pid still names its own file: a start
 // that read the stale file before the link may yet move it aside, and once those are done every
 // later start reads the new holder's file and leaves it. So any number of starts at once, one holder.
-import { closeSync, fstatSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type BigIntStats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StateDirBusyError } from '../errors.js';
 import { describeOwnProcess, holdsOpen, holdsStateDir, parseLockRecord } from './lock-holder.js';
@@ -56,14 +69,17 @@ function takeLock(draft: string, own: BigIntStats, stateDir: string): void {
       if (!sameFile(found.stats, own)) {
         const registry = statOrNull(join(stateDir, 'tasks.sqlite'));
         const record = parseLockRecord(found.text);
-        if (record !== null && holdsStateDir(record, registry ? [found.stats, registry] : [found.stats])) throw busyError(record.pid, stateDir);
+        if (record !== null && holdsStateDir(record, registry ? [found.stats, registry] : [found.stats]))
+          throw busyError(record.pid, stateDir);
         setAsideStale(path, found.stats);
         continue;
       }
     }
     if (settled(own, stateDir)) return;
   }
-  throw new StateDirBusyError(`the state directory ${stateDir} changed hands ${TAKE_ATTEMPTS} times while this daemon tried to take it (${path}); another hive-bash-daemon is starting there: stop it or choose another --state-dir`);
+  throw new StateDirBusyError(
+    `the state directory ${stateDir} changed hands ${TAKE_ATTEMPTS} times while this daemon tried to take it (${path}); another hive-bash-daemon is starting there: stop it or choose another --state-dir`,
+  );
 }
 
 function linkIfAbsent(from: string, to: string): boolean {
@@ -132,7 +148,9 @@ function readLockFile(path: string): { text: string; stats: BigIntStats } | null
 }
 
 function busyError(pid: number, stateDir: string): StateDirBusyError {
-  return new StateDirBusyError(`another hive-bash-daemon (pid ${pid}) uses the state directory ${stateDir}; stop it or choose another --state-dir`);
+  return new StateDirBusyError(
+    `another hive-bash-daemon (pid ${pid}) uses the state directory ${stateDir}; stop it or choose another --state-dir`,
+  );
 }
 
 function statOrNull(path: string): BigIntStats | null {

@@ -57,12 +57,15 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
     if (discarding) return;
     if (kept >= nextCheck) {
       nextCheck = kept + RESERVE_CHECK_BYTES;
-      if (belowReserve(dir)) return stopKeeping(`the disk of ${dir} is nearly full: output stops while less than its reserve is free, so the task registry can still be written`);
+      if (belowReserve(dir))
+        return stopKeeping(
+          `the disk of ${dir} is nearly full: output stops while less than its reserve is free, so the task registry can still be written`,
+        );
     }
     const room = options.maxBytes === 0 ? chunk.length : Math.min(chunk.length, options.maxBytes - kept);
     try {
       // Synchronous on purpose: the file is in the page cache, and the pipe waits while we write.
-      for (let offset = 0; offset < room; ) offset += writeSync(fd, chunk, offset, room - offset);
+      for (let offset = 0; offset < room;) offset += writeSync(fd, chunk, offset, room - offset);
       kept += Math.max(room, 0);
     } catch (error) {
       stopKeeping(`writing ${options.path} failed: ${(error as Error).message}`);

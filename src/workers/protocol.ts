@@ -74,14 +74,20 @@ export type ControlEnvelope = { runKey: string; message: ControlMessage };
 
 /** Supervisor → worker. An input is answered by an `input-done` report with the same requestId. */
 export type ControlMessage =
-  | { type: 'kill'; signal: KillSignal }
-  | { type: 'input'; requestId: number; text: string; eof: boolean };
+  { type: 'kill'; signal: KillSignal } | { type: 'input'; requestId: number; text: string; eof: boolean };
 
 /** Worker → supervisor, in the order they happen for a task (input-done whenever an input was written). */
 export type ReportMessage =
   /** An input was written (or refused); pendingBytes of it the task has not read yet. */
   | { type: 'input-done'; requestId: number; pendingBytes: number; refusal: InputRefusal | null }
-  | { type: 'started'; pid: number; pgid: number; namespacePid: number | null; startedAt: number; shimPid: number | null }
+  | {
+      type: 'started';
+      pid: number;
+      pgid: number;
+      namespacePid: number | null;
+      startedAt: number;
+      shimPid: number | null;
+    }
   | { type: 'truncated'; stream: StreamName; reason: string }
   | EndedReport
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */

@@ -10,7 +10,15 @@ import { terminate, type TerminationHandle } from '../process/terminate.js';
 import { watchOomKills } from './oom-watch.js';
 import { NO_LIMIT_FIGURES } from '../process/task-cgroups.js';
 import { openOutputFile, pumpToFile } from './output-cap.js';
-import type { ControlMessage, EndReason, InputRefusal, KillSignal, ReportEnvelope, StreamName, TaskSpec } from './protocol.js';
+import type {
+  ControlMessage,
+  EndReason,
+  InputRefusal,
+  KillSignal,
+  ReportEnvelope,
+  StreamName,
+  TaskSpec,
+} from './protocol.js';
 import { PipeInput, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { within } from '../within.js';
@@ -60,12 +68,25 @@ export class TaskRun {
       if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
       fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
     } catch (error) {
-      this.report({ type: 'ended', reason: 'exit', exitCode: null, signal: null, error: (error as Error).message, endedAt: Date.now(), oomKilled: false, ...NO_FINAL_FIGURES });
+      this.report({
+        type: 'ended',
+        reason: 'exit',
+        exitCode: null,
+        signal: null,
+        error: (error as Error).message,
+        endedAt: Date.now(),
+        oomKilled: false,
+        ...NO_FINAL_FIGURES,
+      });
       this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });
       return;
     }
     const terminal = this.terminal;
-    const launched = this.launch(terminal === null ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' } : { terminalFd: terminal.slaveFd });
+    const launched = this.launch(
+      terminal === null
+        ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' }
+        : { terminalFd: terminal.slaveFd },
+    );
     this.launched = launched;
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
     let oomKilled = false;
@@ -79,9 +100,15 @@ export class TaskRun {
       if (!this.spec.interactive) terminal.keepAtEndOfFile();
       // A terminal carries both streams (stderr's file stays empty), and its output ends once
       // nothing of the task is left and the terminal has been read to the end.
-      void launched.gone().then(() => terminal.finish()).catch(() => terminal.close());
+      void launched
+        .gone()
+        .then(() => terminal.finish())
+        .catch(() => terminal.close());
     }
-    const pumps = Promise.all([this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]), this.pump(terminal ? null : launched.stderr, 'stderr', fds[1])]);
+    const pumps = Promise.all([
+      this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]),
+      this.pump(terminal ? null : launched.stderr, 'stderr', fds[1]),
+    ]);
     void launched.started.then((started) => this.onStart(started));
     // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
     const native = this.spec.spawner === 'native';
@@ -98,7 +125,11 @@ export class TaskRun {
     // first, so the end's report and tails are complete; and the shim may be reaping the last of
     // the task. A descendant holding a pipe open, or still running, costs at most OUTPUT_DRAIN_MS
     // of delay, never the end itself.
-    await within<unknown, undefined>(native ? Promise.all([pumps, launched.gone()]) : pumps, OUTPUT_DRAIN_MS, undefined);
+    await within<unknown, undefined>(
+      native ? Promise.all([pumps, launched.gone()]) : pumps,
+      OUTPUT_DRAIN_MS,
+      undefined,
+    );
     const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled } as const;
     // Nothing of the task is left (its shim has exited by itself, having reported the leader's
     // end, which it does only once its subtree is gone): the end is final, and it goes with the
@@ -144,7 +175,10 @@ export class TaskRun {
     else {
       const written = this.input.write(text, eof).then(
         () => null,
-        (failure: Error): InputRefusal => ({ code: 'ERR_INPUT_WRITE_FAILED', detail: `its stdin could not take it: ${failure.message}` }),
+        (failure: Error): InputRefusal => ({
+          code: 'ERR_INPUT_WRITE_FAILED',
+          detail: `its stdin could not take it: ${failure.message}`,
+        }),
       );
       refusal = await within(written, INPUT_WAIT_MS, null);
     }

@@ -83,7 +83,11 @@ export class TaskTerminal {
     const rest = Buffer.concat(this.tail);
     let end = rest.indexOf(this.sentinel);
     // Not seen whole: what came of it is the sentinel's start, not the task's output.
-    if (end === -1) end = written > 0 && rest.subarray(-written).equals(this.sentinel.subarray(0, written)) ? rest.length - written : rest.length;
+    if (end === -1)
+      end =
+        written > 0 && rest.subarray(-written).equals(this.sentinel.subarray(0, written))
+          ? rest.length - written
+          : rest.length;
     this.sink.end(rest.subarray(0, end));
     this.close();
   }

@@ -18,7 +18,8 @@ const attached = new Promise<MessagePort>((resolve) => (markAttached = resolve))
 export default async function runTask(task: TaskSpec | AttachTask): Promise<TaskOutcome> {
   if ('attach' in task) return attach(task.attach);
   const port = await within(attached, PORT_WAIT_MS, null);
-  if (port === null) return { ok: false, error: `this worker thread got no port to report on within ${PORT_WAIT_MS / 1000} s` };
+  if (port === null)
+    return { ok: false, error: `this worker thread got no port to report on within ${PORT_WAIT_MS / 1000} s` };
   const run = new TaskRun(task, port);
   runs.set(task.runKey, run);
   try {

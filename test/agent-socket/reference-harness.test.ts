@@ -53,7 +53,7 @@ async function ask(path: string, lines: string[]): Promise<string[]> {
   return text.trimEnd().split('\n');
 }
 
-test('hive-agent-socket takes the daemon\'s todos and prints each change as a JSON line', async (t) => {
+test("hive-agent-socket takes the daemon's todos and prints each change as a JSON line", async (t) => {
   const harness = await startReferenceHarness(t);
   assert.equal(statSync(harness.path).mode & 0o777, 0o600);
   const daemon = await startTestDaemon(t, { args: ['--agent-socket', harness.path] });
@@ -67,7 +67,10 @@ test('hive-agent-socket takes the daemon\'s todos and prints each change as a JS
   assert.match(done.body as string, /^hello$/m);
   await tools.ok('status', { id: 'demo' });
   const cleared = await waitFor(() => harness.lines.find((line) => line.event === 'todo_clear'));
-  assert.deepEqual({ ...cleared, received_at: 0 }, { event: 'todo_clear', received_at: 0, open_todos: 0, source: 'bash', key: 'demo', existed: true });
+  assert.deepEqual(
+    { ...cleared, received_at: 0 },
+    { event: 'todo_clear', received_at: 0, open_todos: 0, source: 'bash', key: 'demo', existed: true },
+  );
 });
 
 test('hive-agent-socket answers a request it cannot read with ok:false and says why, and removes its socket on SIGTERM', async (t) => {
@@ -78,12 +81,19 @@ test('hive-agent-socket answers a request it cannot read with ok:false and says 
     '{"cmd":"explode"}',
     '{"cmd":"wake","from":"matrix","body":"hi"}',
   ]);
-  assert.deepEqual(answers.map((line) => JSON.parse(line)), [
-    { ok: false, error: 'the request is not JSON: got "not json"; send one JSON object per line' },
-    { ok: false, error: 'todo_upsert needs string fields source, key, state, summary, body; missing or not a string: state, summary, body' },
-    { ok: false, error: 'unknown cmd "explode"; accepted: todo_upsert, todo_clear, wake' },
-    { ok: true },
-  ]);
+  assert.deepEqual(
+    answers.map((line) => JSON.parse(line)),
+    [
+      { ok: false, error: 'the request is not JSON: got "not json"; send one JSON object per line' },
+      {
+        ok: false,
+        error:
+          'todo_upsert needs string fields source, key, state, summary, body; missing or not a string: state, summary, body',
+      },
+      { ok: false, error: 'unknown cmd "explode"; accepted: todo_upsert, todo_clear, wake' },
+      { ok: true },
+    ],
+  );
   assert.match(harness.stderr(), /refused "not json"/);
   harness.child.kill('SIGTERM');
   await once(harness.child, 'exit');
@@ -103,6 +113,16 @@ test('hive-agent-socket replaces a stale socket file but refuses a path another 
   await once(first.child, 'exit');
   assert.equal(existsSync(first.path), true, 'a killed server leaves its socket file');
   const second = await startReferenceHarness(t, first.path);
-  assert.deepEqual((await ask(second.path, ['{"cmd":"todo_clear","source":"bash","key":"gone"}'])).map((line) => JSON.parse(line)), [{ ok: true }]);
-  assert.deepEqual(second.lines.at(-1), { event: 'todo_clear', received_at: second.lines.at(-1)!.received_at, open_todos: 0, source: 'bash', key: 'gone', existed: false });
+  assert.deepEqual(
+    (await ask(second.path, ['{"cmd":"todo_clear","source":"bash","key":"gone"}'])).map((line) => JSON.parse(line)),
+    [{ ok: true }],
+  );
+  assert.deepEqual(second.lines.at(-1), {
+    event: 'todo_clear',
+    received_at: second.lines.at(-1)!.received_at,
+    open_todos: 0,
+    source: 'bash',
+    key: 'gone',
+    existed: false,
+  });
 });

@@ -14,7 +14,24 @@ test('every benchmark runs in quick mode and reports its figures', () => {
   assert.equal(run.status, 0, `bench --quick failed:\n${run.stdout}\n${run.stderr}`);
   const report = JSON.parse(readFileSync(RESULTS, 'utf8'));
   assert.equal(report.quick, true);
-  assert.deepEqual(report.results.map((result: { name: string }) => result.name), ['short-tasks', 'spawn-heap', 'status-rate', 'list-size', 'kill-storm', 'output-rate', 'running-rss', 'status-under-flood', 'registry-size', 'mcp-modes', 'todo-latency', 'output-grep', 'screen-cost']);
+  assert.deepEqual(
+    report.results.map((result: { name: string }) => result.name),
+    [
+      'short-tasks',
+      'spawn-heap',
+      'status-rate',
+      'list-size',
+      'kill-storm',
+      'output-rate',
+      'running-rss',
+      'status-under-flood',
+      'registry-size',
+      'mcp-modes',
+      'todo-latency',
+      'output-grep',
+      'screen-cost',
+    ],
+  );
   for (const result of report.results) {
     assert.equal(result.ok, true, result.name);
     assert.equal(typeof result.figures, 'object', result.name);

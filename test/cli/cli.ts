@@ -30,8 +30,16 @@ function cliEnv(env: Record<string, string>): Record<string, string> {
 }
 
 /** Starts `hive-bash ARGS` talking to `url` (HIVE_BASH_URL); killed when test `t` ends. */
-export function startCli(t: TestContext, url: string | null, args: string[], env: Record<string, string> = {}): RunningCli {
-  const child = spawn(process.execPath, [CLI_JS, ...args], { env: cliEnv(url === null ? env : { HIVE_BASH_URL: url, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCli(
+  t: TestContext,
+  url: string | null,
+  args: string[],
+  env: Record<string, string> = {},
+): RunningCli {
+  const child = spawn(process.execPath, [CLI_JS, ...args], {
+    env: cliEnv(url === null ? env : { HIVE_BASH_URL: url, ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -44,7 +52,12 @@ export function startCli(t: TestContext, url: string | null, args: string[], env
 }
 
 /** Runs `hive-bash ARGS` to its end. */
-export function runCli(t: TestContext, url: string | null, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(
+  t: TestContext,
+  url: string | null,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return startCli(t, url, args, env).done;
 }
 

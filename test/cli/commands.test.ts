@@ -18,15 +18,30 @@ test('hive-bash commands against one daemon', async (t) => {
     return { ...result, body: JSON.parse(result.stdout) };
   };
 
-  await t.test('run prints the id and the result of a task that ended within the wait, with its exit code', async () => {
-    const result = await cli('run', '--name', 'quick', '--wait', '20', '--', 'echo out; echo err >&2; exit 3');
-    assert.equal(result.code, 3, result.stderr);
-    assert.match(result.stdout, /^quick\ndone: exit 3 after \S+\n--- stdout ---\nout\n--- stderr ---\nerr\n$/);
-    assert.equal(result.stderr, '');
-  });
+  await t.test(
+    'run prints the id and the result of a task that ended within the wait, with its exit code',
+    async () => {
+      const result = await cli('run', '--name', 'quick', '--wait', '20', '--', 'echo out; echo err >&2; exit 3');
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(result.stdout, /^quick\ndone: exit 3 after \S+\n--- stdout ---\nout\n--- stderr ---\nerr\n$/);
+      assert.equal(result.stderr, '');
+    },
+  );
 
   await t.test('run --json prints the tool result; --cwd and --env reach the task', async () => {
-    const { code, body } = await json('run', '--name', 'quick-json', '--wait', '20', '--cwd', gates, '--env', 'GREETING=hello there', '--', 'echo "$PWD:$GREETING"');
+    const { code, body } = await json(
+      'run',
+      '--name',
+      'quick-json',
+      '--wait',
+      '20',
+      '--cwd',
+      gates,
+      '--env',
+      'GREETING=hello there',
+      '--',
+      'echo "$PWD:$GREETING"',
+    );
     assert.equal(code, 0);
     assert.equal(body.id, 'quick-json');
     assert.equal(body.state, 'done');
@@ -40,7 +55,8 @@ test('hive-bash commands against one daemon', async (t) => {
   });
 
   await t.test('list and ps show a table, newest first; --json has the tool fields', async () => {
-    for (const name of ['older', 'newer']) assert.equal((await cli('run', '--name', name, '--wait', '20', '--', 'true')).code, 0);
+    for (const name of ['older', 'newer'])
+      assert.equal((await cli('run', '--name', name, '--wait', '20', '--', 'true')).code, 0);
     const table = await cli('ps');
     assert.equal(table.code, 0, table.stderr);
     const lines = table.stdout.trimEnd().split('\n');
@@ -50,10 +66,16 @@ test('hive-bash commands against one daemon', async (t) => {
     assert.match(lines[rowOf('quick')]!, /^quick +done .* 3 +echo out; echo err >&2; exit 3$/);
     const { code, body } = await json('list', '--limit', '2');
     assert.equal(code, 0);
-    assert.deepEqual(body.tasks.map((task: { id: string }) => task.id), ['newer', 'older']);
+    assert.deepEqual(
+      body.tasks.map((task: { id: string }) => task.id),
+      ['newer', 'older'],
+    );
     assert.equal(typeof body.tasks[0].created_at, 'string');
     const running = await json('list', '--state', 'running');
-    assert.deepEqual(running.body.tasks.map((task: { id: string }) => task.id), ['long']);
+    assert.deepEqual(
+      running.body.tasks.map((task: { id: string }) => task.id),
+      ['long'],
+    );
   });
 
   await t.test('status shows every field a line, the tails last; --json is the tool result', async () => {
@@ -61,7 +83,10 @@ test('hive-bash commands against one daemon', async (t) => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^id +quick\nname +quick\nstate +done\nexit +3\n/);
     assert.match(result.stdout, /\nstdout +\S+quick\.out \(4B\)\nstderr +\S+quick\.err \(4B\)\n/);
-    assert.ok(result.stdout.endsWith('\n--- stdout (all of it) ---\nout\n\n--- stderr (all of it) ---\nerr\n'), result.stdout);
+    assert.ok(
+      result.stdout.endsWith('\n--- stdout (all of it) ---\nout\n\n--- stderr (all of it) ---\nerr\n'),
+      result.stdout,
+    );
     const { body } = await json('status', 'quick');
     assert.equal(body.exit_code, 3);
     assert.equal(body.stderr_tail, 'err\n');
@@ -76,21 +101,28 @@ test('hive-bash commands against one daemon', async (t) => {
     const { body } = await json('todos');
     assert.equal(body.socket, null);
     assert.equal(body.harness_connected, false);
-    assert.ok(body.outbox.some((entry: { key: string }) => entry.key === 'long'), JSON.stringify(body));
+    assert.ok(
+      body.outbox.some((entry: { key: string }) => entry.key === 'long'),
+      JSON.stringify(body),
+    );
   });
 
   await t.test('kill signals one task and prints what it sent; wait then sees it end by that signal', async () => {
     await cli('run', '--name', 'victim', '--wait', '0', '--', awaitGate(gate));
     const result = await cli('kill', 'victim', '--signal', 'term');
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(result.stdout, 'sent SIGTERM to task victim; anything still alive after the grace period gets SIGKILL\n');
+    assert.equal(
+      result.stdout,
+      'sent SIGTERM to task victim; anything still alive after the grace period gets SIGKILL\n',
+    );
     const waited = await cli('wait', 'victim');
     assert.equal(waited.code, 128 + 15, waited.stdout + waited.stderr);
     assert.match(waited.stdout, /^victim killed: exit 143 \(SIGTERM\) after /);
   });
 
   await t.test('kill --all ends every running task and --json lists each result', async () => {
-    for (const name of ['fleet-1', 'fleet-2', 'fleet-3']) await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate));
+    for (const name of ['fleet-1', 'fleet-2', 'fleet-3'])
+      await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate));
     const { code, body } = await json('kill', '--all', '--force');
     assert.equal(code, 0);
     const ids = body.results.map((result: { id: string }) => result.id).sort();
@@ -114,9 +146,15 @@ test('hive-bash commands against one daemon', async (t) => {
       assert.match(help.stdout, /^Usage: hive-bash \S+[^]*\nFlags:\n[^]*\nExit codes:\n/, names[index]);
     });
     const bad = await cli('list', '--bogus');
-    assert.deepEqual([bad.code, bad.stdout, bad.stderr], [2, '', 'hive-bash list: unknown flag --bogus; hive-bash list --help lists what it accepts\n']);
+    assert.deepEqual(
+      [bad.code, bad.stdout, bad.stderr],
+      [2, '', 'hive-bash list: unknown flag --bogus; hive-bash list --help lists what it accepts\n'],
+    );
     const timeout = await cli('wait', 'quick', '--timeout', 'soon');
-    assert.deepEqual([timeout.code, timeout.stderr], [2, 'hive-bash wait: --timeout must be a number of seconds above 0 and at most 31536000; got "soon"\n']);
+    assert.deepEqual(
+      [timeout.code, timeout.stderr],
+      [2, 'hive-bash wait: --timeout must be a number of seconds above 0 and at most 31536000; got "soon"\n'],
+    );
     const unknown = await cli('frob');
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /^hive-bash: unknown command "frob"; the commands are list, status, /);

@@ -17,7 +17,10 @@ test('hive-bash calls a daemon that offers 2026-07-28 in that era, without openi
   assert.equal(ran.code, 0, ran.stderr);
   assert.match(ran.stdout, /hello/);
   const listed = await runCli(t, daemon.url, ['--json', 'list']);
-  assert.deepEqual(JSON.parse(listed.stdout).tasks.map((task: { id: string }) => task.id), ['hello']);
+  assert.deepEqual(
+    JSON.parse(listed.stdout).tasks.map((task: { id: string }) => task.id),
+    ['hello'],
+  );
   assert.equal(await sessions(daemon.url), 0, 'no initialize was sent');
 });
 
@@ -31,14 +34,27 @@ test('hive-bash falls back to initialize and a session where server/discover is 
     if (req.headers['mcp-protocol-version'] === '2026-07-28') {
       refused++;
       req.resume();
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns"},"id":null}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(
+          '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns"},"id":null}',
+        );
       return;
     }
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
-      if (answer.headers['mcp-session-id'] !== undefined && req.headers['mcp-session-id'] === undefined) opened++;
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forwarded = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        if (answer.headers['mcp-session-id'] !== undefined && req.headers['mcp-session-id'] === undefined) opened++;
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     req.pipe(forwarded);
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));

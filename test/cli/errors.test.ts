@@ -19,7 +19,13 @@ test('an unknown id is one line naming it, exit 1, for every command that takes 
     [['kill', 'nope'], `hive-bash kill: ${UNKNOWN}\n`],
   ];
   const results = await Promise.all(cases.map(([args]) => runCli(t, daemon.url, args)));
-  results.forEach((result, index) => assert.deepEqual([result.code, result.stdout, result.stderr], [1, '', cases[index]![1]], cases[index]![0].join(' ')));
+  results.forEach((result, index) =>
+    assert.deepEqual(
+      [result.code, result.stdout, result.stderr],
+      [1, '', cases[index]![1]],
+      cases[index]![0].join(' '),
+    ),
+  );
 });
 
 test('a stopped daemon is exit 3 with the URL tried', async (t) => {
@@ -29,7 +35,10 @@ test('a stopped daemon is exit 3 with the URL tried', async (t) => {
   for (const args of [['ps'], ['todos']]) {
     const result = await runCli(t, daemon.url, args);
     assert.equal(result.code, 3, args[0]);
-    assert.equal(result.stderr, `hive-bash ${args[0] === 'ps' ? 'list' : args[0]}: cannot reach the daemon at ${daemon.url} (ECONNREFUSED); is it running? Give its address with --url or HIVE_BASH_URL\n`);
+    assert.equal(
+      result.stderr,
+      `hive-bash ${args[0] === 'ps' ? 'list' : args[0]}: cannot reach the daemon at ${daemon.url} (ECONNREFUSED); is it running? Give its address with --url or HIVE_BASH_URL\n`,
+    );
   }
   const viaFlag = await runCli(t, null, ['--url', daemon.url, 'status', 'x']);
   assert.equal(viaFlag.code, 3, 'the --url flag is the one tried');
@@ -51,13 +60,28 @@ test('a daemon with a token: the right one works; a missing or wrong one is exit
 
   const refused = await runCli(t, daemon.url, ['list', '--token-file', wrong]);
   assert.equal(refused.code, 1);
-  assert.equal(refused.stderr, `hive-bash list: the daemon at ${daemon.url} requires a bearer token and the token in ${wrong} was refused (401); give --token-file (or HIVE_BASH_TOKEN_FILE) naming the file of its --auth-token-file\n`);
+  assert.equal(
+    refused.stderr,
+    `hive-bash list: the daemon at ${daemon.url} requires a bearer token and the token in ${wrong} was refused (401); give --token-file (or HIVE_BASH_TOKEN_FILE) naming the file of its --auth-token-file\n`,
+  );
   const todos = await runCli(t, daemon.url, ['todos', '--token-file', wrong]);
   assert.equal(todos.code, 1);
-  assert.match(todos.stderr, /^hive-bash todos: the daemon at http:\S+\/todos requires a bearer token and the token in \S+ was refused \(401\)/);
+  assert.match(
+    todos.stderr,
+    /^hive-bash todos: the daemon at http:\S+\/todos requires a bearer token and the token in \S+ was refused \(401\)/,
+  );
   const none = await runCli(t, daemon.url, ['ps']);
   assert.equal(none.code, 1);
-  assert.match(none.stderr, /^hive-bash list: the daemon at \S+ requires a bearer token and no token was sent \(401\); give --token-file/);
+  assert.match(
+    none.stderr,
+    /^hive-bash list: the daemon at \S+ requires a bearer token and no token was sent \(401\); give --token-file/,
+  );
   const missing = await runCli(t, daemon.url, ['ps', '--token-file', join(dir, 'absent')]);
-  assert.deepEqual([missing.code, missing.stderr], [1, `hive-bash list: --token-file "${join(dir, 'absent')}" cannot be read (ENOENT); it must name a readable file holding the daemon's token\n`]);
+  assert.deepEqual(
+    [missing.code, missing.stderr],
+    [
+      1,
+      `hive-bash list: --token-file "${join(dir, 'absent')}" cannot be read (ENOENT); it must name a readable file holding the daemon's token\n`,
+    ],
+  );
 });

@@ -17,7 +17,8 @@ test('hive-bash follow and wait against one daemon', async (t) => {
   const newGate = () => join(gates, `gate-${++gateCount}`);
   const open = (gate: string) => writeFileSync(gate, '');
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
-  const start = async (name: string, command: string) => assert.equal((await cli('run', '--name', name, '--wait', '0', '--', command)).code, 0);
+  const start = async (name: string, command: string) =>
+    assert.equal((await cli('run', '--name', name, '--wait', '0', '--', command)).code, 0);
 
   await t.test('follow prints the output as it grows, stderr marked, and exits with the task code', async () => {
     const gate = newGate();
@@ -31,9 +32,16 @@ test('hive-bash follow and wait against one daemon', async (t) => {
   });
 
   await t.test('follow -n shows that many lines first; --stdout alone; logs prints what is there', async () => {
-    assert.equal((await cli('run', '--name', 'history', '--wait', '20', '--', 'printf "a\\nb\\nc\\n"; echo e >&2')).code, 0);
+    assert.equal(
+      (await cli('run', '--name', 'history', '--wait', '20', '--', 'printf "a\\nb\\nc\\n"; echo e >&2')).code,
+      0,
+    );
     assert.deepEqual(await cli('follow', 'history', '-n', '1'), { code: 0, stdout: 'c\n[stderr] e\n', stderr: '' });
-    assert.deepEqual(await cli('logs', '-f', 'history', '-n', '2', '--stdout'), { code: 0, stdout: 'b\nc\n', stderr: '' });
+    assert.deepEqual(await cli('logs', '-f', 'history', '-n', '2', '--stdout'), {
+      code: 0,
+      stdout: 'b\nc\n',
+      stderr: '',
+    });
     assert.deepEqual(await cli('logs', 'history', '--stderr'), { code: 0, stdout: 'e\n', stderr: '' });
     assert.deepEqual(await cli('logs', 'history'), { code: 0, stdout: 'a\nb\nc\n[stderr] e\n', stderr: '' });
     const json = await cli('follow', 'history', '--json');
@@ -58,10 +66,16 @@ test('hive-bash follow and wait against one daemon', async (t) => {
     open(gate);
     const result = await wait.done;
     assert.equal(result.code, 4, result.stderr);
-    assert.match(result.stdout, /^w-ok done: exit 0 after \S+\nw-four done: exit 4 after \S+\nw-five done: exit 5 after \S+\n$/);
+    assert.match(
+      result.stdout,
+      /^w-ok done: exit 0 after \S+\nw-four done: exit 4 after \S+\nw-five done: exit 5 after \S+\n$/,
+    );
     const allOk = await cli('--json', 'wait', 'w-ok', 'history');
     assert.equal(allOk.code, 0);
-    assert.deepEqual(JSON.parse(allOk.stdout).tasks.map((task: { outcome: string }) => task.outcome), ['ended', 'ended']);
+    assert.deepEqual(
+      JSON.parse(allOk.stdout).tasks.map((task: { outcome: string }) => task.outcome),
+      ['ended', 'ended'],
+    );
   });
 
   await t.test('wait --timeout exits 124 when the time passes first, naming what still runs', async () => {

@@ -17,7 +17,11 @@ test('hive-bash logs and screen against one daemon', async (t) => {
       stdout: '999-line 999\n1000:line 1000\n1001-line 1001\n--\n1004-line 1004\n1005:line 1005\n1006-line 1006\n',
       stderr: '',
     });
-    assert.deepEqual(await cli('logs', 'log', '--grep', 'ERROR'), { code: 0, stdout: '[stderr] 1:ERROR at 1500\n', stderr: '' });
+    assert.deepEqual(await cli('logs', 'log', '--grep', 'ERROR'), {
+      code: 0,
+      stdout: '[stderr] 1:ERROR at 1500\n',
+      stderr: '',
+    });
   });
 
   await t.test('logs --json prints the next cursor, and --since reads only what came after it', async () => {
@@ -25,18 +29,42 @@ test('hive-bash logs and screen against one daemon', async (t) => {
     assert.equal(first.stdout.text, 'line 1999\nline 2000\n');
     assert.equal(typeof first.next, 'string');
     assert.deepEqual(await cli('logs', 'log', '--stdout', '--since', first.next), { code: 0, stdout: '', stderr: '' });
-    assert.deepEqual(await cli('logs', 'log', '--since', first.next), { code: 0, stdout: '[stderr] ERROR at 1500\n', stderr: '' }, 'the cursor of a stdout read leaves stderr unread');
+    assert.deepEqual(
+      await cli('logs', 'log', '--since', first.next),
+      { code: 0, stdout: '[stderr] ERROR at 1500\n', stderr: '' },
+      'the cursor of a stdout read leaves stderr unread',
+    );
   });
 
   await t.test('logs --max-bytes keeps the beginning and the end and says what it left out', async () => {
     const { code, stdout } = await cli('logs', 'log', '--stdout', '--max-bytes', '40');
     assert.equal(code, 0);
-    assert.match(stdout, /^line 1\nline 2\n\[\.\.\. 1996 lines \(\d+ bytes\) left out \.\.\.\]\nline 1999\nline 2000\n$/);
-    assert.equal((await cli('logs', 'log', '-C', '2')).stderr, 'hive-bash logs: -C is taken only with --grep (the lines around each match); got -C 2 without --grep\n');
+    assert.match(
+      stdout,
+      /^line 1\nline 2\n\[\.\.\. 1996 lines \(\d+ bytes\) left out \.\.\.\]\nline 1999\nline 2000\n$/,
+    );
+    assert.equal(
+      (await cli('logs', 'log', '-C', '2')).stderr,
+      'hive-bash logs: -C is taken only with --grep (the lines around each match); got -C 2 without --grep\n',
+    );
   });
 
   await t.test('screen prints what the terminal of a pty task shows', async () => {
-    assert.equal((await cli('run', '--name', 'drawn', '--pty', '--wait', '10', '--', "printf '\\033[2J\\033[2;3Hhi there\\033[1;1H'")).code, 0);
+    assert.equal(
+      (
+        await cli(
+          'run',
+          '--name',
+          'drawn',
+          '--pty',
+          '--wait',
+          '10',
+          '--',
+          "printf '\\033[2J\\033[2;3Hhi there\\033[1;1H'",
+        )
+      ).code,
+      0,
+    );
     const { code, stdout } = await cli('screen', 'drawn');
     assert.equal(code, 0);
     const rows = stdout.split('\n');

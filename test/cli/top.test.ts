@@ -18,18 +18,28 @@ test('hive-bash top against one daemon', async (t) => {
     rmSync(gates, { recursive: true, force: true });
   });
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
-  for (const name of ['idle-a', 'idle-b']) assert.equal((await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate))).code, 0);
+  for (const name of ['idle-a', 'idle-b'])
+    assert.equal((await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate))).code, 0);
   assert.equal((await cli('run', '--name', 'finished', '--wait', '20', '--', 'true')).code, 0);
 
   await t.test('top --once prints the totals, then the running tasks', async () => {
     const result = await cli('top', '--once', '--sort', 'memory');
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.trimEnd().split('\n');
-    assert.match(lines[0]!, /^hive-bash top {2}http:\/\/127\.0\.0\.1:\d+\/mcp {2}\d\d:\d\d:\d\d UTC {2}sorted by memory$/);
+    assert.match(
+      lines[0]!,
+      /^hive-bash top {2}http:\/\/127\.0\.0\.1:\d+\/mcp {2}\d\d:\d\d:\d\d UTC {2}sorted by memory$/,
+    );
     assert.equal(lines[1], 'tasks: 2 running, 1 done');
     assert.match(lines[2]!, /^running: CPU \S+ {2}memory \S+ {2}processes \S+$/);
     assert.match(lines[4]!, /^ID +%CPU +CPU +MEM +PROCS +RUNTIME +COMMAND$/);
-    assert.deepEqual(lines.slice(5).map((line) => line.split(' ')[0]).sort(), ['idle-a', 'idle-b']);
+    assert.deepEqual(
+      lines
+        .slice(5)
+        .map((line) => line.split(' ')[0])
+        .sort(),
+      ['idle-a', 'idle-b'],
+    );
     assert.ok(!result.stdout.includes('\x1b['), 'no escape sequences off a terminal');
   });
 
@@ -43,7 +53,11 @@ test('hive-bash top against one daemon', async (t) => {
   });
 
   await t.test('top on a terminal draws its frame on the alternate screen and quits on q', async () => {
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), HIVE_BASH_URL: daemon.url, TERM: 'xterm-256color' };
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      HIVE_BASH_URL: daemon.url,
+      TERM: 'xterm-256color',
+    };
     delete env.NO_COLOR;
     const terminal = spawnTerminal(process.execPath, [CLI_JS, 'top'], { cols: 120, rows: 30, env });
     let screen = '';
@@ -61,6 +75,9 @@ test('hive-bash top against one daemon', async (t) => {
     assert.ok(screen.includes('\x1b[1mhive-bash top\x1b[0m'), 'bold title: colour on a terminal');
     terminal.write('q');
     assert.equal(await exited, 0);
-    assert.ok(screen.endsWith('\x1b[?25h\x1b[?1049l'), `the screen restored last: ${JSON.stringify(screen.slice(-40))}`);
+    assert.ok(
+      screen.endsWith('\x1b[?25h\x1b[?1049l'),
+      `the screen restored last: ${JSON.stringify(screen.slice(-40))}`,
+    );
   });
 });

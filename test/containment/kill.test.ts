@@ -19,8 +19,18 @@ const ESCAPES: Array<{ name: string; command: string; processes: number; leavesG
   { name: 'a plain child', command: 'sleep 300; true', processes: 2, leavesGroup: false },
   { name: 'a child started with setsid', command: 'setsid sleep 300 & sleep 300', processes: 3, leavesGroup: true },
   { name: 'a double fork', command: '(sleep 300 &); sleep 300', processes: 2, leavesGroup: false },
-  { name: 'nohup setsid bash -c with its own jobs', command: "nohup setsid bash -c 'sleep 300 & sleep 300' > /dev/null 2>&1 & sleep 300", processes: 5, leavesGroup: true },
-  { name: 'a double fork that calls setsid', command: '(setsid sleep 300 &); sleep 300', processes: 2, leavesGroup: true },
+  {
+    name: 'nohup setsid bash -c with its own jobs',
+    command: "nohup setsid bash -c 'sleep 300 & sleep 300' > /dev/null 2>&1 & sleep 300",
+    processes: 5,
+    leavesGroup: true,
+  },
+  {
+    name: 'a double fork that calls setsid',
+    command: '(setsid sleep 300 &); sleep 300',
+    processes: 2,
+    leavesGroup: true,
+  },
 ];
 
 /**
@@ -29,12 +39,22 @@ const ESCAPES: Array<{ name: string; command: string; processes: number; leavesG
  * cgroup or the shim kept it, and null under Node's spawn, where nothing outlives the leader to keep it.
  */
 function assertCpuMs(containment: TestContainment, cpuMs: unknown, what: 'running' | 'ended'): void {
-  if (what === 'ended' && containment === 'node') assert.equal(cpuMs, null, `ended: under Node's spawn nothing keeps the CPU time`);
-  else assert.ok(Number.isInteger(cpuMs) && (cpuMs as number) >= 0, `${what}: cpu_ms ${cpuMs} is the CPU time the task used (${containment})`);
+  if (what === 'ended' && containment === 'node')
+    assert.equal(cpuMs, null, `ended: under Node's spawn nothing keeps the CPU time`);
+  else
+    assert.ok(
+      Number.isInteger(cpuMs) && (cpuMs as number) >= 0,
+      `${what}: cpu_ms ${cpuMs} is the CPU time the task used (${containment})`,
+    );
 }
 
 /** A daemon in `containment`, a client, and a marker `VARIABLE=<unique>` to give a task's env. */
-async function setUp(t: TestContext, containment: TestContainment, variable: string, args = ['--kill-grace-ms', String(GRACE_MS)]) {
+async function setUp(
+  t: TestContext,
+  containment: TestContainment,
+  variable: string,
+  args = ['--kill-grace-ms', String(GRACE_MS)],
+) {
   const daemon = await startTestDaemon(t, { containment, args });
   const tools = await connectClient(t, daemon.url);
   return { daemon, tools, marker: `${variable}=${daemon.marker}`, env: { [variable]: daemon.marker } };
@@ -44,29 +64,48 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
   describe(`containment ${containment}`, () => {
     for (const escape of ESCAPES) {
       const unreachable = containment === 'node' && escape.leavesGroup;
-      test(`kill ends ${escape.name}`, { skip: unreachable && 'Node spawn has only the process group: setsid leaves it' }, async (t) => {
-        const { tools, marker, env } = await setUp(t, containment, 'VICTIM');
-        const task = await tools.ok('run', { command: escape.command, env, wait_seconds: 0 });
-        assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= escape.processes, 5000), `started: ${findMarkedProcesses(marker).length}`);
-        const sent = Date.now();
-        await tools.ok('kill', { id: task.id });
-        assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), `left: ${findMarkedProcesses(marker, true)}`);
-        assert.ok(Date.now() - sent < GRACE_MS + SETTLE_MS);
-        const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
-        assert.equal(ended.state, 'killed');
-        assert.equal(ended.lingering, 0);
-      });
+      test(
+        `kill ends ${escape.name}`,
+        { skip: unreachable && 'Node spawn has only the process group: setsid leaves it' },
+        async (t) => {
+          const { tools, marker, env } = await setUp(t, containment, 'VICTIM');
+          const task = await tools.ok('run', { command: escape.command, env, wait_seconds: 0 });
+          assert.ok(
+            await waitFor(() => findMarkedProcesses(marker).length >= escape.processes, 5000),
+            `started: ${findMarkedProcesses(marker).length}`,
+          );
+          const sent = Date.now();
+          await tools.ok('kill', { id: task.id });
+          assert.ok(
+            await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS),
+            `left: ${findMarkedProcesses(marker, true)}`,
+          );
+          assert.ok(Date.now() - sent < GRACE_MS + SETTLE_MS);
+          const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+          assert.equal(ended.state, 'killed');
+          assert.equal(ended.lingering, 0);
+        },
+      );
     }
 
     test('kill ends a pty task and the & and setsid children that hold its terminal', async (t) => {
       const { tools, marker, env } = await setUp(t, containment, 'PTY_VICTIM');
       // Node's spawn has only the process group, which setsid leaves: there the children stay in it.
-      const command = containment === 'node' ? 'sleep 300 & (sleep 300 &); wait' : 'sleep 300 & setsid sleep 300 & (setsid bash -c "sleep 300 & wait" &); wait';
+      const command =
+        containment === 'node'
+          ? 'sleep 300 & (sleep 300 &); wait'
+          : 'sleep 300 & setsid sleep 300 & (setsid bash -c "sleep 300 & wait" &); wait';
       const processes = containment === 'node' ? 3 : 5;
       const task = await tools.ok('run', { command, env, pty: true, wait_seconds: 0 });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= processes, 5000), `started: ${findMarkedProcesses(marker).length}`);
+      assert.ok(
+        await waitFor(() => findMarkedProcesses(marker).length >= processes, 5000),
+        `started: ${findMarkedProcesses(marker).length}`,
+      );
       await tools.ok('kill', { id: task.id });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), `left: ${findMarkedProcesses(marker, true)}`);
+      assert.ok(
+        await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS),
+        `left: ${findMarkedProcesses(marker, true)}`,
+      );
       const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
       assert.equal(ended.state, 'killed');
       assert.equal(ended.pty, true);
@@ -75,27 +114,45 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
 
     test('kill of a storm of 300 background jobs that ignore SIGINT leaves nothing', async (t) => {
       const { tools, marker, env } = await setUp(t, containment, 'STORM');
-      const task = await tools.ok('run', { command: 'for i in $(seq 300); do sleep 300 & done; wait', env, wait_seconds: 0 });
+      const task = await tools.ok('run', {
+        command: 'for i in $(seq 300); do sleep 300 & done; wait',
+        env,
+        wait_seconds: 0,
+      });
       assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 301, 20_000), 'all jobs started');
       await tools.ok('kill', { id: task.id });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS + 5000), `left: ${findMarkedProcesses(marker, true).length}`);
+      assert.ok(
+        await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS + 5000),
+        `left: ${findMarkedProcesses(marker, true).length}`,
+      );
       assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
     });
 
-    test('a finished task whose setsid grandchild lives is done, lingering, and kill ends the grandchild', { skip: containment === 'node' && 'Node spawn cannot see past the process group' }, async (t) => {
-      const { tools, marker, env } = await setUp(t, containment, 'LINGER');
-      const task = await tools.ok('run', { command: 'setsid sleep 300 > /dev/null 2>&1 & echo started', env, wait_seconds: 10 });
-      assert.equal(task.state, 'done');
-      assert.equal(task.exit_code, 0);
-      assert.ok(task.lingering >= 1, `lingering ${task.lingering}`);
-      assert.equal(findMarkedProcesses(marker).length, 1);
-      const killed = await tools.ok('kill', { id: task.id });
-      assert.equal(killed.signal, 'SIGINT');
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS), 'the grandchild (and the shim) are gone');
-      const after = await tools.ok('status', { id: task.id });
-      assert.equal(after.state, 'done', 'killing leftovers does not change how the task ended');
-      assert.equal(after.lingering, 0);
-    });
+    test(
+      'a finished task whose setsid grandchild lives is done, lingering, and kill ends the grandchild',
+      { skip: containment === 'node' && 'Node spawn cannot see past the process group' },
+      async (t) => {
+        const { tools, marker, env } = await setUp(t, containment, 'LINGER');
+        const task = await tools.ok('run', {
+          command: 'setsid sleep 300 > /dev/null 2>&1 & echo started',
+          env,
+          wait_seconds: 10,
+        });
+        assert.equal(task.state, 'done');
+        assert.equal(task.exit_code, 0);
+        assert.ok(task.lingering >= 1, `lingering ${task.lingering}`);
+        assert.equal(findMarkedProcesses(marker).length, 1);
+        const killed = await tools.ok('kill', { id: task.id });
+        assert.equal(killed.signal, 'SIGINT');
+        assert.ok(
+          await waitFor(() => findMarkedProcesses(marker, true).length === 0, GRACE_MS + SETTLE_MS),
+          'the grandchild (and the shim) are gone',
+        );
+        const after = await tools.ok('status', { id: task.id });
+        assert.equal(after.state, 'done', 'killing leftovers does not change how the task ended');
+        assert.equal(after.lingering, 0);
+      },
+    );
 
     test('after the daemon is SIGKILLed, the next start ends what its tasks left and marks them interrupted', async (t) => {
       const first = await startTestDaemon(t, { containment });
@@ -103,14 +160,30 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const marker = `CRASH=${first.marker}`;
       const command = containment === 'node' ? 'sleep 300 & sleep 300' : 'setsid sleep 300 & sleep 300 & sleep 300';
       await tools.ok('run', { command, name: 'running', env: { CRASH: first.marker }, wait_seconds: 0.3 });
-      await tools.ok('run', { command: containment === 'node' ? 'sleep 300 & echo left' : 'setsid sleep 300 & echo left', name: 'lingering', env: { CRASH: first.marker }, wait_seconds: 10 });
+      await tools.ok('run', {
+        command: containment === 'node' ? 'sleep 300 & echo left' : 'setsid sleep 300 & echo left',
+        name: 'lingering',
+        env: { CRASH: first.marker },
+        wait_seconds: 10,
+      });
       assert.ok(findMarkedProcesses(marker).length >= 3);
       await first.crash();
-      const second = await startTestDaemon(t, { containment, stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
+      const second = await startTestDaemon(t, {
+        containment,
+        stateDir: first.stateDir,
+        env: { HIVE_TEST_MARK: first.marker },
+      });
+      assert.ok(
+        await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000),
+        `left: ${findMarkedProcesses(marker, true)}`,
+      );
       const again = await connectClient(t, second.url);
       assert.equal((await again.ok('status', { id: 'running' })).state, 'interrupted');
-      assert.equal((await again.ok('status', { id: 'lingering' })).state, 'done', 'a task that had ended keeps its end');
+      assert.equal(
+        (await again.ok('status', { id: 'lingering' })).state,
+        'done',
+        'a task that had ended keeps its end',
+      );
     });
 
     test('a kill right after run reaches the task, however early it arrives', async (t) => {
@@ -124,49 +197,96 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
         assert.equal(ended.stdout_tail, '', `round ${round}: the command was stopped before it finished`);
         // A kill that arrives before the worker reports the start leaves no start time, and so no runtime.
         if (ended.started_at === null) assert.equal(ended.runtime_ms, null, `round ${round}`);
-        else assert.ok(Number.isInteger(ended.runtime_ms) && ended.runtime_ms < 60_000, `round ${round}: runtime ${ended.runtime_ms}: ended by the kill, not its sleep`);
+        else
+          assert.ok(
+            Number.isInteger(ended.runtime_ms) && ended.runtime_ms < 60_000,
+            `round ${round}: runtime ${ended.runtime_ms}: ended by the kill, not its sleep`,
+          );
       }
     });
 
-    test('a task that signals its own process group cannot take its shim with it', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
-      const { tools, marker, env } = await setUp(t, containment, 'SELF');
-      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 0.2; kill -USR1 0', env, wait_seconds: 10 });
-      assert.equal(task.state, 'done');
-      assert.equal(task.signal, 'SIGUSR1');
-      assert.equal(task.lingering, 1, 'the shim still holds the setsid sleep');
-      await tools.ok('kill', { id: task.id, force: true });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
-    });
+    test(
+      'a task that signals its own process group cannot take its shim with it',
+      { skip: containment === 'node' && 'Node spawn has no shim' },
+      async (t) => {
+        const { tools, marker, env } = await setUp(t, containment, 'SELF');
+        const task = await tools.ok('run', {
+          command: 'setsid sleep 300 & sleep 0.2; kill -USR1 0',
+          env,
+          wait_seconds: 10,
+        });
+        assert.equal(task.state, 'done');
+        assert.equal(task.signal, 'SIGUSR1');
+        assert.equal(task.lingering, 1, 'the shim still holds the setsid sleep');
+        await tools.ok('kill', { id: task.id, force: true });
+        assert.ok(
+          await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000),
+          `left: ${findMarkedProcesses(marker, true)}`,
+        );
+      },
+    );
 
-    test('if a task kills its shim, what the shim held is killed too', { skip: containment === 'node' && 'Node spawn has no shim' }, async (t) => {
-      const { tools, marker, env } = await setUp(t, containment, 'ORPHANED');
-      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300 & sleep 0.2; kill -9 $PPID; sleep 300', env, wait_seconds: 10 });
-      assert.equal(task.state, 'done');
-      assert.equal(task.exit_code, null);
-      assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
-    });
+    test(
+      'if a task kills its shim, what the shim held is killed too',
+      { skip: containment === 'node' && 'Node spawn has no shim' },
+      async (t) => {
+        const { tools, marker, env } = await setUp(t, containment, 'ORPHANED');
+        const task = await tools.ok('run', {
+          command: 'setsid sleep 300 & sleep 300 & sleep 0.2; kill -9 $PPID; sleep 300',
+          env,
+          wait_seconds: 10,
+        });
+        assert.equal(task.state, 'done');
+        assert.equal(task.exit_code, null);
+        assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');
+        assert.ok(
+          await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000),
+          `left: ${findMarkedProcesses(marker, true)}`,
+        );
+      },
+    );
 
-    test('if the spawners die, their tasks end with nothing left and the next run starts a new one', { skip: containment === 'node' && 'Node spawn has no spawner' }, async (t) => {
-      const { daemon, tools, marker, env } = await setUp(t, containment, 'SPAWNER_GONE');
-      const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300', env, wait_seconds: 0 });
-      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 3, 5000), 'started');
-      const spawners = execFileSync('pgrep', ['-P', String(daemon.child.pid), '-x', 'hive-task-spawn'], { encoding: 'utf8' }).split('\n').filter((line) => line.trim() !== '').map(Number);
-      assert.ok(spawners.length > 0 && spawners.every((pid) => pid > 1), `the worker threads have spawners: ${spawners}`);
-      for (const pid of spawners) process.kill(pid, 'SIGKILL');
-      const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
-      assert.equal(ended.state, 'done');
-      assert.equal(ended.error, 'the task ended without reporting its exit (its shim was killed)');
-      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000), `left: ${findMarkedProcesses(marker, true)}`);
-      const next = await tools.ok('run', { command: 'echo after', wait_seconds: 10 });
-      assert.equal(next.stdout_tail, 'after\n');
-    });
+    test(
+      'if the spawners die, their tasks end with nothing left and the next run starts a new one',
+      { skip: containment === 'node' && 'Node spawn has no spawner' },
+      async (t) => {
+        const { daemon, tools, marker, env } = await setUp(t, containment, 'SPAWNER_GONE');
+        const task = await tools.ok('run', { command: 'setsid sleep 300 & sleep 300', env, wait_seconds: 0 });
+        assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 3, 5000), 'started');
+        const spawners = execFileSync('pgrep', ['-P', String(daemon.child.pid), '-x', 'hive-task-spawn'], {
+          encoding: 'utf8',
+        })
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .map(Number);
+        assert.ok(
+          spawners.length > 0 && spawners.every((pid) => pid > 1),
+          `the worker threads have spawners: ${spawners}`,
+        );
+        for (const pid of spawners) process.kill(pid, 'SIGKILL');
+        const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+        assert.equal(ended.state, 'done');
+        assert.equal(ended.error, 'the task ended without reporting its exit (its shim was killed)');
+        assert.ok(
+          await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000),
+          `left: ${findMarkedProcesses(marker, true)}`,
+        );
+        const next = await tools.ok('run', { command: 'echo after', wait_seconds: 10 });
+        assert.equal(next.stdout_tail, 'after\n');
+      },
+    );
 
     test('status gives cpu_ms as this containment measures it, while the task runs and once it has ended', async (t) => {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
-      const task = await tools.ok('run', { command: 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 300', wait_seconds: 0 });
-      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'), 'the task has started');
+      const task = await tools.ok('run', {
+        command: 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 300',
+        wait_seconds: 0,
+      });
+      assert.ok(
+        await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'),
+        'the task has started',
+      );
       const running = await tools.ok('status', { id: task.id });
       assert.equal(running.state, 'running');
       assertCpuMs(daemon.containment, running.cpu_ms, 'running');
@@ -179,7 +299,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       }, 10_000);
       assert.ok(ended, 'the task was released');
       assertCpuMs(daemon.containment, ended.cpu_ms, 'ended');
-      if (daemon.containment !== 'node') assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
+      if (daemon.containment !== 'node')
+        assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
     });
 
     test('a task that burns CPU and memory shows cpu_ms and memory_bytes growing', async (t) => {
@@ -187,21 +308,37 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const tools = await connectClient(t, daemon.url);
       const go = join(daemon.stateDir, 'grow');
       // Pages it touches over and over: memory left idle can be reclaimed on these machines (their RSS falls).
-      const grow = 'import time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("grown", flush=True)\nwhile True:\n    for i in range(0, len(b), 4096): b[i] = 1\n    time.sleep(0.02)\n';
+      const grow =
+        'import time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("grown", flush=True)\nwhile True:\n    for i in range(0, len(b), 4096): b[i] = 1\n    time.sleep(0.02)\n';
       const command = `echo ready; while [ ! -e ${go} ]; do sleep 0.02; done; exec python3 -c "$GROW"`;
       const task = await tools.ok('run', { command, env: { GROW: grow }, wait_seconds: 0 });
-      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'), 'the task has started');
+      assert.ok(
+        await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'),
+        'the task has started',
+      );
       const before = await tools.ok('status', { id: task.id });
-      assert.ok(Number.isInteger(before.memory_bytes) && before.memory_bytes > 0, `memory_bytes ${before.memory_bytes} before`);
+      assert.ok(
+        Number.isInteger(before.memory_bytes) && before.memory_bytes > 0,
+        `memory_bytes ${before.memory_bytes} before`,
+      );
       assert.ok(before.memory_bytes < 32_000_000, `memory_bytes ${before.memory_bytes} before it grew`);
       assert.ok(before.processes >= 1, `processes ${before.processes}`);
       writeFileSync(go, '');
-      assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail.endsWith('grown\n'), 60_000), 'the task grew');
+      assert.ok(
+        await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail.endsWith('grown\n'), 60_000),
+        'the task grew',
+      );
       const after = await tools.ok('status', { id: task.id });
-      assert.ok(after.memory_bytes >= before.memory_bytes + 50_000_000, `memory_bytes ${before.memory_bytes} -> ${after.memory_bytes}: it holds 64 MB more`);
+      assert.ok(
+        after.memory_bytes >= before.memory_bytes + 50_000_000,
+        `memory_bytes ${before.memory_bytes} -> ${after.memory_bytes}: it holds 64 MB more`,
+      );
       assert.ok(after.cpu_ms > before.cpu_ms, `cpu_ms ${before.cpu_ms} -> ${after.cpu_ms}`);
       const listed = (await tools.ok('list', { state: 'running' })).tasks.find((row: any) => row.id === task.id);
-      assert.ok(listed.memory_bytes >= 50_000_000 && listed.cpu_ms >= before.cpu_ms && listed.processes >= 1, `list shows the figures: ${JSON.stringify(listed)}`);
+      assert.ok(
+        listed.memory_bytes >= 50_000_000 && listed.cpu_ms >= before.cpu_ms && listed.processes >= 1,
+        `list shows the figures: ${JSON.stringify(listed)}`,
+      );
       await tools.ok('kill', { id: task.id, force: true });
     });
 
@@ -210,7 +347,10 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const tools = await connectClient(t, daemon.url);
       const task = await tools.ok('run', { command: 'true' });
       // A bystander that would report any signal it gets.
-      const bystander = await tools.ok('run', { command: "trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done", wait_seconds: 0.5 });
+      const bystander = await tools.ok('run', {
+        command: "trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done",
+        wait_seconds: 0.5,
+      });
       assert.equal(bystander.stdout_tail, 'ready\n');
       for (const signal of ['SIGINT', 'SIGTERM', 'SIGKILL']) {
         const killed = await tools.ok('kill', { id: task.id, signal });
@@ -226,28 +366,35 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
   });
 }
 
-test('in cgroup mode a task reports its CPU time and processes, and its cgroup is removed once it ends', { skip: false }, async (t) => {
-  const daemon = await startTestDaemon(t, { containment: 'cgroup' });
-  if (daemon.cgroupRoot === null) return t.skip('no writable cgroup v2 here');
-  const tools = await connectClient(t, daemon.url);
-  const { listTaskCgroups } = await import('../helpers/cgroups.js');
-  const task = await tools.ok('run', { command: 'sleep 300 & sleep 300 & i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; wait', wait_seconds: 0.5 });
-  assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
-  const running = await tools.ok('status', { id: task.id });
-  assert.equal(running.processes, 3);
-  assertCpuMs('cgroup', running.cpu_ms, 'running');
-  assert.ok(running.memory_bytes > 0, `memory_bytes ${running.memory_bytes}`);
-  const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });
-  assert.ok(busy.cpu_ms > 0, `cpu_ms ${busy.cpu_ms}`);
-  await tools.ok('kill', { id: task.id, force: true });
-  const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
-  assert.equal(ended.state, 'killed');
-  assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 5000), 'the cgroup was removed');
-  // The worker removes the cgroup, then lets go of the task: from then on the figures are the final ones.
-  const final = await waitFor(async () => {
-    const view = await tools.ok('status', { id: task.id });
-    return view.processes === 0 ? view : null;
-  }, 10_000);
-  assert.ok(final, 'the task was released with no process left');
-  assert.ok(Number.isInteger(final.cpu_ms) && final.cpu_ms > 0, `cpu_ms ${final.cpu_ms}`);
-});
+test(
+  'in cgroup mode a task reports its CPU time and processes, and its cgroup is removed once it ends',
+  { skip: false },
+  async (t) => {
+    const daemon = await startTestDaemon(t, { containment: 'cgroup' });
+    if (daemon.cgroupRoot === null) return t.skip('no writable cgroup v2 here');
+    const tools = await connectClient(t, daemon.url);
+    const { listTaskCgroups } = await import('../helpers/cgroups.js');
+    const task = await tools.ok('run', {
+      command: 'sleep 300 & sleep 300 & i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; wait',
+      wait_seconds: 0.5,
+    });
+    assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
+    const running = await tools.ok('status', { id: task.id });
+    assert.equal(running.processes, 3);
+    assertCpuMs('cgroup', running.cpu_ms, 'running');
+    assert.ok(running.memory_bytes > 0, `memory_bytes ${running.memory_bytes}`);
+    const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });
+    assert.ok(busy.cpu_ms > 0, `cpu_ms ${busy.cpu_ms}`);
+    await tools.ok('kill', { id: task.id, force: true });
+    const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+    assert.equal(ended.state, 'killed');
+    assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 5000), 'the cgroup was removed');
+    // The worker removes the cgroup, then lets go of the task: from then on the figures are the final ones.
+    const final = await waitFor(async () => {
+      const view = await tools.ok('status', { id: task.id });
+      return view.processes === 0 ? view : null;
+    }, 10_000);
+    assert.ok(final, 'the task was released with no process left');
+    assert.ok(Number.isInteger(final.cpu_ms) && final.cpu_ms > 0, `cpu_ms ${final.cpu_ms}`);
+  },
+);

@@ -18,8 +18,14 @@ import { waitFor } from '../helpers/processes.js';
 const readText = (pid: number, name: string): string => readFileSync(`/proc/${pid}/${name}`, 'latin1');
 const openFds = (pid: number): string[] => readdirSync(`/proc/${pid}/fd`).sort((a, b) => Number(a) - Number(b));
 /** A `SigBlk:`-style mask line of /proc/PID/status, as a hex string. */
-const maskOf = (pid: number, field: string): string | undefined => new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(readText(pid, 'status'))?.[1];
-const parentOf = (pid: number): number => Number(readText(pid, 'stat').slice(readText(pid, 'stat').lastIndexOf(')') + 2).split(' ')[1]);
+const maskOf = (pid: number, field: string): string | undefined =>
+  new RegExp(`^${field}:\\s*([0-9a-f]+)$`, 'm').exec(readText(pid, 'status'))?.[1];
+const parentOf = (pid: number): number =>
+  Number(
+    readText(pid, 'stat')
+      .slice(readText(pid, 'stat').lastIndexOf(')') + 2)
+      .split(' ')[1],
+  );
 
 for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   describe(`containment ${containment}`, () => {
@@ -27,8 +33,15 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       test(`a task's leader${pty ? ' on a terminal' : ''} holds only its stdio and no blocked or ignored signal, and its shim looks like the shim`, async (t) => {
         const daemon = await startTestDaemon(t, { containment });
         const tools = await connectClient(t, daemon.url);
-        const task = await tools.ok('run', { command: 'exec sleep 300', env: { SHIM_START: daemon.marker }, pty, wait_seconds: 0 });
-        const leader = (await waitFor(async () => (await tools.ok('status', { id: task.id })).pid as number | null)) as number;
+        const task = await tools.ok('run', {
+          command: 'exec sleep 300',
+          env: { SHIM_START: daemon.marker },
+          pty,
+          wait_seconds: 0,
+        });
+        const leader = (await waitFor(
+          async () => (await tools.ok('status', { id: task.id })).pid as number | null,
+        )) as number;
         assert.ok(leader > 0, 'the task has started');
         assert.deepEqual(openFds(leader), ['0', '1', '2'], 'nothing of the spawner or the shim reaches the task');
         assert.equal(maskOf(leader, 'SigBlk'), '0000000000000000');
@@ -38,12 +51,18 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         const argv = readText(shim, 'cmdline').split('\0');
         assert.equal(argv[0], SHIM_NAME);
         assert.deepEqual(argv.slice(-4), [...TASK_SHELL_ARGV, ''], 'the command text is in no command line');
-        assert.ok(readText(shim, 'environ').split('\0').includes(`SHIM_START=${daemon.marker}`), "the shim's environment is the task's");
+        assert.ok(
+          readText(shim, 'environ').split('\0').includes(`SHIM_START=${daemon.marker}`),
+          "the shim's environment is the task's",
+        );
         // The shim's own: stdio, the channel on 3 and 4, its signalfd; no socket or fd of its
         // spawner's, and neither the command's fd nor the host's /proc once the leader started.
         const fds = openFds(shim);
         assert.deepEqual(fds.slice(0, 5), ['0', '1', '2', '3', '4']);
-        assert.deepEqual(fds.slice(5).map((fd) => readlinkSync(`/proc/${shim}/fd/${fd}`)), ['anon_inode:[signalfd]']);
+        assert.deepEqual(
+          fds.slice(5).map((fd) => readlinkSync(`/proc/${shim}/fd/${fd}`)),
+          ['anon_inode:[signalfd]'],
+        );
         await tools.ok('kill', { id: task.id, force: true });
       });
     }
@@ -51,7 +70,9 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
 }
 
 test('the hive-task-shim executable starts its program and reports its start, exit and CPU time', async () => {
-  const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sh', '-c', 'echo out; exit 3'], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sh', '-c', 'echo out; exit 3'], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   readLines(shim.stdio[4] as Socket, (line) => lines.push(line));
   let stdout = '';
@@ -65,18 +86,26 @@ test('the hive-task-shim executable starts its program and reports its start, ex
   assert.equal(lines.length, 3);
 });
 
-test('the shim drops a control line too long for its buffer, says so, and goes on taking kills', { timeout: 30_000 }, async (t) => {
-  const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sleep', '600'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-  t.after(() => shim.kill('SIGKILL'));
-  const lines: string[] = [];
-  let stderr = '';
-  shim.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const started = new Promise<void>((resolve) => readLines(shim.stdio[4] as Socket, (line) => (lines.push(line), line.startsWith('start') && resolve())));
-  await started;
-  const control = shim.stdio[3] as Socket;
-  control.write(`${'x'.repeat(300)}\nkill 9\n`);
-  const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
-  assert.equal(code, 0);
-  assert.deepEqual(lines.slice(1, 2), ['signal 9'], 'the kill after the long line was taken');
-  assert.match(stderr, /^hive-task-shim: control line of over 254 bytes without a newline: dropped: /);
-});
+test(
+  'the shim drops a control line too long for its buffer, says so, and goes on taking kills',
+  { timeout: 30_000 },
+  async (t) => {
+    const shim = spawn(SHIM_PATH, [String(process.pid), '-', '/bin/sleep', '600'], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    t.after(() => shim.kill('SIGKILL'));
+    const lines: string[] = [];
+    let stderr = '';
+    shim.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const started = new Promise<void>((resolve) =>
+      readLines(shim.stdio[4] as Socket, (line) => (lines.push(line), line.startsWith('start') && resolve())),
+    );
+    await started;
+    const control = shim.stdio[3] as Socket;
+    control.write(`${'x'.repeat(300)}\nkill 9\n`);
+    const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
+    assert.equal(code, 0);
+    assert.deepEqual(lines.slice(1, 2), ['signal 9'], 'the kill after the long line was taken');
+    assert.match(stderr, /^hive-task-shim: control line of over 254 bytes without a newline: dropped: /);
+  },
+);

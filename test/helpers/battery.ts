@@ -15,7 +15,12 @@ export const batterySize = (ci: number, full: number): number => (FULL ? full : 
 const SPAWNER_NAME = basename(SPAWNER_PATH).slice(0, 15);
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-export const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'battery', version: '1' } } };
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'battery', version: '1' } },
+};
 
 export interface ToolAnswer {
   isError: boolean;
@@ -32,7 +37,11 @@ export class RawSession {
   ) {}
 
   static async open(url: string, headers: Record<string, string> = {}): Promise<RawSession> {
-    const res = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(INITIALIZE) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...HEADERS, ...headers },
+      body: JSON.stringify(INITIALIZE),
+    });
     await res.text();
     const id = res.headers.get('mcp-session-id');
     if (res.status !== 200 || id === null) throw new Error(`initialize answered ${res.status} without a session`);
@@ -44,10 +53,16 @@ export class RawSession {
     if (calls.length === 0) return [];
     const first = this.nextId;
     this.nextId += calls.length;
-    const body = calls.map((args, i) => ({ jsonrpc: '2.0', id: first + i, method: 'tools/call', params: { name, arguments: args } }));
+    const body = calls.map((args, i) => ({
+      jsonrpc: '2.0',
+      id: first + i,
+      method: 'tools/call',
+      params: { name, arguments: args },
+    }));
     const res = await fetch(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify(body) });
     const text = await res.text();
-    if (res.status !== 200) throw new Error(`a batch of ${calls.length} ${name} calls answered ${res.status}: ${text.slice(0, 500)}`);
+    if (res.status !== 200)
+      throw new Error(`a batch of ${calls.length} ${name} calls answered ${res.status}: ${text.slice(0, 500)}`);
     const answers = new Map((JSON.parse(text) as any[]).map((answer) => [answer.id as number, answer]));
     return calls.map((_, i) => {
       const answer = answers.get(first + i);
@@ -101,13 +116,16 @@ export function zombiesUnder(daemonPid: number): string[] {
   const zombies: string[] = [];
   for (const pid of allPids()) {
     const entry = readProcessEntry(pid);
-    if (entry && entry.state === 'Z' && parents.has(entry.ppid)) zombies.push(`${pid} (${entry.name}) parent ${entry.ppid}`);
+    if (entry && entry.state === 'Z' && parents.has(entry.ppid))
+      zombies.push(`${pid} (${entry.name}) parent ${entry.ppid}`);
   }
   return zombies;
 }
 
 function allPids(): number[] {
-  return readdirSync('/proc').map(Number).filter((pid) => Number.isInteger(pid));
+  return readdirSync('/proc')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid));
 }
 
 /** A test's own measurements, printed as one line of JSON per figure for RELIABILITY.md. */

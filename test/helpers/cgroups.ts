@@ -29,7 +29,11 @@ export function createTestCgroupRoot(name: string): string | null {
 
 /** The task cgroups under `root`. */
 export function listTaskCgroups(root: string): string[] {
-  return existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('task-')).map((name) => join(root, name)) : [];
+  return existsSync(root)
+    ? readdirSync(root)
+        .filter((name) => name.startsWith('task-'))
+        .map((name) => join(root, name))
+    : [];
 }
 
 /** Kills everything in each task cgroup under `root`, then removes them and `root`. */

@@ -49,16 +49,33 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
-  let containment = options.containment ?? (process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined) ?? 'cgroup';
+  let containment =
+    options.containment ?? (process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined) ?? 'cgroup';
   const cgroupRoot = containment === 'cgroup' ? createTestCgroupRoot(marker) : null;
   if (containment === 'cgroup' && cgroupRoot === null) containment = 'process-group';
-  const containmentArgs = cgroupRoot === null ? ['--containment', containment] : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
-  const args = ['--port', '0', '--state-dir', stateDir, '--log-level', 'warn', ...containmentArgs, ...(options.args ?? [])];
-  const { child, url, stderr } = await launchDaemon(args, { ...options.env, HIVE_TEST_MARK: marker }, async () => {
-    killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
-    if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
-    if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
-  }, t, options.wrapper);
+  const containmentArgs =
+    cgroupRoot === null ? ['--containment', containment] : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
+  const args = [
+    '--port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--log-level',
+    'warn',
+    ...containmentArgs,
+    ...(options.args ?? []),
+  ];
+  const { child, url, stderr } = await launchDaemon(
+    args,
+    { ...options.env, HIVE_TEST_MARK: marker },
+    async () => {
+      killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+      if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
+      if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
+    },
+    t,
+    options.wrapper,
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
@@ -95,7 +112,10 @@ export async function launchDaemon(
   // to profile a benchmark's daemon; Node refuses those in NODE_OPTIONS).
   const nodeArgs = process.env.HIVE_DAEMON_NODE_ARGS?.split(' ').filter((arg) => arg !== '') ?? [];
   const command = [...wrapper, process.execPath, ...nodeArgs, MAIN_JS, ...args];
-  const child = spawn(command[0]!, command.slice(1), { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0]!, command.slice(1), {
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const teardown = async () => {
@@ -136,8 +156,14 @@ async function readListeningUrl(child: ChildProcess, stderr: () => string): Prom
 }
 
 /** Runs the daemon binary to completion (for flags it refuses) and returns its exit and output. */
-export async function runDaemonBinary(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runDaemonBinary(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));

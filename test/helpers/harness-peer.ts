@@ -50,7 +50,11 @@ export interface HarnessPeer {
 }
 
 /** A peer listening on a socket in a fresh temporary folder, removed (with the peer stopped) at teardown. */
-export async function startHarnessPeer(t: TestContext, answer: Answerer = answerOk, start = true): Promise<HarnessPeer> {
+export async function startHarnessPeer(
+  t: TestContext,
+  answer: Answerer = answerOk,
+  start = true,
+): Promise<HarnessPeer> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-peer-'));
   const peer = new Peer(join(dir, 'agent.sock'), answer);
   t.after(async () => {
@@ -92,12 +96,19 @@ class Peer implements HarnessPeer {
     return this.received.filter((entry) => entry.request.key === key).map((entry) => entry.request);
   }
 
-  async waitForTodo(key: string, check: (todo: PeerRequest) => boolean = () => true, timeoutMs = 15_000): Promise<PeerRequest> {
+  async waitForTodo(
+    key: string,
+    check: (todo: PeerRequest) => boolean = () => true,
+    timeoutMs = 15_000,
+  ): Promise<PeerRequest> {
     const found = await waitFor(() => {
       const todo = this.todos.get(key);
       return todo !== undefined && check(todo) ? todo : undefined;
     }, timeoutMs);
-    if (!found) throw new Error(`no todo for ${key} as expected within ${timeoutMs} ms; requests for it: ${JSON.stringify(this.requestsFor(key), null, 1)}`);
+    if (!found)
+      throw new Error(
+        `no todo for ${key} as expected within ${timeoutMs} ms; requests for it: ${JSON.stringify(this.requestsFor(key), null, 1)}`,
+      );
     return found;
   }
 
@@ -132,7 +143,10 @@ export async function startDaemonWithPeer(
 ): Promise<{ peer: HarnessPeer; daemon: TestDaemon; tools: ToolClient }> {
   const { answer, peerDown, ...daemonOptions } = options;
   const peer = await startHarnessPeer(t, answer, !peerDown);
-  const daemon = await startTestDaemon(t, { ...daemonOptions, args: ['--agent-socket', peer.path, ...(daemonOptions.args ?? [])] });
+  const daemon = await startTestDaemon(t, {
+    ...daemonOptions,
+    args: ['--agent-socket', peer.path, ...(daemonOptions.args ?? [])],
+  });
   return { peer, daemon, tools: await connectClient(t, daemon.url) };
 }
 

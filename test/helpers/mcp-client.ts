@@ -14,7 +14,11 @@ export interface ToolClient {
   error(name: string, args?: Record<string, unknown>): Promise<string>;
 }
 
-export async function connectClient(t: TestContext, url: string, headers: Record<string, string> = {}): Promise<ToolClient> {
+export async function connectClient(
+  t: TestContext,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<ToolClient> {
   const client = new Client({ name: 'hive-bash-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   await client.listTools(); // caches the output schemas, so every structured result is validated

@@ -34,8 +34,15 @@ export function modernMeta(capabilities: Record<string, unknown> = {}): Record<s
 }
 
 /** Sends one request; returns the HTTP status and the parsed body (the text when it is not JSON). */
-export async function modernRequest(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Promise<ModernAnswer> {
-  const capabilities = options.tasks ? { ...options.capabilities, extensions: { [TASKS_EXTENSION]: {} } } : (options.capabilities ?? {});
+export async function modernRequest(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: ModernOptions = {},
+): Promise<ModernAnswer> {
+  const capabilities = options.tasks
+    ? { ...options.capabilities, extensions: { [TASKS_EXTENSION]: {} } }
+    : (options.capabilities ?? {});
   const meta = 'meta' in options ? options.meta : modernMeta(capabilities);
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const headers: Record<string, string | undefined> = {
@@ -46,8 +53,15 @@ export async function modernRequest(url: string, method: string, params: Record<
     ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
     ...options.headers,
   };
-  const body = JSON.stringify({ jsonrpc: '2.0', id: options.id ?? nextId++, method, params: meta === undefined ? params : { ...params, _meta: meta } });
-  const sent = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: options.id ?? nextId++,
+    method,
+    params: meta === undefined ? params : { ...params, _meta: meta },
+  });
+  const sent = Object.fromEntries(
+    Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   const res = await request(url, { method: 'POST', headers: sent, body });
   const text = await res.body.text();
   let parsed: unknown = text;
@@ -60,7 +74,12 @@ export async function modernRequest(url: string, method: string, params: Record<
 }
 
 /** The result of a request that must succeed (HTTP 200, no error). */
-export async function modernResult(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Promise<any> {
+export async function modernResult(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: ModernOptions = {},
+): Promise<any> {
   const answer = await modernRequest(url, method, params, options);
   if (answer.status !== 200 || answer.body?.error !== undefined) {
     throw new Error(`${method} failed: ${answer.status} ${JSON.stringify(answer.body).slice(0, 500)}`);

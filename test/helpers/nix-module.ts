@@ -40,7 +40,15 @@ export interface EvaluatedPackage {
 
 /** The value of a fixture, with string arguments; with the stub lib unless HIVE_TEST_NIXPKGS_LIB is set. */
 function evaluateFixture(file: string, strings: Record<string, string>): unknown {
-  const args = ['--eval', '--strict', '--json', join(FIXTURES, file), '--arg', 'lib', `import ${NIXPKGS_LIB ?? join(FIXTURES, 'stub-lib.nix')}`];
+  const args = [
+    '--eval',
+    '--strict',
+    '--json',
+    join(FIXTURES, file),
+    '--arg',
+    'lib',
+    `import ${NIXPKGS_LIB ?? join(FIXTURES, 'stub-lib.nix')}`,
+  ];
   for (const [name, value] of Object.entries(strings)) args.push('--argstr', name, value);
   return JSON.parse(execFileSync('nix-instantiate', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
 }
@@ -49,8 +57,16 @@ function evaluateFixture(file: string, strings: Record<string, string>): unknown
  * The module's unit and registration for these services.hyperhive.agent.mcp values (and extraMcpServers
  * definitions); `nodejs` names the fixture's pkgs attribute bashNodejs is set to ('' leaves its default).
  */
-export function evaluateModule(settings: Record<string, unknown>, servers: Record<string, unknown> = {}, nodejs = ''): EvaluatedModule {
-  return evaluateFixture('eval-module.nix', { settings: JSON.stringify(settings), servers: JSON.stringify(servers), nodejs }) as EvaluatedModule;
+export function evaluateModule(
+  settings: Record<string, unknown>,
+  servers: Record<string, unknown> = {},
+  nodejs = '',
+): EvaluatedModule {
+  return evaluateFixture('eval-module.nix', {
+    settings: JSON.stringify(settings),
+    servers: JSON.stringify(servers),
+    nodejs,
+  }) as EvaluatedModule;
 }
 
 /** What nix/package.nix passes to buildNpmPackage and importNpmLock, called with `nodejs` = pkgs.NODEJS ('' passes none). */

@@ -10,13 +10,19 @@ import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 /** The daemon's folder in each controller's cgroup v1 hierarchy: under its own cgroup there (which it shares with this test). */
-const V1_ROOTS = ['memory', 'pids', 'cpu'].map((controller) => join('/sys/fs/cgroup', controller, ownV1Path(controller), 'hive-bash-daemon'));
+const V1_ROOTS = ['memory', 'pids', 'cpu'].map((controller) =>
+  join('/sys/fs/cgroup', controller, ownV1Path(controller), 'hive-bash-daemon'),
+);
 
 function ownV1Path(controller: string): string {
-  const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((entry) => entry.split(':')[1]?.split(',').includes(controller));
+  const line = readFileSync('/proc/self/cgroup', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(':')[1]?.split(',').includes(controller));
   return line?.split(':')[2] ?? '/';
 }
-const HAS_V1 = ['memory', 'pids', 'cpu'].every((controller) => existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs')));
+const HAS_V1 = ['memory', 'pids', 'cpu'].every((controller) =>
+  existsSync(join('/sys/fs/cgroup', controller, 'cgroup.procs')),
+);
 const V1_SKIP = HAS_V1 ? false : 'this host mounts no cgroup v1 memory, pids and cpu hierarchies';
 const V2_CONTROLLERS = (() => {
   try {
@@ -26,11 +32,20 @@ const V2_CONTROLLERS = (() => {
   }
 })();
 const HAS_V2 = ['memory', 'pids', 'cpu'].every((controller) => V2_CONTROLLERS.split(/\s+/).includes(controller));
-const V2_SKIP = HAS_V2 ? false : `this host's cgroup v2 tree has not the memory, pids and cpu controllers (it has: ${V2_CONTROLLERS.trim() || 'none'}), so limits go to its v1 hierarchies (tested above)`;
+const V2_SKIP = HAS_V2
+  ? false
+  : `this host's cgroup v2 tree has not the memory, pids and cpu controllers (it has: ${V2_CONTROLLERS.trim() || 'none'}), so limits go to its v1 hierarchies (tested above)`;
 /** Allocates in one go, far past the limits below. */
 const ALLOCATE = `python3 -c "b = bytearray(400 << 20)"`;
 
-const v1TaskCgroups = () => V1_ROOTS.flatMap((root) => (existsSync(root) ? readdirSync(root).filter((name) => name.startsWith('task-')).map((name) => join(root, name)) : []));
+const v1TaskCgroups = () =>
+  V1_ROOTS.flatMap((root) =>
+    existsSync(root)
+      ? readdirSync(root)
+          .filter((name) => name.startsWith('task-'))
+          .map((name) => join(root, name))
+      : [],
+  );
 
 after(() => {
   // Teardown of a failed test: remove the empty v1 task cgroups it may have left (a busy one is not ours to touch).
@@ -60,80 +75,133 @@ async function released(tools: Awaited<ReturnType<typeof setUp>>['tools'], id: s
 
 /** The limit tests, for a daemon in `containment` whose limits the healthz says live in `place`. */
 function limitSuite(containment: TestContainment, place: RegExp): void {
-    test('a task past memory_limit_mb ends with oom_killed and says so, while a task beside it and the daemon go on', async (t) => {
-      const { daemon, tools } = await setUp(t, containment);
-      const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
-      for (const controller of ['memory', 'pids', 'cpu']) assert.match(health.limits[controller], place, `${controller}: ${health.limits[controller]}`);
-      if (place.source.includes('v1')) assert.equal(health.limits.memory, `cgroup v1 ${V1_ROOTS[0]}`, "the tasks' v1 cgroups are under the daemon's own");
-      const bystander = await tools.ok('run', { command: 'echo ready; sleep 300', wait_seconds: 0.5 });
-      const task = await tools.ok('run', { command: `exec ${ALLOCATE}`, memory_limit_mb: 64, wait_seconds: 30 });
-      assert.deepEqual([task.state, task.oom_killed, task.error], ['done', true, 'killed by the kernel: out of memory (limit 64 MiB)']);
-      assert.deepEqual([task.exit_code, task.signal], [137, 'SIGKILL']);
-      assert.deepEqual(task.limits, { memory_limit_mb: 64, max_processes: null, cpu_limit: null });
-      const final = await released(tools, task.id);
-      assert.ok(final.memory_peak_bytes > 32 * 1024 * 1024 && final.memory_peak_bytes <= 64 * 1024 * 1024, `memory_peak_bytes ${final.memory_peak_bytes}`);
-      const listed = (await tools.ok('list', {})).tasks.find((row: any) => row.id === task.id);
-      assert.equal(listed.state, 'done');
-      const still = await tools.ok('status', { id: bystander.id });
-      assert.deepEqual([still.state, still.stdout_tail], ['running', 'ready\n'], 'the task beside it runs on');
-      assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n', 'the daemon serves');
-      await tools.ok('kill', { id: bystander.id, force: true });
-      assert.equal(daemon.child.exitCode, null);
-    });
+  test('a task past memory_limit_mb ends with oom_killed and says so, while a task beside it and the daemon go on', async (t) => {
+    const { daemon, tools } = await setUp(t, containment);
+    const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
+    for (const controller of ['memory', 'pids', 'cpu'])
+      assert.match(health.limits[controller], place, `${controller}: ${health.limits[controller]}`);
+    if (place.source.includes('v1'))
+      assert.equal(
+        health.limits.memory,
+        `cgroup v1 ${V1_ROOTS[0]}`,
+        "the tasks' v1 cgroups are under the daemon's own",
+      );
+    const bystander = await tools.ok('run', { command: 'echo ready; sleep 300', wait_seconds: 0.5 });
+    const task = await tools.ok('run', { command: `exec ${ALLOCATE}`, memory_limit_mb: 64, wait_seconds: 30 });
+    assert.deepEqual(
+      [task.state, task.oom_killed, task.error],
+      ['done', true, 'killed by the kernel: out of memory (limit 64 MiB)'],
+    );
+    assert.deepEqual([task.exit_code, task.signal], [137, 'SIGKILL']);
+    assert.deepEqual(task.limits, { memory_limit_mb: 64, max_processes: null, cpu_limit: null });
+    const final = await released(tools, task.id);
+    assert.ok(
+      final.memory_peak_bytes > 32 * 1024 * 1024 && final.memory_peak_bytes <= 64 * 1024 * 1024,
+      `memory_peak_bytes ${final.memory_peak_bytes}`,
+    );
+    const listed = (await tools.ok('list', {})).tasks.find((row: any) => row.id === task.id);
+    assert.equal(listed.state, 'done');
+    const still = await tools.ok('status', { id: bystander.id });
+    assert.deepEqual([still.state, still.stdout_tail], ['running', 'ready\n'], 'the task beside it runs on');
+    assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n', 'the daemon serves');
+    await tools.ok('kill', { id: bystander.id, force: true });
+    assert.equal(daemon.child.exitCode, null);
+  });
 
-    test("an OOM kill takes the task's helpers with it", async (t) => {
-      const { daemon, tools } = await setUp(t, containment);
-      const task = await tools.ok('run', { command: `sleep 300 & sleep 301 & ${ALLOCATE}; wait`, memory_limit_mb: 64, wait_seconds: 30 });
-      assert.deepEqual([task.state, task.oom_killed], ['done', true], JSON.stringify(task));
-      await released(tools, task.id);
-      assert.ok(await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000), `left: ${findMarkedProcesses(daemon.marker)}`);
+  test("an OOM kill takes the task's helpers with it", async (t) => {
+    const { daemon, tools } = await setUp(t, containment);
+    const task = await tools.ok('run', {
+      command: `sleep 300 & sleep 301 & ${ALLOCATE}; wait`,
+      memory_limit_mb: 64,
+      wait_seconds: 30,
     });
+    assert.deepEqual([task.state, task.oom_killed], ['done', true], JSON.stringify(task));
+    await released(tools, task.id);
+    assert.ok(
+      await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000),
+      `left: ${findMarkedProcesses(daemon.marker)}`,
+    );
+  });
 
-    test('a fork bomb under max_processes stays within it, is counted, and can still be killed', async (t) => {
-      const { daemon, tools } = await setUp(t, containment);
-      const task = await tools.ok('run', { command: 'bomb() { bomb | bomb & }; bomb; sleep 300', max_processes: 40, wait_seconds: 0 });
-      const hit = await waitFor(async () => {
-        const view = await tools.ok('status', { id: task.id });
-        return view.pids_limit_hits > 0 ? view : null;
-      }, 30_000);
-      assert.ok(hit, 'forks were refused at the cap');
-      assert.ok(hit.processes <= 40, `processes ${hit.processes} within max_processes 40`);
-      assert.ok(findMarkedProcesses(daemon.marker).length <= 40, 'no more than the cap exist anywhere');
-      await tools.ok('kill', { id: task.id, force: true });
-      const final = await released(tools, task.id);
-      assert.equal(final.state, 'killed');
-      assert.ok(final.pids_limit_hits > 0, `pids_limit_hits ${final.pids_limit_hits} is kept`);
-      assert.ok(await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000), 'nothing of the bomb is left');
+  test('a fork bomb under max_processes stays within it, is counted, and can still be killed', async (t) => {
+    const { daemon, tools } = await setUp(t, containment);
+    const task = await tools.ok('run', {
+      command: 'bomb() { bomb | bomb & }; bomb; sleep 300',
+      max_processes: 40,
+      wait_seconds: 0,
     });
+    const hit = await waitFor(async () => {
+      const view = await tools.ok('status', { id: task.id });
+      return view.pids_limit_hits > 0 ? view : null;
+    }, 30_000);
+    assert.ok(hit, 'forks were refused at the cap');
+    assert.ok(hit.processes <= 40, `processes ${hit.processes} within max_processes 40`);
+    assert.ok(findMarkedProcesses(daemon.marker).length <= 40, 'no more than the cap exist anywhere');
+    await tools.ok('kill', { id: task.id, force: true });
+    const final = await released(tools, task.id);
+    assert.equal(final.state, 'killed');
+    assert.ok(final.pids_limit_hits > 0, `pids_limit_hits ${final.pids_limit_hits} is kept`);
+    assert.ok(
+      await waitFor(() => findMarkedProcesses(daemon.marker).length === 0, 10_000),
+      'nothing of the bomb is left',
+    );
+  });
 
-    test('a busy loop under cpu_limit 0.2 uses about a fifth of a CPU', async (t) => {
-      const { tools } = await setUp(t, containment);
-      const task = await tools.ok('run', { command: 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done', cpu_limit: 0.2, wait_seconds: 30 });
-      assert.equal(task.state, 'done');
-      const final = await released(tools, task.id);
-      const share = final.cpu_ms / final.runtime_ms;
-      assert.ok(share > 0.05 && share < 0.4, `cpu_ms ${final.cpu_ms} over runtime_ms ${final.runtime_ms} is ${share.toFixed(2)} of a CPU`);
-      assert.equal(final.limits.cpu_limit, 0.2);
+  test('a busy loop under cpu_limit 0.2 uses about a fifth of a CPU', async (t) => {
+    const { tools } = await setUp(t, containment);
+    const task = await tools.ok('run', {
+      command: 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done',
+      cpu_limit: 0.2,
+      wait_seconds: 30,
     });
+    assert.equal(task.state, 'done');
+    const final = await released(tools, task.id);
+    const share = final.cpu_ms / final.runtime_ms;
+    assert.ok(
+      share > 0.05 && share < 0.4,
+      `cpu_ms ${final.cpu_ms} over runtime_ms ${final.runtime_ms} is ${share.toFixed(2)} of a CPU`,
+    );
+    assert.equal(final.limits.cpu_limit, 0.2);
+  });
 }
 
 for (const containment of ['cgroup', 'process-group'] as const) {
-  describe(`limits in cgroup v1 hierarchies, ${containment === 'cgroup' ? 'cgroup v2 for kill' : 'process group and shim for kill'}`, { skip: containment === 'cgroup' && HAS_V2 ? 'the v2 subtree holds the controllers here' : V1_SKIP }, () => limitSuite(containment, /^cgroup v1 /));
+  describe(
+    `limits in cgroup v1 hierarchies, ${containment === 'cgroup' ? 'cgroup v2 for kill' : 'process group and shim for kill'}`,
+    { skip: containment === 'cgroup' && HAS_V2 ? 'the v2 subtree holds the controllers here' : V1_SKIP },
+    () => limitSuite(containment, /^cgroup v1 /),
+  );
 }
 
-describe('limits in a cgroup v2 subtree with its own controllers', { skip: V2_SKIP }, () => limitSuite('cgroup', /^cgroup v2$/));
+describe('limits in a cgroup v2 subtree with its own controllers', { skip: V2_SKIP }, () =>
+  limitSuite('cgroup', /^cgroup v2$/),
+);
 
-test('the daemon defaults apply, a run may ask for less or more up to the ceiling, and past it is refused', { skip: V1_SKIP }, async (t) => {
-  const { tools } = await setUp(t, 'cgroup', ['--task-memory-limit-mb', '256', '--task-memory-limit-mb-ceiling', '512', '--task-max-processes', '1000']);
-  const plain = await tools.ok('run', { command: 'true' });
-  assert.deepEqual(plain.limits, { memory_limit_mb: 256, max_processes: 1000, cpu_limit: null });
-  assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 128 })).limits.memory_limit_mb, 128);
-  assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 512 })).limits.memory_limit_mb, 512);
-  const refused = await tools.call('run', { command: 'true', memory_limit_mb: 1024 });
-  assert.equal(refused.isError, true);
-  assert.equal(refused.text, 'Invalid run input: "memory_limit_mb" must be at most 512 MiB, the ceiling the operator set (--task-memory-limit-mb-ceiling); got 1024 (number)');
-  assert.equal(refused.structured.error.code, 'ERR_INVALID_INPUT');
-});
+test(
+  'the daemon defaults apply, a run may ask for less or more up to the ceiling, and past it is refused',
+  { skip: V1_SKIP },
+  async (t) => {
+    const { tools } = await setUp(t, 'cgroup', [
+      '--task-memory-limit-mb',
+      '256',
+      '--task-memory-limit-mb-ceiling',
+      '512',
+      '--task-max-processes',
+      '1000',
+    ]);
+    const plain = await tools.ok('run', { command: 'true' });
+    assert.deepEqual(plain.limits, { memory_limit_mb: 256, max_processes: 1000, cpu_limit: null });
+    assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 128 })).limits.memory_limit_mb, 128);
+    assert.equal((await tools.ok('run', { command: 'true', memory_limit_mb: 512 })).limits.memory_limit_mb, 512);
+    const refused = await tools.call('run', { command: 'true', memory_limit_mb: 1024 });
+    assert.equal(refused.isError, true);
+    assert.equal(
+      refused.text,
+      'Invalid run input: "memory_limit_mb" must be at most 512 MiB, the ceiling the operator set (--task-memory-limit-mb-ceiling); got 1024 (number)',
+    );
+    assert.equal(refused.structured.error.code, 'ERR_INVALID_INPUT');
+  },
+);
 
 test('a ceiling without a default caps a run that asks for nothing', { skip: V1_SKIP }, async (t) => {
   const { tools } = await setUp(t, 'cgroup', ['--task-max-processes-ceiling', '500']);
@@ -141,29 +209,59 @@ test('a ceiling without a default caps a run that asks for nothing', { skip: V1_
   assert.equal((await tools.ok('run', { command: 'true', max_processes: 20 })).limits.max_processes, 20);
 });
 
-test("a crashed daemon's limited tasks leave no cgroup in any hierarchy once the next one has started", { skip: V1_SKIP }, async (t) => {
-  const first = await startTestDaemon(t, { containment: 'cgroup' });
-  const tools = await connectClient(t, first.url);
-  await tools.ok('run', { command: 'sleep 300', memory_limit_mb: 256, max_processes: 100, cpu_limit: 1, wait_seconds: 0.5 });
-  assert.equal(v1TaskCgroups().length, 3, `one cgroup per limit's hierarchy: ${v1TaskCgroups().join(', ')}`);
-  await first.crash();
-  await startTestDaemon(t, { containment: 'cgroup', stateDir: first.stateDir, env: { HIVE_TEST_MARK: first.marker } });
-  assert.deepEqual(v1TaskCgroups(), [], 'the start removed them');
-});
+test(
+  "a crashed daemon's limited tasks leave no cgroup in any hierarchy once the next one has started",
+  { skip: V1_SKIP },
+  async (t) => {
+    const first = await startTestDaemon(t, { containment: 'cgroup' });
+    const tools = await connectClient(t, first.url);
+    await tools.ok('run', {
+      command: 'sleep 300',
+      memory_limit_mb: 256,
+      max_processes: 100,
+      cpu_limit: 1,
+      wait_seconds: 0.5,
+    });
+    assert.equal(v1TaskCgroups().length, 3, `one cgroup per limit's hierarchy: ${v1TaskCgroups().join(', ')}`);
+    await first.crash();
+    await startTestDaemon(t, {
+      containment: 'cgroup',
+      stateDir: first.stateDir,
+      env: { HIVE_TEST_MARK: first.marker },
+    });
+    assert.deepEqual(v1TaskCgroups(), [], 'the start removed them');
+  },
+);
 
-test('a sandboxed task keeps its limits: a fork bomb stops at max_processes, and writes stay in its directory', { skip: V1_SKIP }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hive-bash-limited-sandbox-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const daemon = await startTestDaemon(t, { containment: 'cgroup' });
-  const tools = await connectClient(t, daemon.url);
-  const command = `touch ${dir}/in /tmp/out-${daemon.marker} 2>/dev/null; for i in $(seq 40); do sleep 30 & done 2>/dev/null; wait`;
-  const task = await tools.ok('run', { command, max_processes: 16, sandbox: { write: [dir], network: false }, wait_seconds: 0 });
-  const limited = await waitFor(async () => ((await tools.ok('status', { id: task.id })).pids_limit_hits ?? 0) > 0, 30_000, 100);
-  assert.ok(limited, 'forks past max_processes were refused');
-  assert.ok(existsSync(join(dir, 'in')) && !existsSync(`/tmp/out-${daemon.marker}`), 'writes stayed in its directory');
-  await tools.ok('kill', { id: task.id, force: true });
-  assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 30 })).state, 'killed');
-});
+test(
+  'a sandboxed task keeps its limits: a fork bomb stops at max_processes, and writes stay in its directory',
+  { skip: V1_SKIP },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'hive-bash-limited-sandbox-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const daemon = await startTestDaemon(t, { containment: 'cgroup' });
+    const tools = await connectClient(t, daemon.url);
+    const command = `touch ${dir}/in /tmp/out-${daemon.marker} 2>/dev/null; for i in $(seq 40); do sleep 30 & done 2>/dev/null; wait`;
+    const task = await tools.ok('run', {
+      command,
+      max_processes: 16,
+      sandbox: { write: [dir], network: false },
+      wait_seconds: 0,
+    });
+    const limited = await waitFor(
+      async () => ((await tools.ok('status', { id: task.id })).pids_limit_hits ?? 0) > 0,
+      30_000,
+      100,
+    );
+    assert.ok(limited, 'forks past max_processes were refused');
+    assert.ok(
+      existsSync(join(dir, 'in')) && !existsSync(`/tmp/out-${daemon.marker}`),
+      'writes stayed in its directory',
+    );
+    await tools.ok('kill', { id: task.id, force: true });
+    assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 30 })).state, 'killed');
+  },
+);
 
 test('bad limit values are refused naming the field', async (t) => {
   const { tools } = await setUp(t, 'cgroup');
@@ -175,27 +273,46 @@ test('bad limit values are refused naming the field', async (t) => {
     [{ cpu_limit: 0 }, '"cpu_limit" must be a number of CPUs from 0.01 to 1024; got 0 (number)'],
     [{ cpu_limit: 2000 }, '"cpu_limit" must be a number of CPUs from 0.01 to 1024; got 2000 (number)'],
   ];
-  for (const [fields, message] of cases) assert.equal(await tools.error('run', { command: 'true', ...fields }), `Invalid run input: ${message}`);
+  for (const [fields, message] of cases)
+    assert.equal(await tools.error('run', { command: 'true', ...fields }), `Invalid run input: ${message}`);
 });
 
 test('a limit no cgroup can enforce is refused, never run without it', async (t) => {
   const { daemon, tools } = await setUp(t, 'node');
   const refused = await tools.call('run', { command: 'true', memory_limit_mb: 64 });
   assert.equal(refused.isError, true);
-  assert.equal(refused.text, 'Invalid run input: "memory_limit_mb" needs the memory cgroup controller, which cannot be used here: limits need the native spawner, whose shim puts a task in its cgroups; run without memory_limit_mb');
+  assert.equal(
+    refused.text,
+    'Invalid run input: "memory_limit_mb" needs the memory cgroup controller, which cannot be used here: limits need the native spawner, whose shim puts a task in its cgroups; run without memory_limit_mb',
+  );
   const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
   assert.match(health.limits.memory, /^unavailable: limits need the native spawner/);
   const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-no-limits-'));
   t.after(() => rmSync(stateDir, { recursive: true, force: true }));
-  const started = await runDaemonBinary(['--containment', 'node', '--port', '0', '--state-dir', stateDir, '--task-max-processes', '10']);
+  const started = await runDaemonBinary([
+    '--containment',
+    'node',
+    '--port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--task-max-processes',
+    '10',
+  ]);
   assert.equal(started.code, 2);
-  assert.match(started.stderr, /--task-max-processes needs the pids cgroup controller, which cannot be used here: limits need the native spawner/);
+  assert.match(
+    started.stderr,
+    /--task-max-processes needs the pids cgroup controller, which cannot be used here: limits need the native spawner/,
+  );
 });
 
 test('a default above its ceiling stops the start with exit code 2', async () => {
   const started = await runDaemonBinary(['--task-cpu-limit', '4', '--task-cpu-limit-ceiling', '2', '--port', '0']);
   assert.equal(started.code, 2);
-  assert.equal(started.stderr, 'hive-bash-daemon: --task-cpu-limit 4 is above --task-cpu-limit-ceiling 2; the default may not exceed the ceiling\n');
+  assert.equal(
+    started.stderr,
+    'hive-bash-daemon: --task-cpu-limit 4 is above --task-cpu-limit-ceiling 2; the default may not exceed the ceiling\n',
+  );
 });
 
 test('no task cgroup is left in any v1 hierarchy by the tests above', { skip: V1_SKIP }, async () => {

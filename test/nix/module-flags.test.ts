@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
-import { evaluateModule, flagsOf, hasNixInstantiate, moduleFlagsFromText, splitCommandLine } from '../helpers/nix-module.js';
+import {
+  evaluateModule,
+  flagsOf,
+  hasNixInstantiate,
+  moduleFlagsFromText,
+  splitCommandLine,
+} from '../helpers/nix-module.js';
 
 const NIX = hasNixInstantiate();
 const WITHOUT_NIX = NIX ? false : 'nix-instantiate is not installed (.ci/nix-check installs it)';
@@ -24,7 +30,13 @@ const SANDBOX = JSON.stringify({ write: ['/'], network: false });
 
 /** Option values a test daemon can run with: any free port, a state directory of its own. */
 function testSettings(stateDir: string) {
-  return { bashHttpPort: 0, bashStateDir: stateDir, bashAgentSocket: join(stateDir, 'agent.sock'), bashDefaultSandbox: SANDBOX, bashSandboxFloor: SANDBOX };
+  return {
+    bashHttpPort: 0,
+    bashStateDir: stateDir,
+    bashAgentSocket: join(stateDir, 'agent.sock'),
+    bashDefaultSandbox: SANDBOX,
+    bashSandboxFloor: SANDBOX,
+  };
 }
 
 /** The daemon's arguments as the module renders them (evaluated), else built from the module's flags. */
@@ -34,7 +46,14 @@ function moduleCommandLine(stateDir: string): string[] {
     assert.match(program!, /^\/nix\/store\/[^/]+-hive-bash-daemon\/bin\/hive-bash-daemon$/);
     return args;
   }
-  const values: Record<string, string> = { '--host': '127.0.0.1', '--port': '0', '--state-dir': stateDir, '--agent-socket': join(stateDir, 'agent.sock'), '--default-sandbox': SANDBOX, '--sandbox-floor': SANDBOX };
+  const values: Record<string, string> = {
+    '--host': '127.0.0.1',
+    '--port': '0',
+    '--state-dir': stateDir,
+    '--agent-socket': join(stateDir, 'agent.sock'),
+    '--default-sandbox': SANDBOX,
+    '--sandbox-floor': SANDBOX,
+  };
   return moduleFlagsFromText().flatMap((flag) => {
     const value = values[flag];
     if (value === undefined) throw new Error(`mcp.nix passes ${flag}: give it a test value in module-flags.test.ts`);
@@ -46,7 +65,8 @@ test('every flag the module passes is listed by --help and the daemon serves wit
   const stateDir = makeStateDir(t);
   const args = moduleCommandLine(stateDir);
   const flags = flagsOf(args);
-  for (const required of ['--host', '--port', '--state-dir', '--agent-socket']) assert.ok(flags.includes(required), `the module does not pass ${required}: ${args.join(' ')}`);
+  for (const required of ['--host', '--port', '--state-dir', '--agent-socket'])
+    assert.ok(flags.includes(required), `the module does not pass ${required}: ${args.join(' ')}`);
   const help = await runDaemonBinary(['--help']);
   assert.equal(help.code, 0);
   for (const flag of flags) assert.match(help.stdout, new RegExp(`^  ${flag} `, 'm'), `${flag} is not in --help`);
@@ -82,15 +102,33 @@ test("an agent's own bash entry replaces the module's default one whole", { skip
 test('the unit lets the daemon end its own tasks and gives them a cgroup subtree', { skip: WITHOUT_NIX }, () => {
   const { serviceConfig, path } = evaluateModule({});
   assert.equal(serviceConfig.KillMode, 'mixed');
-  assert.equal(serviceConfig.Delegate, 'cpu memory pids', 'the delegated subtree has the controllers of the task limits');
-  assert.deepEqual([serviceConfig.MemoryAccounting, serviceConfig.TasksAccounting, serviceConfig.CPUAccounting], [true, true, true]);
-  assert.equal(serviceConfig.Restart, 'always', 'the daemon comes back however it exited; systemctl stop still stops it');
+  assert.equal(
+    serviceConfig.Delegate,
+    'cpu memory pids',
+    'the delegated subtree has the controllers of the task limits',
+  );
+  assert.deepEqual(
+    [serviceConfig.MemoryAccounting, serviceConfig.TasksAccounting, serviceConfig.CPUAccounting],
+    [true, true, true],
+  );
+  assert.equal(
+    serviceConfig.Restart,
+    'always',
+    'the daemon comes back however it exited; systemctl stop still stops it',
+  );
   assert.equal(serviceConfig.StateDirectory, 'hive-bash-daemon');
   assert.equal(serviceConfig.NoNewPrivileges, undefined);
-  assert.ok(path.some((entry) => entry.endsWith('-bash')), `bash is not on the service's path: ${path.join(' ')}`);
+  assert.ok(
+    path.some((entry) => entry.endsWith('-bash')),
+    `bash is not on the service's path: ${path.join(' ')}`,
+  );
 });
 
-test('the default package is built on bashNodejs: nodejs_22 unless the option says another', { skip: WITHOUT_NIX }, () => {
-  assert.match(evaluateModule({}).packageNodejs ?? '', /-nodejs-22$/);
-  assert.match(evaluateModule({}, {}, 'nodejs_24').packageNodejs ?? '', /-nodejs-24$/);
-});
+test(
+  'the default package is built on bashNodejs: nodejs_22 unless the option says another',
+  { skip: WITHOUT_NIX },
+  () => {
+    assert.match(evaluateModule({}).packageNodejs ?? '', /-nodejs-22$/);
+    assert.match(evaluateModule({}, {}, 'nodejs_24').packageNodejs ?? '', /-nodejs-24$/);
+  },
+);

@@ -17,7 +17,9 @@ interface LockedPackage {
   integrity?: string;
   link?: boolean;
 }
-const locked = Object.entries(lock.packages as Record<string, LockedPackage>).filter(([path, entry]) => path !== '' && !entry.link);
+const locked = Object.entries(lock.packages as Record<string, LockedPackage>).filter(
+  ([path, entry]) => path !== '' && !entry.link,
+);
 
 test('every package in the lock has the integrity hash importNpmLock fetches it by', () => {
   assert.ok(locked.length > 0);
@@ -28,7 +30,10 @@ test('every package in the lock has the integrity hash importNpmLock fetches it 
 test('every bin of package.json is a file npm pack ships, so the package wraps it', () => {
   const files: string[] = packageJson.files;
   for (const [name, target] of Object.entries(packageJson.bin as Record<string, string>)) {
-    assert.ok(files.some((entry) => target === entry || target.startsWith(`${entry}/`)), `bin ${name} (${target}) is outside package.json "files": ${files.join(', ')}`);
+    assert.ok(
+      files.some((entry) => target === entry || target.startsWith(`${entry}/`)),
+      `bin ${name} (${target}) is outside package.json "files": ${files.join(', ')}`,
+    );
   }
 });
 
@@ -37,7 +42,8 @@ test('each locked package reaches importNpmLock with its registry URL and its in
   assert.equal(evaluated.npmRoot.replace(/\/$/, ''), REPO_ROOT.replace(/\/$/, ''));
   for (const [path, entry] of locked) {
     const name = entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
-    const expected = entry.resolved ?? `https://npm-registry.test/${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
+    const expected =
+      entry.resolved ?? `https://npm-registry.test/${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
     assert.equal(evaluated.packageLock.packages[path]?.resolved, expected, path);
     assert.equal(evaluated.packageLock.packages[path]?.integrity, entry.integrity, path);
   }
@@ -49,22 +55,41 @@ test('the native addons are compiled from source against the Node the package ru
   assert.equal(evaluated.version, packageJson.version);
   assert.equal(evaluated.mainProgram, 'hive-bash-daemon');
   assert.equal(evaluated.env.npm_config_build_from_source, 'true');
-  assert.ok(evaluated.npmRebuildFlags.includes('--ignore-scripts'), 'the config hook must not build the addons against its own Node');
+  assert.ok(
+    evaluated.npmRebuildFlags.includes('--ignore-scripts'),
+    'the config hook must not build the addons against its own Node',
+  );
   assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
   assert.match(evaluated.preBuild, /^npm rebuild\b/m);
 });
 
-test('the package runs on nodejs_22 unless given another Node, not on whatever pkgs.nodejs is', { skip: WITHOUT_NIX }, () => {
-  assert.match(evaluatePackage().nodejs, /-nodejs-22$/, 'called as pkgs.callPackage calls it, with no nodejs argument');
-  for (const [attribute, name] of [['nodejs_20', 'nodejs-20'], ['nodejs_24', 'nodejs-24']] as const) {
-    const evaluated = evaluatePackage(attribute);
-    assert.ok(evaluated.nodejs.endsWith(`-${name}`), `${attribute}: ${evaluated.nodejs}`);
-    assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
-  }
-});
+test(
+  'the package runs on nodejs_22 unless given another Node, not on whatever pkgs.nodejs is',
+  { skip: WITHOUT_NIX },
+  () => {
+    assert.match(
+      evaluatePackage().nodejs,
+      /-nodejs-22$/,
+      'called as pkgs.callPackage calls it, with no nodejs argument',
+    );
+    for (const [attribute, name] of [
+      ['nodejs_20', 'nodejs-20'],
+      ['nodejs_24', 'nodejs-24'],
+    ] as const) {
+      const evaluated = evaluatePackage(attribute);
+      assert.ok(evaluated.nodejs.endsWith(`-${name}`), `${attribute}: ${evaluated.nodejs}`);
+      assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
+    }
+  },
+);
 
 test('package.json "engines" admits each Node the package can be given: 20, 22 and 24', () => {
   const engines: string = packageJson.engines.node;
-  assert.equal(lock.packages[''].engines?.node, engines, 'the lock file\'s root entry says the same (npm install --package-lock-only)');
-  for (const major of ['20', '22', '24']) assert.match(engines, new RegExp(`\\^${major}\\b`), `${major} is missing from "${engines}"`);
+  assert.equal(
+    lock.packages[''].engines?.node,
+    engines,
+    "the lock file's root entry says the same (npm install --package-lock-only)",
+  );
+  for (const major of ['20', '22', '24'])
+    assert.match(engines, new RegExp(`\\^${major}\\b`), `${major} is missing from "${engines}"`);
 });

@@ -10,8 +10,15 @@ test('kill ends a running task and every process in its group', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--kill-grace-ms', String(GRACE_MS)] });
   const tools = await connectClient(t, daemon.url);
   const env = { VICTIM: daemon.marker };
-  const task = await tools.ok('run', { command: 'sleep 60 | cat & (sleep 60; true) & sleep 60', env, wait_seconds: 0.3 });
-  assert.ok(await waitFor(() => findMarkedProcesses(`VICTIM=${daemon.marker}`).length >= 4, 5000), 'every process of the group has started');
+  const task = await tools.ok('run', {
+    command: 'sleep 60 | cat & (sleep 60; true) & sleep 60',
+    env,
+    wait_seconds: 0.3,
+  });
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(`VICTIM=${daemon.marker}`).length >= 4, 5000),
+    'every process of the group has started',
+  );
   const killed = await tools.ok('kill', { id: task.id });
   assert.equal(killed.signal, 'SIGINT');
   assert.equal(killed.state, 'running', 'kill returns without waiting');
@@ -20,13 +27,19 @@ test('kill ends a running task and every process in its group', async (t) => {
   // The leader waits on its last sleep, which SIGINT ends, and then ends itself with SIGINT, as bash does.
   assert.equal(ended.signal, 'SIGINT');
   assert.equal(ended.exit_code, 130);
-  assert.ok(await waitFor(() => findMarkedProcesses(`VICTIM=${daemon.marker}`).length === 0, GRACE_MS + 5000), 'nothing is left');
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(`VICTIM=${daemon.marker}`).length === 0, GRACE_MS + 5000),
+    'nothing is left',
+  );
 });
 
 test('kill escalates to SIGKILL when the first signal is ignored', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--kill-grace-ms', String(GRACE_MS)] });
   const tools = await connectClient(t, daemon.url);
-  const task = await tools.ok('run', { command: "trap '' INT TERM; echo ready; while :; do sleep 0.05; done", wait_seconds: 0.3 });
+  const task = await tools.ok('run', {
+    command: "trap '' INT TERM; echo ready; while :; do sleep 0.05; done",
+    wait_seconds: 0.3,
+  });
   assert.equal(task.stdout_tail, 'ready\n');
   const sent = Date.now();
   await tools.ok('kill', { id: task.id, signal: 'SIGTERM' });
@@ -65,7 +78,11 @@ test('a pending task killed before it starts ends as killed and never runs', asy
   const daemon = await startTestDaemon(t, { args: ['--max-running', '1'] });
   const tools = await connectClient(t, daemon.url);
   const blocker = await tools.ok('run', { command: 'sleep 60', wait_seconds: 0 });
-  const waiting = await tools.ok('run', { command: 'echo ran > "$HIVE_BASH_TASK_ID.flag"', cwd: daemon.stateDir, wait_seconds: 0 });
+  const waiting = await tools.ok('run', {
+    command: 'echo ran > "$HIVE_BASH_TASK_ID.flag"',
+    cwd: daemon.stateDir,
+    wait_seconds: 0,
+  });
   assert.equal(waiting.state, 'pending');
   assert.equal(waiting.pid, null);
   const killed = await tools.ok('kill', { id: waiting.id });
@@ -90,7 +107,11 @@ test('timeout_seconds ends the task as timed_out with SIGTERM, then SIGKILL if n
   assert.equal(polite.signal, 'SIGTERM');
   assert.equal(polite.exit_code, 143);
   assert.ok(polite.runtime_ms >= 450 && polite.runtime_ms < 3000, `runtime ${polite.runtime_ms}`);
-  const stubborn = await tools.ok('run', { command: "trap '' TERM; while :; do sleep 0.05; done", timeout_seconds: 0.3, wait_seconds: 10 });
+  const stubborn = await tools.ok('run', {
+    command: "trap '' TERM; while :; do sleep 0.05; done",
+    timeout_seconds: 0.3,
+    wait_seconds: 10,
+  });
   assert.equal(stubborn.state, 'timed_out');
   assert.equal(stubborn.signal, 'SIGKILL');
   assert.ok(stubborn.runtime_ms >= 300 + GRACE_MS - 50, `runtime ${stubborn.runtime_ms}`);

@@ -23,21 +23,27 @@ interface Opened {
 async function openSessions(url: string, count: number): Promise<Opened[]> {
   const opened: Opened[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (next < count) {
-      next++;
-      const sentAt = Date.now();
-      const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INITIALIZE) });
-      await res.text();
-      const id = res.headers.get('mcp-session-id');
-      assert.equal(res.status, 200);
-      assert.ok(id);
-      const notified = await fetch(url, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-      await notified.text();
-      assert.equal(notified.status, 202);
-      opened.push({ id, sentAt });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < count) {
+        next++;
+        const sentAt = Date.now();
+        const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INITIALIZE) });
+        await res.text();
+        const id = res.headers.get('mcp-session-id');
+        assert.equal(res.status, 200);
+        assert.ok(id);
+        const notified = await fetch(url, {
+          method: 'POST',
+          headers: { ...HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        });
+        await notified.text();
+        assert.equal(notified.status, 202);
+        opened.push({ id, sentAt });
+      }
+    }),
+  );
   return opened;
 }
 
@@ -73,20 +79,34 @@ test(`${SESSIONS} abandoned MCP sessions keep the daemon's memory bounded and ar
   // A session is swept only once idle for idleMs since its initialize was sent at the earliest:
   // those sent within idleMs before the count was answered are surely counted.
   const surelyOpen = opened.filter((session) => session.sentAt > answeredAt - idleMs).length;
-  assert.ok(open >= surelyOpen && open <= SESSIONS, `${open} sessions counted, ${surelyOpen} of them surely open (opening took ${openingMs} ms, idle limit ${idleMs} ms)`);
-  assert.ok(whileOpen.rssKb <= before.rssKb + OPEN_MARGIN_KB, `RSS with ${open} sessions open: ${whileOpen.rssKb} kB, before ${before.rssKb} kB`);
+  assert.ok(
+    open >= surelyOpen && open <= SESSIONS,
+    `${open} sessions counted, ${surelyOpen} of them surely open (opening took ${openingMs} ms, idle limit ${idleMs} ms)`,
+  );
+  assert.ok(
+    whileOpen.rssKb <= before.rssKb + OPEN_MARGIN_KB,
+    `RSS with ${open} sessions open: ${whileOpen.rssKb} kB, before ${before.rssKb} kB`,
+  );
 
   const sweptAt = await waitFor(async () => (await sessions()) === 0 && Date.now(), idleMs + 30_000, 100);
   assert.ok(sweptAt, `every idle session was swept: ${await sessions()} left`);
   let after = processFigures(pid);
-  const settled = await waitFor(() => {
-    after = processFigures(pid);
-    return after.rssKb <= before.rssKb + SWEPT_MARGIN_KB;
-  }, 30_000, 100);
+  const settled = await waitFor(
+    () => {
+      after = processFigures(pid);
+      return after.rssKb <= before.rssKb + SWEPT_MARGIN_KB;
+    },
+    30_000,
+    100,
+  );
   assert.ok(settled, `RSS after the sweep: ${after.rssKb} kB, before ${before.rssKb} kB`);
   assert.ok(after.fds <= before.fds + 8, `open files after the sweep: ${after.fds}, before ${before.fds}`);
   for (const { id } of opened.slice(0, 20)) {
-    const stale = await fetch(daemon.url, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const stale = await fetch(daemon.url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': id },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     await stale.text();
     assert.equal(stale.status, 404, `session ${id} was closed`);
   }

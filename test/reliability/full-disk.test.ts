@@ -37,12 +37,19 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   const daemon = await startTestDaemon(t, { stateDir });
   const tools = await connectClient(t, daemon.url);
   const gate = join(disk, 'gate');
-  await tools.ok('run', { command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`, name: 'held', wait_seconds: 0 });
+  await tools.ok('run', {
+    command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`,
+    name: 'held',
+    wait_seconds: 0,
+  });
 
   // Output stops while less than the reserve is free: the registry keeps room to write.
   const flood = await tools.ok('run', { command: 'head -c 40M /dev/zero', name: 'flood', wait_seconds: 30 });
   assert.deepEqual([flood.state, flood.exit_code, flood.stdout_truncated], ['done', 0, true]);
-  assert.match(flood.stdout_truncated_reason, /^the disk of .* is nearly full: output stops while less than its reserve is free/);
+  assert.match(
+    flood.stdout_truncated_reason,
+    /^the disk of .* is nearly full: output stops while less than its reserve is free/,
+  );
   assert.ok(flood.stdout_bytes < MOUNT_MB * 1024 * 1024, `kept ${flood.stdout_bytes} bytes`);
 
   // Then the disk fills from outside, with the registry's write-ahead log emptied first, so that
@@ -55,7 +62,12 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   const refused = await tools.call('run', { command: 'true' });
   assert.equal(refused.isError, true, 'run is refused while the registry cannot be written');
   assert.equal(refused.structured.error.code, 'ERR_STATE_DIR_FULL');
-  assert.match(refused.text, new RegExp(`^the state dir ${stateDir} cannot be written now \\(.*database or disk is full; \\d+ bytes free\\); nothing was started`));
+  assert.match(
+    refused.text,
+    new RegExp(
+      `^the state dir ${stateDir} cannot be written now \\(.*database or disk is full; \\d+ bytes free\\); nothing was started`,
+    ),
+  );
 
   writeFileSync(gate, ''); // an inode, no data: a full tmpfs still takes it
   const ended = await waitFor(async () => {
@@ -63,7 +75,11 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
     return view.state === 'done' ? view : null;
   }, 30_000);
   assert.ok(ended, 'the task went on and its end is known');
-  assert.deepEqual([ended.exit_code, ended.stdout_truncated], [0, true], 'its output could not be written, and says so');
+  assert.deepEqual(
+    [ended.exit_code, ended.stdout_truncated],
+    [0, true],
+    'its output could not be written, and says so',
+  );
   assert.match(ended.stdout_truncated_reason, /nearly full|ENOSPC/);
   const degraded = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
   assert.deepEqual([degraded.ok, degraded.state_dir.writable], [false, false]);
@@ -73,14 +89,22 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   // The operator frees space: the filler, and the flood's output.
   rmSync(join(disk, 'filler'));
   rmSync(flood.stdout_path);
-  assert.ok(await waitFor(async () => ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).ok === true, 30_000), 'the daemon recovered by itself');
+  assert.ok(
+    await waitFor(
+      async () => ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).ok === true,
+      30_000,
+    ),
+    'the daemon recovered by itself',
+  );
   assert.equal((await tools.ok('run', { command: 'echo back' })).stdout_tail, 'back\n');
   assert.equal(await daemon.stop(), 0);
 
   const registry = new Database(join(stateDir, 'tasks.sqlite'), { readonly: true });
   try {
     assert.equal(registry.pragma('integrity_check', { simple: true }), 'ok');
-    const row = registry.prepare<[string], { state: string; exit_code: number }>('SELECT state, exit_code FROM tasks WHERE id = ?').get('held');
+    const row = registry
+      .prepare<[string], { state: string; exit_code: number }>('SELECT state, exit_code FROM tasks WHERE id = ?')
+      .get('held');
     assert.deepEqual(row, { state: 'done', exit_code: 0 }, 'the end held in memory was written once the disk took it');
   } finally {
     registry.close();

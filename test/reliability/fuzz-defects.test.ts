@@ -23,7 +23,11 @@ test('a request whose id or progressToken is an integer beyond 2^53 is refused w
     `{"jsonrpc":"2.0","id":1e21,"method":"tools/list","params":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`,
   ];
   for (const text of bodies) {
-    const answer = await rawPost(daemon.url, headers, text, 3000).catch((error: Error) => ({ status: 0, headers: {}, text: `no answer: ${error.message}` }));
+    const answer = await rawPost(daemon.url, headers, text, 3000).catch((error: Error) => ({
+      status: 0,
+      headers: {},
+      text: `no answer: ${error.message}`,
+    }));
     assert.equal(answer.status, 400, `${text.slice(0, 100)} -> ${answer.status} ${answer.text.slice(0, 200)}`);
     assert.equal(JSON.parse(answer.text).error.code, -32600);
   }
@@ -38,7 +42,10 @@ test('a tool error echoes unknown field names within bounds, however many or lon
     const result = await tools.call('list', args);
     assert.equal(result.isError, true);
     assert.equal(result.structured.error.code, 'ERR_INVALID_INPUT');
-    assert.ok(result.text.length <= MAX_ERROR_TEXT, `an answer of ${result.text.length} chars to ${Object.keys(args).length} unknown fields`);
+    assert.ok(
+      result.text.length <= MAX_ERROR_TEXT,
+      `an answer of ${result.text.length} chars to ${Object.keys(args).length} unknown fields`,
+    );
   }
 });
 
@@ -54,8 +61,15 @@ test('a response the client sends, however deeply nested, is taken or refused wi
   ];
   for (const text of bodies) {
     const answer = await rawPost(daemon.url, headers, text, 3000);
-    assert.ok(answer.status === 202 || answer.status === 200, `${text.slice(0, 80)} -> ${answer.status} ${answer.text.slice(0, 200)}`);
-    if (answer.status === 200) assert.deepEqual(JSON.parse(answer.text).map((response: { id: unknown }) => response.id), [5]);
+    assert.ok(
+      answer.status === 202 || answer.status === 200,
+      `${text.slice(0, 80)} -> ${answer.status} ${answer.text.slice(0, 200)}`,
+    );
+    if (answer.status === 200)
+      assert.deepEqual(
+        JSON.parse(answer.text).map((response: { id: unknown }) => response.id),
+        [5],
+      );
   }
   assert.deepEqual(errorLines(daemon), []);
 });
@@ -74,7 +88,11 @@ test('a known method whose params its schema refuses is answered -32602 Invalid 
   for (const message of bodies) {
     const answer = await rawPost(daemon.url, headers, JSON.stringify(message), 3000);
     const json = JSON.parse(answer.text);
-    assert.deepEqual([answer.status, json.id, json.error?.code], [200, message.id, -32602], `${JSON.stringify(message)} -> ${answer.text.slice(0, 200)}`);
+    assert.deepEqual(
+      [answer.status, json.id, json.error?.code],
+      [200, message.id, -32602],
+      `${JSON.stringify(message)} -> ${answer.text.slice(0, 200)}`,
+    );
   }
 });
 
@@ -84,7 +102,10 @@ test('run echoes a cwd the OS refuses within bounds, however long it is', async 
   const result = await tools.call('run', { command: 'true', cwd: 'x'.repeat(100_000) });
   assert.equal(result.isError, true);
   assert.equal(result.structured.error.code, 'ERR_INVALID_INPUT');
-  assert.ok(result.text.length <= MAX_ERROR_TEXT, `an answer of ${result.text.length} chars: ${result.text.slice(0, 200)}`);
+  assert.ok(
+    result.text.length <= MAX_ERROR_TEXT,
+    `an answer of ${result.text.length} chars: ${result.text.slice(0, 200)}`,
+  );
 });
 
 test('an initialize without an id, sent without a session, opens no session nobody is told of', async (t) => {

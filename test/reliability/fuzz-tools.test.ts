@@ -21,28 +21,37 @@ import { toolCall } from './fuzz/values.js';
 /** A tool call that gets no answer in this time hangs: a failure. */
 const CALL_TIMEOUT_MS = 30_000;
 
-test('every tool call with arbitrary arguments returns in time: a result or a known tool error, never an internal one', { timeout: TEST_TIMEOUT_MS }, async (t) => {
-  const daemon = await startTestDaemon(t, { args: DAEMON_ARGS });
-  const tools = await connectClient(t, daemon.url);
-  let calls = 0;
-  let errors = 0;
-  await fc.assert(
-    fc.asyncProperty(toolCall, async ({ tool, args }) => {
-      const what = `${tool} ${describeArgs(args)}`;
-      calls++;
-      // Throws on a JSON-RPC error and on structured content the schema refuses; a time-out fails here.
-      const result = await within(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
-      if (result === TIMED_OUT) assert.fail(`${what} got no answer within ${CALL_TIMEOUT_MS} ms`);
-      if (result.isError) {
-        errors++;
-        assertToolError(result.structured, result.text, what);
-      } else {
-        assert.ok(result.structured !== null && typeof result.structured === 'object', what);
-        assert.ok(result.structured.error === undefined || result.structured.error === null || typeof result.structured.error === 'string', what);
-      }
-    }),
-    params(200),
-  );
-  t.diagnostic(`${calls} calls, ${errors} tool errors`);
-  await assertHealthy(t, daemon, tools);
-});
+test(
+  'every tool call with arbitrary arguments returns in time: a result or a known tool error, never an internal one',
+  { timeout: TEST_TIMEOUT_MS },
+  async (t) => {
+    const daemon = await startTestDaemon(t, { args: DAEMON_ARGS });
+    const tools = await connectClient(t, daemon.url);
+    let calls = 0;
+    let errors = 0;
+    await fc.assert(
+      fc.asyncProperty(toolCall, async ({ tool, args }) => {
+        const what = `${tool} ${describeArgs(args)}`;
+        calls++;
+        // Throws on a JSON-RPC error and on structured content the schema refuses; a time-out fails here.
+        const result = await within(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
+        if (result === TIMED_OUT) assert.fail(`${what} got no answer within ${CALL_TIMEOUT_MS} ms`);
+        if (result.isError) {
+          errors++;
+          assertToolError(result.structured, result.text, what);
+        } else {
+          assert.ok(result.structured !== null && typeof result.structured === 'object', what);
+          assert.ok(
+            result.structured.error === undefined ||
+              result.structured.error === null ||
+              typeof result.structured.error === 'string',
+            what,
+          );
+        }
+      }),
+      params(200),
+    );
+    t.diagnostic(`${calls} calls, ${errors} tool errors`);
+    await assertHealthy(t, daemon, tools);
+  },
+);

@@ -35,7 +35,10 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
     behaviour.ok++;
     return OK;
   };
-  const { peer, daemon } = await startDaemonWithPeer(t, { answer, args: ['--max-running', '32', '--kill-grace-ms', '200', '--retention-count', '100000'] });
+  const { peer, daemon } = await startDaemonWithPeer(t, {
+    answer,
+    args: ['--max-running', '32', '--kill-grace-ms', '200', '--retention-count', '100000'],
+  });
   const connected = async () => (await healthz(daemon.origin)).todos.harness_connected as boolean;
 
   // The flapping: once FLAP_REQUESTS more have arrived, the socket goes away (what was unanswered
@@ -72,20 +75,33 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
   });
   const started = await session.all('run', calls);
   const ids: string[] = started.map((task) => task.id);
-  await session.all('kill', ids.filter((_, i) => kind(i) === 'killed').map((id) => ({ id })));
+  await session.all(
+    'kill',
+    ids.filter((_, i) => kind(i) === 'killed').map((id) => ({ id })),
+  );
 
   let views: any[] = [];
-  const allEnded = await waitFor(async () => {
-    views = await session.all('status', ids.map((id) => ({ id, peek: true })));
-    return views.every((view) => FINISHED.has(view.state));
-  }, 120_000, 250);
+  const allEnded = await waitFor(
+    async () => {
+      views = await session.all(
+        'status',
+        ids.map((id) => ({ id, peek: true })),
+      );
+      return views.every((view) => FINISHED.has(view.state));
+    },
+    120_000,
+    250,
+  );
   assert.ok(allEnded, `${views.filter((view) => FINISHED.has(view.state)).length} of ${TASKS} ended`);
   const endedAt = Date.now();
   const flapsWhileEnding = flaps;
   views.forEach((view, i) => assert.equal(view.state, kind(i), `${view.id} ended as it should`));
 
   const delivered = () => views.filter((view) => peer.todos.get(view.id)?.state === view.state).length;
-  assert.ok(await waitFor(() => delivered() === TASKS, 120_000, 50), `${delivered()} of ${TASKS} final states delivered`);
+  assert.ok(
+    await waitFor(() => delivered() === TASKS, 120_000, 50),
+    `${delivered()} of ${TASKS} final states delivered`,
+  );
   ending = true;
   await flapping;
   assert.equal(flapError, null, 'the harness flapped as planned');
@@ -96,12 +112,23 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
     if (view.state === 'done') assert.match(todo.summary!, new RegExp(`: exit ${view.exit_code} after`));
   }
   const running = [...peer.todos.values()].filter((todo) => todo.state === 'running' || todo.state === 'pending');
-  assert.deepEqual(running.map((todo) => todo.key), [], 'no todo is left showing a task as running');
+  assert.deepEqual(
+    running.map((todo) => todo.key),
+    [],
+    'no todo is left showing a task as running',
+  );
   // The daemon sent no later state after a final one, on any connection.
-  for (const view of views) assert.equal(peer.requestsFor(view.id).at(-1)?.state, view.state, `the last request for ${view.id} is its end`);
+  for (const view of views)
+    assert.equal(peer.requestsFor(view.id).at(-1)?.state, view.state, `the last request for ${view.id} is its end`);
   if (down) await peer.start();
-  assert.ok(await waitFor(async () => (await healthz(daemon.origin)).todos.outbox_depth === 0, 60_000), 'the outbox drained');
-  assert.ok(flapsWhileEnding >= 1 && behaviour.slow > 0 && behaviour.refused > 0, `the harness flapped ${flapsWhileEnding} times while the tasks ended and was slow and refusing: ${JSON.stringify(behaviour)}`);
+  assert.ok(
+    await waitFor(async () => (await healthz(daemon.origin)).todos.outbox_depth === 0, 60_000),
+    'the outbox drained',
+  );
+  assert.ok(
+    flapsWhileEnding >= 1 && behaviour.slow > 0 && behaviour.refused > 0,
+    `the harness flapped ${flapsWhileEnding} times while the tasks ended and was slow and refusing: ${JSON.stringify(behaviour)}`,
+  );
   report(t, {
     test: 'harness-socket',
     tasks: TASKS,

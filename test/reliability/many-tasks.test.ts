@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { listTaskCgroups } from '../helpers/cgroups.js';
-import { batterySize, healthz, processFigures, RawSession, report, zombiesUnder, type ProcessFigures } from '../helpers/battery.js';
+import {
+  batterySize,
+  healthz,
+  processFigures,
+  RawSession,
+  report,
+  zombiesUnder,
+  type ProcessFigures,
+} from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -18,10 +26,14 @@ const FD_MARGIN = 8;
 /** A few shapes of task: output on both streams, an exit code, a pipe, a child left to the shim to reap. */
 function command(i: number): string {
   switch (i % 4) {
-    case 0: return `echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 3))`;
-    case 1: return `seq 1 ${i % 50} | tail -n 1`;
-    case 2: return '(sleep 0.01 &); true';
-    default: return 'true';
+    case 0:
+      return `echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 3))`;
+    case 1:
+      return `seq 1 ${i % 50} | tail -n 1`;
+    case 2:
+      return '(sleep 0.01 &); true';
+    default:
+      return 'true';
   }
 }
 
@@ -34,7 +46,11 @@ test(`${TASKS} tasks leave the daemon at its steady RSS and open files, with no 
   let series: Array<[number, number]> = [];
   const sample = () => {
     const now = processFigures(pid);
-    peak = { rssKb: Math.max(peak.rssKb, now.rssKb), fds: Math.max(peak.fds, now.fds), threads: Math.max(peak.threads, now.threads) };
+    peak = {
+      rssKb: Math.max(peak.rssKb, now.rssKb),
+      fds: Math.max(peak.fds, now.fds),
+      threads: Math.max(peak.threads, now.threads),
+    };
     return now;
   };
   /** Runs tasks first..first+count-1 from CLIENTS sessions at once, each a batch at a time; checks each result. */
@@ -43,27 +59,33 @@ test(`${TASKS} tasks leave the daemon at its steady RSS and open files, with no 
     let done = 0;
     let nextMark = Math.ceil(count / 10);
     series = [];
-    await Promise.all(sessions.map(async (session) => {
-      while (next < first + count) {
-        const from = next;
-        const size = Math.min(BATCH, first + count - from);
-        next += size;
-        const results = await session.all('run', Array.from({ length: size }, (_, j) => ({ command: command(from + j), wait_seconds: 30 })));
-        results.forEach((task, j) => assert.equal(task.state, 'done', `task ${from + j}: ${JSON.stringify(task)}`));
-        const now = sample();
-        done += size;
-        if (done >= nextMark) {
-          series.push([done, now.rssKb]);
-          nextMark += Math.ceil(count / 10);
+    await Promise.all(
+      sessions.map(async (session) => {
+        while (next < first + count) {
+          const from = next;
+          const size = Math.min(BATCH, first + count - from);
+          next += size;
+          const results = await session.all(
+            'run',
+            Array.from({ length: size }, (_, j) => ({ command: command(from + j), wait_seconds: 30 })),
+          );
+          results.forEach((task, j) => assert.equal(task.state, 'done', `task ${from + j}: ${JSON.stringify(task)}`));
+          const now = sample();
+          done += size;
+          if (done >= nextMark) {
+            series.push([done, now.rssKb]);
+            nextMark += Math.ceil(count / 10);
+          }
         }
-      }
-    }));
+      }),
+    );
   };
   const idle = async () => {
     const counts = (await healthz(daemon.origin)).tasks;
     return counts.running === 0 && counts.pending === 0;
   };
-  const clean = () => zombiesUnder(pid).length === 0 && (daemon.cgroupRoot === null || listTaskCgroups(daemon.cgroupRoot).length === 0);
+  const clean = () =>
+    zombiesUnder(pid).length === 0 && (daemon.cgroupRoot === null || listTaskCgroups(daemon.cgroupRoot).length === 0);
 
   await runTasks(0, WARM_UP);
   assert.ok(await waitFor(async () => (await idle()) && clean(), 30_000), 'the warm-up is over');
@@ -74,13 +96,24 @@ test(`${TASKS} tasks leave the daemon at its steady RSS and open files, with no 
   const ran = Date.now() - began;
   assert.ok(await waitFor(idle, 30_000), 'every task is over');
   let after = processFigures(pid);
-  const settled = await waitFor(() => {
-    after = processFigures(pid);
-    return after.rssKb <= steady.rssKb + RSS_MARGIN(steady.rssKb) && after.fds <= steady.fds + FD_MARGIN;
-  }, 60_000, 100);
-  assert.ok(settled, `back to steady: RSS ${after.rssKb} kB (steady ${steady.rssKb} kB), open files ${after.fds} (steady ${steady.fds})`);
+  const settled = await waitFor(
+    () => {
+      after = processFigures(pid);
+      return after.rssKb <= steady.rssKb + RSS_MARGIN(steady.rssKb) && after.fds <= steady.fds + FD_MARGIN;
+    },
+    60_000,
+    100,
+  );
+  assert.ok(
+    settled,
+    `back to steady: RSS ${after.rssKb} kB (steady ${steady.rssKb} kB), open files ${after.fds} (steady ${steady.fds})`,
+  );
   assert.ok(await waitFor(() => zombiesUnder(pid).length === 0, 10_000), `zombies: ${zombiesUnder(pid).join(', ')}`);
-  if (daemon.cgroupRoot !== null) assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 10_000), `task cgroups left: ${listTaskCgroups(daemon.cgroupRoot!).length}`);
+  if (daemon.cgroupRoot !== null)
+    assert.ok(
+      await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 10_000),
+      `task cgroups left: ${listTaskCgroups(daemon.cgroupRoot!).length}`,
+    );
   assert.ok(after.threads <= steady.threads, `threads ${after.threads}, steady ${steady.threads}`);
   const health = await healthz(daemon.origin);
   assert.equal(health.ok, true);

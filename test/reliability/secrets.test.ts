@@ -24,12 +24,20 @@ test("the daemon's token and its --auth-token-file path are never in a task's en
 
   for (const pty of [false, true]) {
     // The leader's environment and a grandchild's, as env and as the kernel holds it.
-    const task = await tools.ok('run', { command: "env; bash -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ'", pty, wait_seconds: 30 });
+    const task = await tools.ok('run', {
+      command: 'env; bash -c \'tr "\\0" "\\n" < /proc/$$/environ\'',
+      pty,
+      wait_seconds: 30,
+    });
     assert.equal(task.state, 'done');
     const { stdout_path: path } = task;
     const output = readFileSync(path, 'utf8');
-    assert.equal(output.match(/^BATTERY_INHERITED=from-the-daemon\r?$/gm)?.length, 2, 'the daemon environment is inherited by the leader and its child, so the checks below mean something');
-    assert.match(output, new RegExp(`^HIVE_BASH_TASK_ID=${task.id}\\r?$`, 'm'), 'the daemon\'s markers are set');
+    assert.equal(
+      output.match(/^BATTERY_INHERITED=from-the-daemon\r?$/gm)?.length,
+      2,
+      'the daemon environment is inherited by the leader and its child, so the checks below mean something',
+    );
+    assert.match(output, new RegExp(`^HIVE_BASH_TASK_ID=${task.id}\\r?$`, 'm'), "the daemon's markers are set");
     assert.ok(!output.includes(token), `the token is in the task's environment (pty ${pty})`);
     assert.ok(!output.includes(tokenFile), `the token file's path is in the task's environment (pty ${pty})`);
     assert.doesNotMatch(output, /^HIVE_BASH_AUTH/m);

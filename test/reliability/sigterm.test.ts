@@ -18,7 +18,9 @@ const REAP_MARGIN_MS = 2000;
 const stubborn = (i: number) => i % 3 === 0;
 
 test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, interrupted, their todos in the outbox, and exits 0`, async (t) => {
-  const daemon = await startTestDaemon(t, { args: ['--kill-grace-ms', String(GRACE_MS), '--max-running', String(RUNNING + 16)] });
+  const daemon = await startTestDaemon(t, {
+    args: ['--kill-grace-ms', String(GRACE_MS), '--max-running', String(RUNNING + 16)],
+  });
   const marker = `STOPPED=${daemon.marker}`;
   const session = await RawSession.open(daemon.url);
   const calls = Array.from({ length: RUNNING }, (_, i) => ({
@@ -27,10 +29,23 @@ test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, inte
     wait_seconds: 0,
   }));
   const ids: string[] = (await session.all('run', calls)).map((task) => task.id);
-  const started = await waitFor(async () => (await session.all('status', ids.map((id) => ({ id, peek: true })))).every((view) => view.state === 'running' && view.pid > 0), 60_000, 100);
+  const started = await waitFor(
+    async () =>
+      (
+        await session.all(
+          'status',
+          ids.map((id) => ({ id, peek: true })),
+        )
+      ).every((view) => view.state === 'running' && view.pid > 0),
+    60_000,
+    100,
+  );
   assert.ok(started, `all ${RUNNING} are running`);
   // Each has its bash, or its sleeps, by now: a trap set after the run's start has been set when both sleeps exist.
-  assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 2 * RUNNING, 30_000), `their processes: ${findMarkedProcesses(marker).length}`);
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(marker).length >= 2 * RUNNING, 30_000),
+    `their processes: ${findMarkedProcesses(marker).length}`,
+  );
 
   const termAt = Date.now();
   const code = await daemon.stop();
@@ -41,20 +56,44 @@ test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, inte
 
   const registry = new Database(join(daemon.stateDir, 'tasks.sqlite'), { readonly: true });
   t.after(() => registry.close());
-  const rows = registry.prepare<[], { id: string; state: string; signal: string; exit_code: number; ended_at: number }>('SELECT id, state, signal, exit_code, ended_at FROM tasks ORDER BY seq').all();
-  assert.deepEqual(rows.map((row) => row.id), ids);
+  const rows = registry
+    .prepare<[], { id: string; state: string; signal: string; exit_code: number; ended_at: number }>(
+      'SELECT id, state, signal, exit_code, ended_at FROM tasks ORDER BY seq',
+    )
+    .all();
+  assert.deepEqual(
+    rows.map((row) => row.id),
+    ids,
+  );
   for (const [i, row] of rows.entries()) {
     // Ended by the stop's SIGTERM, or by the SIGKILL after the grace where it ignored SIGTERM.
     const signal = stubborn(i) ? 'SIGKILL' : 'SIGTERM';
-    assert.deepEqual([row.state, row.signal, row.exit_code], ['interrupted', signal, signal === 'SIGKILL' ? 137 : 143], row.id);
-    assert.ok(row.ended_at - termAt <= GRACE_MS + REAP_MARGIN_MS, `${row.id} ended ${row.ended_at - termAt} ms after SIGTERM`);
+    assert.deepEqual(
+      [row.state, row.signal, row.exit_code],
+      ['interrupted', signal, signal === 'SIGKILL' ? 137 : 143],
+      row.id,
+    );
+    assert.ok(
+      row.ended_at - termAt <= GRACE_MS + REAP_MARGIN_MS,
+      `${row.id} ended ${row.ended_at - termAt} ms after SIGTERM`,
+    );
   }
-  const outbox = new Map(registry.prepare<[], { key: string; line: string }>('SELECT key, line FROM todo_outbox').all().map((row) => [row.key, JSON.parse(row.line)]));
+  const outbox = new Map(
+    registry
+      .prepare<[], { key: string; line: string }>('SELECT key, line FROM todo_outbox')
+      .all()
+      .map((row) => [row.key, JSON.parse(row.line)]),
+  );
   assert.equal(outbox.size, RUNNING, 'one todo operation per task waits in the outbox');
   for (const [i, id] of ids.entries()) {
     const todo = outbox.get(id);
     assert.deepEqual([todo?.cmd, todo?.state], ['todo_upsert', 'interrupted'], id);
-    assert.match(todo.summary, new RegExp(`^bash task ${id} interrupted: the daemon stopped while the task was running, ${stubborn(i) ? 'SIGKILL \\(exit 137\\)' : 'SIGTERM \\(exit 143\\)'} after `));
+    assert.match(
+      todo.summary,
+      new RegExp(
+        `^bash task ${id} interrupted: the daemon stopped while the task was running, ${stubborn(i) ? 'SIGKILL \\(exit 137\\)' : 'SIGTERM \\(exit 143\\)'} after `,
+      ),
+    );
   }
   const ended = rows.map((row) => row.ended_at - termAt);
   report(t, {

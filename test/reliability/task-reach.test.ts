@@ -67,7 +67,11 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
   const daemon = await startTestDaemon(t, { containment, args: ['--auth-token-file', tokenFile] });
   const tools = await connectClient(t, daemon.url, auth);
   const isolation = (await health(daemon, token)).task_isolation;
-  assert.equal(isolation.namespace.in_force, true, `the namespace should be in force as root: ${isolation.namespace.reason}`);
+  assert.equal(
+    isolation.namespace.in_force,
+    true,
+    `the namespace should be in force as root: ${isolation.namespace.reason}`,
+  );
   const kept = await tools.ok('run', { name: 'kept', command: 'echo kept-out; echo kept-err >&2', wait_seconds: 30 });
   assert.equal(kept.exit_code, 0);
   const keptStatus = await tools.ok('status', { id: 'kept' });
@@ -79,7 +83,10 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
     const what = `${attack.name}: ${JSON.stringify(result)}`;
     assert.equal(result.state, 'done', what);
     assert.match(result.stdout_tail, /survived\n$/, what); // its own shell lived through it
-    assert.ok(!result.stdout_tail.includes(token) && !result.stderr_tail.includes(token), `${attack.name} printed the token`);
+    assert.ok(
+      !result.stdout_tail.includes(token) && !result.stderr_tail.includes(token),
+      `${attack.name} printed the token`,
+    );
     assert.equal((await tools.ok('status', { id: 'sibling' })).state, 'running', `the sibling died of ${attack.name}`);
     assert.equal((await health(daemon, token)).ok, true, `after ${attack.name}`);
   }
@@ -88,10 +95,17 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
   assertOutputsKept(daemon.stateDir, before);
   assert.deepEqual(await tools.ok('status', { id: 'kept' }), keptStatus);
   assert.equal(await daemon.stop(), 0);
-  const again = await startTestDaemon(t, { containment, stateDir: daemon.stateDir, args: ['--auth-token-file', tokenFile] });
+  const again = await startTestDaemon(t, {
+    containment,
+    stateDir: daemon.stateDir,
+    args: ['--auth-token-file', tokenFile],
+  });
   const afterRestart = await connectClient(t, again.url, auth);
   const restored = await afterRestart.ok('status', { id: 'kept' });
-  assert.deepEqual([restored.state, restored.exit_code, restored.stdout_tail, restored.stderr_tail], ['done', 0, 'kept-out\n', 'kept-err\n']);
+  assert.deepEqual(
+    [restored.state, restored.exit_code, restored.stdout_tail, restored.stderr_tail],
+    ['done', 0, 'kept-out\n', 'kept-err\n'],
+  );
 }
 
 /** `kill -9 -1` ends every task (siblings too) but never the daemon, which reports each end. */
@@ -103,9 +117,13 @@ async function assertKillAllSparesTheDaemon(tools: ToolClient, daemon: TestDaemo
 }
 
 for (const containment of ['cgroup', 'process-group'] as const) {
-  test(`a task's pkill node, killall -9 node, pkill -f, kill -9 -1, rm -rf of the state dir and cat of the token leave the daemon serving and its records whole (${containment})`, { timeout: 180_000 }, async (t) => {
-    await runAttacks(t, containment);
-  });
+  test(
+    `a task's pkill node, killall -9 node, pkill -f, kill -9 -1, rm -rf of the state dir and cat of the token leave the daemon serving and its records whole (${containment})`,
+    { timeout: 180_000 },
+    async (t) => {
+      await runAttacks(t, containment);
+    },
+  );
 }
 
 test('a task sees its own pid as namespace_pid, the host the pid status gives, and pid 1 is the init', async (t) => {
@@ -122,54 +140,91 @@ test("a daemon's crash takes every task in its namespace with it, setsid'd and d
   const tools = await connectClient(t, daemon.url);
   const command = 'setsid sleep 600 & (sleep 600 &); exec sleep 600'; // three processes a task
   const ids: string[] = [];
-  for (let i = 0; i < 3; i++) ids.push((await tools.ok('run', { command, env: { REACH: daemon.marker }, wait_seconds: 0 })).id);
+  for (let i = 0; i < 3; i++)
+    ids.push((await tools.ok('run', { command, env: { REACH: daemon.marker }, wait_seconds: 0 })).id);
   const marker = `REACH=${daemon.marker}`;
-  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 9, 30_000), `all started: ${findMarkedProcesses(marker).length}`);
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(marker).length === 9, 30_000),
+    `all started: ${findMarkedProcesses(marker).length}`,
+  );
   await daemon.crash();
-  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 30_000), `left alive: ${findMarkedProcesses(marker).length}`);
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(marker).length === 0, 30_000),
+    `left alive: ${findMarkedProcesses(marker).length}`,
+  );
   const again = await startTestDaemon(t, { stateDir: daemon.stateDir });
   const after = await connectClient(t, again.url);
   for (const id of ids) assert.equal((await after.ok('status', { id })).state, 'interrupted');
 });
 
-test('without CAP_SYS_ADMIN the namespace is reported missing, with why, and the protections that need none still hold', { timeout: 120_000 }, async (t) => {
-  const { path: tokenFile, token } = makeTokenFile(t);
-  const daemon = await startTestDaemon(t, { wrapper: WITHOUT_SYS_ADMIN, args: ['--auth-token-file', tokenFile] });
-  const tools = await connectClient(t, daemon.url, { authorization: `Bearer ${token}` });
-  const { namespace, process_title } = (await health(daemon, token)).task_isolation;
-  assert.equal(namespace.in_force, false);
-  assert.match(namespace.reason, /^unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM.*needs root/);
-  assert.equal(process_title, 'hive-bash-daemon');
-  assert.match(daemon.stderr(), /"reason":"unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM[^"]*","msg":"tasks share the daemon's PID and mount namespaces/);
-  // Without the namespace the token file is the daemon's user's to read, and so its tasks'.
-  const read = await tools.ok('run', { command: `cat ${tokenFile}`, wait_seconds: 30 });
-  assert.equal(read.stdout_tail, `${token}\n`);
-  // Its name and a command text in no argv still hold. (Not `pkill node` here: with the host's
-  // processes in reach, it would end the test runner.)
-  const word = `reach-${randomUUID().slice(0, 8)}`;
-  const found = await tools.ok('run', { command: `pgrep -x node; pgrep -x hive-bash-daemo; pkill -f ${word}; echo survived`, wait_seconds: 30 });
-  const pids = found.stdout_tail.split('\n').slice(0, -2).map(Number);
-  assert.ok(pids.includes(daemon.child.pid!), `the daemon is found by its own name: ${found.stdout_tail}`);
-  assert.equal(pids.filter((pid: number) => pid === daemon.child.pid).length, 1, `the daemon is found once, not as node too: ${found.stdout_tail}`);
-  assert.match(found.stdout_tail, /survived\n$/);
-  assert.equal(found.namespace_pid, null);
-  assert.equal((await health(daemon, token)).ok, true);
-});
+test(
+  'without CAP_SYS_ADMIN the namespace is reported missing, with why, and the protections that need none still hold',
+  { timeout: 120_000 },
+  async (t) => {
+    const { path: tokenFile, token } = makeTokenFile(t);
+    const daemon = await startTestDaemon(t, { wrapper: WITHOUT_SYS_ADMIN, args: ['--auth-token-file', tokenFile] });
+    const tools = await connectClient(t, daemon.url, { authorization: `Bearer ${token}` });
+    const { namespace, process_title } = (await health(daemon, token)).task_isolation;
+    assert.equal(namespace.in_force, false);
+    assert.match(namespace.reason, /^unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM.*needs root/);
+    assert.equal(process_title, 'hive-bash-daemon');
+    assert.match(
+      daemon.stderr(),
+      /"reason":"unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM[^"]*","msg":"tasks share the daemon's PID and mount namespaces/,
+    );
+    // Without the namespace the token file is the daemon's user's to read, and so its tasks'.
+    const read = await tools.ok('run', { command: `cat ${tokenFile}`, wait_seconds: 30 });
+    assert.equal(read.stdout_tail, `${token}\n`);
+    // Its name and a command text in no argv still hold. (Not `pkill node` here: with the host's
+    // processes in reach, it would end the test runner.)
+    const word = `reach-${randomUUID().slice(0, 8)}`;
+    const found = await tools.ok('run', {
+      command: `pgrep -x node; pgrep -x hive-bash-daemo; pkill -f ${word}; echo survived`,
+      wait_seconds: 30,
+    });
+    const pids = found.stdout_tail.split('\n').slice(0, -2).map(Number);
+    assert.ok(pids.includes(daemon.child.pid!), `the daemon is found by its own name: ${found.stdout_tail}`);
+    assert.equal(
+      pids.filter((pid: number) => pid === daemon.child.pid).length,
+      1,
+      `the daemon is found once, not as node too: ${found.stdout_tail}`,
+    );
+    assert.match(found.stdout_tail, /survived\n$/);
+    assert.equal(found.namespace_pid, null);
+    assert.equal((await health(daemon, token)).ok, true);
+  },
+);
 
 test("the tasks' init killed from outside takes every task with it, the daemon says so and makes a new namespace for the next", async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const initPid = async (): Promise<number | null> => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;
+  const initPid = async (): Promise<number | null> =>
+    ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;
   const first = await initPid();
   assert.ok(first !== null && first > 0);
   const task = await tools.ok('run', { command: 'sleep 600', wait_seconds: 0 });
   assert.ok(await waitFor(async () => (await tools.ok('status', { id: task.id })).pid !== null, 30_000), 'it started');
   process.kill(first, 'SIGKILL');
   const ended = await tools.ok('status', { id: task.id, wait_seconds: 30 });
-  assert.deepEqual([ended.state, ended.error], ['done', 'the task ended without reporting its exit (its shim was killed)']);
-  const second = await waitFor(async () => { const pid = await initPid(); return pid !== null && pid !== first ? pid : null; }, 30_000, 50);
+  assert.deepEqual(
+    [ended.state, ended.error],
+    ['done', 'the task ended without reporting its exit (its shim was killed)'],
+  );
+  const second = await waitFor(
+    async () => {
+      const pid = await initPid();
+      return pid !== null && pid !== first ? pid : null;
+    },
+    30_000,
+    50,
+  );
   assert.ok(second !== null, 'a new init');
-  assert.match(daemon.stderr(), new RegExp(`"level":50.*the tasks' init \\(pid ${first}\\) died, and every task in its namespace with it: a new namespace is made for the next tasks`));
+  assert.match(
+    daemon.stderr(),
+    new RegExp(
+      `"level":50.*the tasks' init \\(pid ${first}\\) died, and every task in its namespace with it: a new namespace is made for the next tasks`,
+    ),
+  );
   const next = await tools.ok('run', { command: 'ps -o comm= -p 1; echo "$$"', wait_seconds: 30 });
   assert.equal(next.stdout_tail, `hive-task-init\n${next.namespace_pid}\n`, 'the next task runs in the new namespace');
 });
@@ -181,5 +236,9 @@ test('a task whose shim is killed ends at once, even while a process its shim co
   // holds stdout and stderr, and outlives the shim that `kill -9 $PPID` ends.
   const command = 'env -i HIVE_TEST_MARK="$HIVE_TEST_MARK" /bin/sleep 600 & kill -9 $PPID; wait';
   const task = await tools.ok('run', { command, wait_seconds: 30 });
-  assert.deepEqual([task.state, task.error], ['done', 'the task ended without reporting its exit (its shim was killed)'], JSON.stringify(task));
+  assert.deepEqual(
+    [task.state, task.error],
+    ['done', 'the task ended without reporting its exit (its shim was killed)'],
+    JSON.stringify(task),
+  );
 });

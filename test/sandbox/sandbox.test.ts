@@ -22,7 +22,8 @@ function makeDir(t: TestContext, prefix: string): string {
 /** Each writer tries `inside/NAME` and `outside/NAME`: the leader, a child, a setsid'd and a nohup'd grandchild. */
 function writers(inside: string, outside: string): string {
   // Each records its refusal inside (their stderr lines would interleave).
-  const both = (name: string) => `touch ${inside}/${name}; touch ${outside}/${name} 2>/dev/null || touch ${inside}/${name}-refused`;
+  const both = (name: string) =>
+    `touch ${inside}/${name}; touch ${outside}/${name} 2>/dev/null || touch ${inside}/${name}-refused`;
   return [
     both('leader'),
     `bash -c '${both('child')}'`,
@@ -39,12 +40,19 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       writeFileSync(join(outside, 'kept'), 'as it was\n');
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
-      const task = await tools.ok('run', { command: writers(inside, outside), sandbox: { write: [inside] }, wait_seconds: 30 });
+      const task = await tools.ok('run', {
+        command: writers(inside, outside),
+        sandbox: { write: [inside] },
+        wait_seconds: 30,
+      });
       assert.deepEqual(task.sandbox, { write: [inside], network: true });
       assert.match(task.stdout_tail, /^as it was\noverwrite: 1\n$/);
       for (const name of ['leader', 'child', 'setsid', 'nohup']) {
         assert.ok(existsSync(join(inside, name)), `${name} wrote inside`);
-        assert.ok(!existsSync(join(outside, name)) && existsSync(join(inside, `${name}-refused`)), `${name} was refused outside`);
+        assert.ok(
+          !existsSync(join(outside, name)) && existsSync(join(inside, `${name}-refused`)),
+          `${name} was refused outside`,
+        );
       }
       assert.equal(readFileSync(join(outside, 'kept'), 'utf8'), 'as it was\n');
     });
@@ -57,11 +65,26 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
       const reach = `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached' 2>/dev/null || echo "refused"`;
-      assert.equal((await tools.ok('run', { command: reach, wait_seconds: 30 })).stdout_tail, 'reached\n', 'unsandboxed, it is reachable');
-      assert.equal((await tools.ok('run', { command: reach, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail, 'refused\n');
+      assert.equal(
+        (await tools.ok('run', { command: reach, wait_seconds: 30 })).stdout_tail,
+        'reached\n',
+        'unsandboxed, it is reachable',
+      );
+      assert.equal(
+        (await tools.ok('run', { command: reach, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail,
+        'refused\n',
+      );
       const escape = 'nsenter --net=/proc/1/ns/net true 2>/dev/null; echo "nsenter: $?"';
-      assert.equal((await tools.ok('run', { command: escape, wait_seconds: 30 })).stdout_tail, 'nsenter: 0\n', 'unsandboxed, it may');
-      assert.equal((await tools.ok('run', { command: escape, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail, 'nsenter: 1\n', 'it cannot enter the network it left');
+      assert.equal(
+        (await tools.ok('run', { command: escape, wait_seconds: 30 })).stdout_tail,
+        'nsenter: 0\n',
+        'unsandboxed, it may',
+      );
+      assert.equal(
+        (await tools.ok('run', { command: escape, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail,
+        'nsenter: 1\n',
+        'it cannot enter the network it left',
+      );
       const server = await tools.ok('run', {
         command: 'python3 -m http.server 0 --bind 127.0.0.1',
         sandbox: { network: false },
@@ -71,11 +94,22 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       const own = Number(/port (\d+)/.exec(server.stdout_tail)![1]);
       const status = await tools.ok('status', { id: server.id, wait_for_port: own, wait_seconds: 30 });
       assert.equal(status.wait_result, 'listening');
-      assert.deepEqual(status.ports.map((entry: { port: number }) => entry.port), [own]);
-      const inner = await tools.ok('run', { command: reach.replaceAll(String(port), String(own)), sandbox: { network: false }, wait_seconds: 30 });
+      assert.deepEqual(
+        status.ports.map((entry: { port: number }) => entry.port),
+        [own],
+      );
+      const inner = await tools.ok('run', {
+        command: reach.replaceAll(String(port), String(own)),
+        sandbox: { network: false },
+        wait_seconds: 30,
+      });
       assert.equal(inner.stdout_tail, 'refused\n', 'another sandboxed task has a loopback of its own');
-      const same = await tools.ok('run', { command: `python3 -c "import urllib.request as r; print(r.urlopen('http://127.0.0.1:${own}/').status)"`, sandbox: { network: false }, wait_seconds: 30 });
-      assert.notEqual(same.stdout_tail, '200\n', 'nor does it share the server\'s');
+      const same = await tools.ok('run', {
+        command: `python3 -c "import urllib.request as r; print(r.urlopen('http://127.0.0.1:${own}/').status)"`,
+        sandbox: { network: false },
+        wait_seconds: 30,
+      });
+      assert.notEqual(same.stdout_tail, '200\n', "nor does it share the server's");
       await tools.ok('kill', { id: server.id, force: true });
     });
   });
@@ -87,7 +121,13 @@ test('a sandboxed task on a terminal, interactive, can be written to and killed'
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const command = `read -r line; echo "got $line" > ${dir}/answer; echo "tty: $(tty)"; echo > /dev/tty && echo tty-ok; sleep 600`;
-  const task = await tools.ok('run', { command, pty: true, interactive: true, sandbox: { write: [dir], network: false }, wait_seconds: 0 });
+  const task = await tools.ok('run', {
+    command,
+    pty: true,
+    interactive: true,
+    sandbox: { write: [dir], network: false },
+    wait_seconds: 0,
+  });
   await tools.ok('input', { id: task.id, text: 'hello\n' });
   const seen = await tools.ok('status', { id: task.id, wait_for: 'tty-ok', wait_seconds: 30 });
   assert.equal(seen.wait_result, 'matched');
@@ -101,12 +141,24 @@ test('bad sandboxes are refused naming the member, the value and what is accepte
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const cases: Array<[unknown, string]> = [
-    [{ write: ['relative/dir'] }, 'Invalid run input: "sandbox.write[0]" must be an absolute path; got "relative/dir" (string)'],
-    [{ write: '/tmp' }, 'Invalid run input: "sandbox.write" must be an array of at most 64 absolute directory paths; got "/tmp" (string)'],
+    [
+      { write: ['relative/dir'] },
+      'Invalid run input: "sandbox.write[0]" must be an absolute path; got "relative/dir" (string)',
+    ],
+    [
+      { write: '/tmp' },
+      'Invalid run input: "sandbox.write" must be an array of at most 64 absolute directory paths; got "/tmp" (string)',
+    ],
     [{ network: 'off' }, 'Invalid run input: "sandbox.network" must be true or false; got "off" (string)'],
     [{ read: ['/'] }, 'Invalid run input: unknown field "read" (string) in "sandbox"; it accepts: write, network'],
-    [{ write: ['/no/such/dir'] }, 'Invalid run input: "sandbox.write[0]" must be an existing directory to write in; got "/no/such/dir" (string): no such directory'],
-    [true, 'Invalid run input: "sandbox" must be an object {"write": [absolute directories], "network": true or false}, both members optional; got true (boolean)'],
+    [
+      { write: ['/no/such/dir'] },
+      'Invalid run input: "sandbox.write[0]" must be an existing directory to write in; got "/no/such/dir" (string): no such directory',
+    ],
+    [
+      true,
+      'Invalid run input: "sandbox" must be an object {"write": [absolute directories], "network": true or false}, both members optional; got true (boolean)',
+    ],
   ];
   for (const [sandbox, message] of cases) {
     const result = await tools.call('run', { command: 'true', sandbox });
@@ -118,24 +170,52 @@ test('bad sandboxes are refused naming the member, the value and what is accepte
 test("the operator's floor confines runs that give no sandbox and refuses wider ones; the default fills in", async (t) => {
   const [work, elsewhere] = [makeDir(t, 'floor'), makeDir(t, 'elsewhere')];
   const floor = JSON.stringify({ write: [work], network: false });
-  const daemon = await startTestDaemon(t, { args: ['--sandbox-floor', floor, '--default-sandbox', JSON.stringify({ write: [work] })] });
+  const daemon = await startTestDaemon(t, {
+    args: ['--sandbox-floor', floor, '--default-sandbox', JSON.stringify({ write: [work] })],
+  });
   const tools = await connectClient(t, daemon.url);
   const given = await tools.ok('run', { command: `touch ${work}/a ${elsewhere}/a`, cwd: work, wait_seconds: 30 });
-  assert.deepEqual(given.sandbox, { write: [work], network: false }, 'the default, with the floor for what it leaves out');
+  assert.deepEqual(
+    given.sandbox,
+    { write: [work], network: false },
+    'the default, with the floor for what it leaves out',
+  );
   const named = await tools.ok('run', { command: 'true', sandbox: { network: false }, wait_seconds: 30 });
-  assert.deepEqual(named.sandbox, { write: [work], network: false }, "a run's own, with the floor for what it leaves out");
+  assert.deepEqual(
+    named.sandbox,
+    { write: [work], network: false },
+    "a run's own, with the floor for what it leaves out",
+  );
   const wider = await tools.call('run', { command: 'true', sandbox: { write: [elsewhere] } });
   assert.equal(wider.structured.error.code, 'ERR_SANDBOX_NOT_ALLOWED');
   assert.equal(
     wider.structured.error.message,
     `Invalid run input: "sandbox" is wider than the operator's floor (--sandbox-floor): it lets the task write in ${elsewhere}, and the floor allows at most: write beneath ${work}; no network; nothing was started: ask for no more than that`,
   );
-  const narrower = await tools.ok('run', { command: `touch ${work}/b && echo ok`, sandbox: { write: [work], network: false }, wait_seconds: 30 });
+  const narrower = await tools.ok('run', {
+    command: `touch ${work}/b && echo ok`,
+    sandbox: { write: [work], network: false },
+    wait_seconds: 30,
+  });
   assert.equal(narrower.stdout_tail, 'ok\n');
-  const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as { sandbox: Record<string, unknown> };
+  const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as {
+    sandbox: Record<string, unknown>;
+  };
   assert.match(health.sandbox.writes as string, /^Landlock ABI \d+$/);
-  assert.deepEqual([health.sandbox.network, health.sandbox.default, health.sandbox.floor], ['a network namespace per task', { write: [work] }, { write: [work], network: false }]);
-  const cli = await runCli(t, daemon.url, ['run', '--sandbox-write', work, '--no-network', '--wait', '30', '--', `touch ${work}/c && echo cli-ok`]);
+  assert.deepEqual(
+    [health.sandbox.network, health.sandbox.default, health.sandbox.floor],
+    ['a network namespace per task', { write: [work] }, { write: [work], network: false }],
+  );
+  const cli = await runCli(t, daemon.url, [
+    'run',
+    '--sandbox-write',
+    work,
+    '--no-network',
+    '--wait',
+    '30',
+    '--',
+    `touch ${work}/c && echo cli-ok`,
+  ]);
   assert.equal(cli.code, 0, cli.stderr);
   const id = cli.stdout.split('\n')[0]!;
   const status = await runCli(t, daemon.url, ['status', id]);
@@ -148,21 +228,46 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
 test('a default sandbox wider than the floor stops the start with exit code 2', async (t) => {
   const [work, elsewhere] = [makeDir(t, 'floor'), makeDir(t, 'elsewhere')];
   const { runDaemonBinary } = await import('../helpers/daemon.js');
-  const result = await runDaemonBinary(['--port', '0', '--state-dir', makeDir(t, 'state'), '--sandbox-floor', JSON.stringify({ write: [work] }), '--default-sandbox', JSON.stringify({ write: [elsewhere] })]);
+  const result = await runDaemonBinary([
+    '--port',
+    '0',
+    '--state-dir',
+    makeDir(t, 'state'),
+    '--sandbox-floor',
+    JSON.stringify({ write: [work] }),
+    '--default-sandbox',
+    JSON.stringify({ write: [elsewhere] }),
+  ]);
   assert.equal(result.code, 2);
-  assert.match(result.stderr, new RegExp(`--default-sandbox is wider than the operator's floor \\(--sandbox-floor\\): it lets the task write in ${elsewhere}`));
+  assert.match(
+    result.stderr,
+    new RegExp(
+      `--default-sandbox is wider than the operator's floor \\(--sandbox-floor\\): it lets the task write in ${elsewhere}`,
+    ),
+  );
 });
 
 test('where Landlock is missing a sandbox that confines writes is refused, naming what is missing, never run unconfined', async (t) => {
   const dir = makeDir(t, 'nolandlock');
   const daemon = await startTestDaemon(t, { env: { HIVE_TEST_NO_LANDLOCK: '1' } });
   const tools = await connectClient(t, daemon.url);
-  const refused = await tools.call('run', { command: `touch ${dir}/never`, sandbox: { write: [dir] }, wait_seconds: 5 });
+  const refused = await tools.call('run', {
+    command: `touch ${dir}/never`,
+    sandbox: { write: [dir] },
+    wait_seconds: 5,
+  });
   assert.equal(refused.structured.error.code, 'ERR_SANDBOX_UNAVAILABLE');
-  assert.match(refused.structured.error.message, /^"sandbox" cannot be enforced here \(writes cannot be confined: this kernel offers no Landlock/);
+  assert.match(
+    refused.structured.error.message,
+    /^"sandbox" cannot be enforced here \(writes cannot be confined: this kernel offers no Landlock/,
+  );
   assert.ok(!existsSync(join(dir, 'never')));
   const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as { sandbox: { writes: string } };
   assert.match(health.sandbox.writes, /^unavailable: this kernel offers no Landlock/);
-  const networkOnly = await tools.ok('run', { command: 'echo fine', sandbox: { write: ['/'], network: false }, wait_seconds: 30 });
+  const networkOnly = await tools.ok('run', {
+    command: 'echo fine',
+    sandbox: { write: ['/'], network: false },
+    wait_seconds: 30,
+  });
   assert.equal(networkOnly.stdout_tail, 'fine\n', 'a sandbox that needs no Landlock still runs');
 });

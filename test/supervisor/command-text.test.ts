@@ -30,7 +30,11 @@ test('a command sees what bash -c gives it: $0, exit codes, exit, set -e, set -u
   for (const command of CASES) {
     const local = spawnSync('bash', ['-c', command], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     const task = await tools.ok('run', { command, wait_seconds: 30 });
-    assert.deepEqual([task.exit_code, task.stdout_tail], [local.status, local.stdout], `as bash -c runs it: ${command}`);
+    assert.deepEqual(
+      [task.exit_code, task.stdout_tail],
+      [local.status, local.stdout],
+      `as bash -c runs it: ${command}`,
+    );
   }
 });
 

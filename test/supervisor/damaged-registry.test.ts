@@ -26,20 +26,33 @@ async function runTasks(t: TestContext): Promise<{ daemon: TestDaemon; outputs: 
   const generated = await tools.ok('run', { command: 'echo generated-output' });
   assert.equal(generated.id, 'task-1');
   const outputs = new Map<string, string>();
-  for (const path of [named.stdout_path, named.stderr_path, generated.stdout_path]) outputs.set(path, readFileSync(path, 'utf8'));
+  for (const path of [named.stdout_path, named.stderr_path, generated.stdout_path])
+    outputs.set(path, readFileSync(path, 'utf8'));
   return { daemon, outputs };
 }
 
 /** Starts a daemon on the damaged state dir and checks everything the set-aside promises; returns the set-aside path. */
-async function expectSetAside(t: TestContext, stateDir: string, outputs: Map<string, string>, reason: RegExp): Promise<string> {
+async function expectSetAside(
+  t: TestContext,
+  stateDir: string,
+  outputs: Map<string, string>,
+  reason: RegExp,
+): Promise<string> {
   const daemon = await startTestDaemon(t, { stateDir });
   const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as any;
   assert.equal(health.ok, true);
   const registry = join(stateDir, 'tasks.sqlite');
-  assert.match(health.registry.set_aside, new RegExp(`^${registry.replaceAll('.', '\\.')}\\.damaged-\\d{8}T\\d{6}\\.\\d{3}Z$`));
+  assert.match(
+    health.registry.set_aside,
+    new RegExp(`^${registry.replaceAll('.', '\\.')}\\.damaged-\\d{8}T\\d{6}\\.\\d{3}Z$`),
+  );
   assert.match(health.registry.reason, reason);
   assert.ok(existsSync(health.registry.set_aside), 'the damaged registry is kept beside the fresh one');
-  const logged = daemon.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+  const logged = daemon
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
   const error = logged.find((line) => line.set_aside !== undefined);
   assert.equal(error?.level, 50, daemon.stderr());
   assert.equal(error.set_aside, health.registry.set_aside);
@@ -47,11 +60,16 @@ async function expectSetAside(t: TestContext, stateDir: string, outputs: Map<str
   for (const [path, content] of outputs) assert.equal(readFileSync(path, 'utf8'), content, `${path} is untouched`);
 
   const tools = await connectClient(t, daemon.url);
-  assert.match(await tools.error('status', { id: 'named' }), /"id" names no task/, 'the fresh registry does not know the old tasks');
+  assert.match(
+    await tools.error('status', { id: 'named' }),
+    /"id" names no task/,
+    'the fresh registry does not know the old tasks',
+  );
   const fresh = await tools.ok('run', { command: 'echo fresh' });
   assert.equal(fresh.stdout_tail, 'fresh\n');
   assert.equal(fresh.id, 'task-2', 'a generated id does not reuse the output files of a forgotten task');
-  for (const [path, content] of outputs) assert.equal(readFileSync(path, 'utf8'), content, `${path} is untouched by the new run`);
+  for (const [path, content] of outputs)
+    assert.equal(readFileSync(path, 'utf8'), content, `${path} is untouched by the new run`);
   assert.equal((await tools.ok('list', {})).tasks.length, 1);
   return health.registry.set_aside;
 }
@@ -73,5 +91,8 @@ test('a registry whose header is noise is set aside with the WAL and shared memo
   writeNoise(registry, 0);
   writeNoise(`${registry}-wal`, 0);
   const aside = await expectSetAside(t, daemon.stateDir, outputs, /^file is not a database$/);
-  assert.ok(existsSync(`${aside}-wal`) && existsSync(`${aside}-shm`), `beside it: ${readdirSync(daemon.stateDir).join(' ')}`);
+  assert.ok(
+    existsSync(`${aside}-wal`) && existsSync(`${aside}-shm`),
+    `beside it: ${readdirSync(daemon.stateDir).join(' ')}`,
+  );
 });

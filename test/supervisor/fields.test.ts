@@ -25,11 +25,17 @@ test('a valid input comes back with its defaults filled in', () => {
 test('each bad field is named with its value and what it accepts, under one code', () => {
   const error = refusal(() => parseToolInput(killTool, { id: 'a b', signal: 'SIGSTOP' }));
   assert.equal(error.code, 'ERR_INVALID_INPUT');
-  assert.equal(error.message, 'Invalid kill input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "a b" (string); "signal" must be one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL; got "SIGSTOP" (string)');
+  assert.equal(
+    error.message,
+    'Invalid kill input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "a b" (string); "signal" must be one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL; got "SIGSTOP" (string)',
+  );
 });
 
 test('arguments that are not an object are refused as such', () => {
-  assert.equal(refusal(() => parseToolInput(killTool, [1, 2])).message, 'Invalid kill input: the arguments must be an object of named fields; got [1,2] (array)');
+  assert.equal(
+    refusal(() => parseToolInput(killTool, [1, 2])).message,
+    'Invalid kill input: the arguments must be an object of named fields; got [1,2] (array)',
+  );
 });
 
 test('a value nested thousands deep is echoed shallowly, arrays as objects', () => {
@@ -41,7 +47,10 @@ test('a value nested thousands deep is echoed shallowly, arrays as objects', () 
   }
   assert.equal(echoValue(arrays), '[[[[[...]]]]] (array)');
   assert.equal(echoValue(objects), '{"a":{"a":{"a":{"a":{...}}}}} (object)');
-  assert.match(refusal(() => parseToolInput(runTool, { command: 'true', env: arrays })).message, /^Invalid run input: "env" must be an object mapping/);
+  assert.match(
+    refusal(() => parseToolInput(runTool, { command: 'true', env: arrays })).message,
+    /^Invalid run input: "env" must be an object mapping/,
+  );
 });
 
 test('long values are cut, with their length', () => {

@@ -38,13 +38,25 @@ test('/healthz reports the version, containment and counts by state', async (t) 
 test('requests whose Host or Origin does not name the daemon are refused', async (t) => {
   const daemon = await startTestDaemon(t);
   const port = new URL(daemon.url).port;
-  const evil = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: `evil.example:${port}` }, body: JSON.stringify(INITIALIZE) });
+  const evil = await request(`${daemon.origin}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, host: `evil.example:${port}` },
+    body: JSON.stringify(INITIALIZE),
+  });
   assert.equal(evil.statusCode, 403);
   assert.match(await evil.body.text(), /the Host header "evil.example:\d+" does not name this daemon/);
-  const cross = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: JSON.stringify(INITIALIZE) });
+  const cross = await request(`${daemon.origin}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, origin: 'http://evil.example' },
+    body: JSON.stringify(INITIALIZE),
+  });
   assert.equal(cross.statusCode, 403);
   await cross.body.text();
-  const local = await request(`${daemon.origin}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: `localhost:${port}`, origin: `http://localhost:${port}` }, body: JSON.stringify(INITIALIZE) });
+  const local = await request(`${daemon.origin}/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, host: `localhost:${port}`, origin: `http://localhost:${port}` },
+    body: JSON.stringify(INITIALIZE),
+  });
   assert.equal(local.statusCode, 200);
   assert.ok(local.headers['mcp-session-id']);
   await local.body.text();
@@ -71,7 +83,8 @@ test('with --auth-token-file every request needs the bearer token', async (t) =>
 test('abandoned MCP sessions are swept and do not pile up', async (t) => {
   const IDLE_MS = 3000;
   const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', String(IDLE_MS / 1000)] });
-  const sessions = async () => ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).sessions as number;
+  const sessions = async () =>
+    ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).sessions as number;
   const opened: Array<{ id: string; sentAt: number }> = [];
   for (let i = 0; i < 300; i++) {
     const sentAt = Date.now();
@@ -88,12 +101,18 @@ test('abandoned MCP sessions are swept and do not pile up', async (t) => {
   // it has been idle IDLE_MS since: those sent within IDLE_MS before the count was answered are
   // surely counted, however long opening them took.
   const surelyOpen = opened.filter((session) => session.sentAt > answeredAt - IDLE_MS).length;
-  t.diagnostic(`opening 300 sessions took ${answeredAt - opened[0]!.sentAt} ms; /healthz counted ${open}, ${surelyOpen} of them surely open`);
+  t.diagnostic(
+    `opening 300 sessions took ${answeredAt - opened[0]!.sentAt} ms; /healthz counted ${open}, ${surelyOpen} of them surely open`,
+  );
   assert.ok(surelyOpen > 0, 'at least the last session was opened within the idle limit');
   assert.ok(open >= surelyOpen && open <= 300, `${open} sessions counted, ${surelyOpen} of them surely open`);
   assert.ok(await waitFor(async () => (await sessions()) === 0, IDLE_MS + 20_000), 'every idle session was closed');
   for (const { id } of opened) {
-    const stale = await request(daemon.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const stale = await request(daemon.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'mcp-session-id': id },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     assert.equal(stale.statusCode, 404, `session ${id} was closed`);
     assert.match(((await stale.body.json()) as any).error.message, /^Session not found/);
   }
@@ -114,10 +133,18 @@ test('malformed requests get JSON-RPC errors and the daemon keeps serving', asyn
   const garbage = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: '{not json' });
   assert.equal(garbage.statusCode, 400);
   assert.match(((await garbage.body.json()) as any).error.message, /^Parse error/);
-  const sessionless = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+  const sessionless = await request(daemon.url, {
+    method: 'POST',
+    headers: MCP_HEADERS,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
   assert.equal(sessionless.statusCode, 400);
   await sessionless.body.text();
-  const huge = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: 'x'.repeat(5 * 1024 * 1024) }).catch((error: Error) => error);
+  const huge = await request(daemon.url, {
+    method: 'POST',
+    headers: MCP_HEADERS,
+    body: 'x'.repeat(5 * 1024 * 1024),
+  }).catch((error: Error) => error);
   if (!(huge instanceof Error)) {
     assert.equal(huge.statusCode, 413);
     await huge.body.text();
@@ -138,7 +165,9 @@ function postWhole(origin: string, headers: Record<string, string>, body: Buffer
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', () => {}); // a reset shows as a missing answer
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    const head = Object.entries({ host, ...headers, 'content-length': String(body.length), connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const head = Object.entries({ host, ...headers, 'content-length': String(body.length), connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.write(`POST /mcp HTTP/1.1\r\n${head}\r\n`);
     socket.end(body);
   });
@@ -154,9 +183,19 @@ test('an answer given before a large body was read still reaches the client: ref
   // Unread data at the close resets the connection, and the reset could destroy the answer in
   // flight; every one of these used to lose about half their answers so.
   const cases: Array<[string, Record<string, string>, number, RegExp]> = [
-    ['a Host that is not the daemon', { ...MCP_HEADERS, ...auth, host: `evil.example:${port}` }, 3_000_000, /^HTTP\/1\.1 403 /],
+    [
+      'a Host that is not the daemon',
+      { ...MCP_HEADERS, ...auth, host: `evil.example:${port}` },
+      3_000_000,
+      /^HTTP\/1\.1 403 /,
+    ],
     ['no token', MCP_HEADERS, 3_000_000, /^HTTP\/1\.1 401 /],
-    ['a body over the limit', { ...MCP_HEADERS, ...auth }, 9_000_000, /^HTTP\/1\.1 413 [\s\S]*Request body over 4194304 bytes/],
+    [
+      'a body over the limit',
+      { ...MCP_HEADERS, ...auth },
+      9_000_000,
+      /^HTTP\/1\.1 413 [\s\S]*Request body over 4194304 bytes/,
+    ],
   ];
   for (const [what, headers, size, answer] of cases) {
     for (let attempt = 0; attempt < 10; attempt++) {

@@ -9,12 +9,16 @@ import { waitFor } from '../helpers/processes.js';
 test('200 concurrent short tasks with --max-running 8 all finish with their own result', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--max-running', '8'] });
   const clients = await Promise.all(Array.from({ length: 4 }, () => connectClient(t, daemon.url)));
-  const counts = async () => ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).tasks as Record<string, number>;
+  const counts = async () =>
+    ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).tasks as Record<string, number>;
   // No task can end before the test opens the gate, so the daemon must fill every slot and queue the rest.
   const go = join(daemon.stateDir, 'go');
   const runs = Promise.all(
     Array.from({ length: 200 }, (_, i) =>
-      clients[i % 4]!.ok('run', { command: `while [ ! -e ${go} ]; do sleep 0.01; done; sleep 0.0$((${i} % 5)); echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 7))`, wait_seconds: 30 }),
+      clients[i % 4]!.ok('run', {
+        command: `while [ ! -e ${go} ]; do sleep 0.01; done; sleep 0.0$((${i} % 5)); echo "task ${i}"; echo "err ${i}" >&2; exit $((${i} % 7))`,
+        wait_seconds: 30,
+      }),
     ),
   );
   let seen: Record<string, number> = {};
@@ -52,14 +56,31 @@ test('a burst of 600 runs arriving at once all start and finish (no spawner stal
   // spawner hundreds of requests before it reads an answer.
   const daemon = await startTestDaemon(t, { args: ['--max-running', '1000'] });
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(daemon.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } } }) });
+  const init = await fetch(daemon.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } },
+    }),
+  });
   await init.text();
   const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
   const batches = await Promise.all(
     Array.from({ length: 6 }, async (_, b) => {
-      const body = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: b * 100 + i + 1, method: 'tools/call', params: { name: 'run', arguments: { command: `echo burst-${b * 100 + i}`, wait_seconds: 30 } } }));
+      const body = Array.from({ length: 100 }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: b * 100 + i + 1,
+        method: 'tools/call',
+        params: { name: 'run', arguments: { command: `echo burst-${b * 100 + i}`, wait_seconds: 30 } },
+      }));
       const res = await fetch(daemon.url, { method: 'POST', headers: session, body: JSON.stringify(body) });
-      return (await res.json()) as Array<{ id: number; result: { structuredContent: { state: string; stdout_tail: string } } }>;
+      return (await res.json()) as Array<{
+        id: number;
+        result: { structuredContent: { state: string; stdout_tail: string } };
+      }>;
     }),
   );
   const answers = batches.flat();

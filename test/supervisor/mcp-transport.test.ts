@@ -6,10 +6,19 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 async function post(url: string, body: unknown, headers: Record<string, string> = HEADERS) {
-  const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
 }
@@ -33,14 +42,24 @@ test('a session: initialize, notifications, single and batched requests, GET ref
   assert.equal(listed.status, 200);
   assert.equal(listed.headers.get('mcp-session-id'), session);
   assert.equal(listed.json.id, 'list-1');
-  assert.deepEqual(listed.json.result.tools.map((tool: { name: string }) => tool.name), ['run', 'status', 'output', 'kill', 'list', 'input']);
+  assert.deepEqual(
+    listed.json.result.tools.map((tool: { name: string }) => tool.name),
+    ['run', 'status', 'output', 'kill', 'list', 'input'],
+  );
 
-  const batch = await post(daemon.url, [
-    { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: { command: 'echo batched' } } },
-    { jsonrpc: '2.0', id: 8, method: 'tools/list' },
-  ], headers);
+  const batch = await post(
+    daemon.url,
+    [
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: { command: 'echo batched' } } },
+      { jsonrpc: '2.0', id: 8, method: 'tools/list' },
+    ],
+    headers,
+  );
   assert.equal(batch.status, 200);
-  assert.deepEqual(batch.json.map((answer: { id: number }) => answer.id), [7, 8]);
+  assert.deepEqual(
+    batch.json.map((answer: { id: number }) => answer.id),
+    [7, 8],
+  );
   assert.equal(batch.json[0].result.structuredContent.stdout_tail, 'batched\n');
 
   const unknownMethod = await post(daemon.url, { jsonrpc: '2.0', id: 9, method: 'no/such/method' }, headers);
@@ -67,10 +86,30 @@ test('a session: initialize, notifications, single and batched requests, GET ref
 test('requests the specification says a server must refuse are refused, and open no session', async (t) => {
   const daemon = await startTestDaemon(t);
   const refused = [
-    { headers: { ...HEADERS, accept: 'application/json' }, body: INITIALIZE, status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
-    { headers: { ...HEADERS, 'content-type': 'text/plain' }, body: INITIALIZE, status: 415, message: 'Unsupported Media Type: Content-Type must be application/json' },
-    { headers: HEADERS, body: { id: 1, method: 'initialize' }, status: 400, message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns' },
-    { headers: HEADERS, body: [INITIALIZE, { ...INITIALIZE, id: 2 }], status: 400, message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns' },
+    {
+      headers: { ...HEADERS, accept: 'application/json' },
+      body: INITIALIZE,
+      status: 406,
+      message: 'Not Acceptable: Client must accept both application/json and text/event-stream',
+    },
+    {
+      headers: { ...HEADERS, 'content-type': 'text/plain' },
+      body: INITIALIZE,
+      status: 415,
+      message: 'Unsupported Media Type: Content-Type must be application/json',
+    },
+    {
+      headers: HEADERS,
+      body: { id: 1, method: 'initialize' },
+      status: 400,
+      message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
+    },
+    {
+      headers: HEADERS,
+      body: [INITIALIZE, { ...INITIALIZE, id: 2 }],
+      status: 400,
+      message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
+    },
   ];
   for (const { headers, body, status, message } of refused) {
     const answer = await post(daemon.url, body, headers);
@@ -82,11 +121,25 @@ test('requests the specification says a server must refuse are refused, and open
   assert.equal(health.sessions, 0, 'no refused initialize left a session');
 
   const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
-  const unsupported = await post(daemon.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' });
+  const unsupported = await post(
+    daemon.url,
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' },
+  );
   assert.equal(unsupported.status, 400);
-  assert.match(unsupported.json.error.message, /^Bad Request: Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/);
-  const malformed = await post(daemon.url, { jsonrpc: '1.0', id: 3, method: 'tools/list' }, { ...HEADERS, 'mcp-session-id': session });
-  assert.deepEqual([malformed.status, malformed.json.id, malformed.json.error.code, malformed.json.error.message], [400, 3, -32600, 'Invalid Request: "jsonrpc" must be "2.0"']);
+  assert.match(
+    unsupported.json.error.message,
+    /^Bad Request: Unsupported protocol version: 1999-01-01 \(supported versions: .*2025-06-18/,
+  );
+  const malformed = await post(
+    daemon.url,
+    { jsonrpc: '1.0', id: 3, method: 'tools/list' },
+    { ...HEADERS, 'mcp-session-id': session },
+  );
+  assert.deepEqual(
+    [malformed.status, malformed.json.id, malformed.json.error.code, malformed.json.error.message],
+    [400, 3, -32600, 'Invalid Request: "jsonrpc" must be "2.0"'],
+  );
 });
 
 test('every malformed message the protocol layer would drop is answered, alone or in a batch beside a valid one', async (t) => {
@@ -97,24 +150,76 @@ test('every malformed message the protocol layer would drop is answered, alone o
     [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: 'all' }, 4, 'Invalid Request: "params" must be an object'],
     [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1] }, 4, 'Invalid Request: "params" must be an object'],
     [{ jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, null, 'Invalid Request: "id" must be a string or an integer'],
-    [{ jsonrpc: '2.0', id: { n: 1 }, method: 'tools/list' }, null, 'Invalid Request: "id" must be a string or an integer'],
-    [{ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { progressToken: true } } }, 5, 'Invalid Request: "params._meta.progressToken" must be a string or an integer'],
-    [{ jsonrpc: '2.0', id: 6, method: 'tools/list', extra: 1 }, 6, 'Invalid Request: unknown member "extra"; a message has jsonrpc, id, method, params'],
-    [{ jsonrpc: '2.0', method: 'notifications/initialized', params: 7 }, null, 'Invalid Request: "params" must be an object'],
-    [{ jsonrpc: '2.0', id: 8 }, 8, 'Invalid Request: a message needs "method" (a request or notification), "result" or "error"'],
+    [
+      { jsonrpc: '2.0', id: { n: 1 }, method: 'tools/list' },
+      null,
+      'Invalid Request: "id" must be a string or an integer',
+    ],
+    [
+      { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { progressToken: true } } },
+      5,
+      'Invalid Request: "params._meta.progressToken" must be a string or an integer',
+    ],
+    [
+      { jsonrpc: '2.0', id: 6, method: 'tools/list', extra: 1 },
+      6,
+      'Invalid Request: unknown member "extra"; a message has jsonrpc, id, method, params',
+    ],
+    [
+      { jsonrpc: '2.0', method: 'notifications/initialized', params: 7 },
+      null,
+      'Invalid Request: "params" must be an object',
+    ],
+    [
+      { jsonrpc: '2.0', id: 8 },
+      8,
+      'Invalid Request: a message needs "method" (a request or notification), "result" or "error"',
+    ],
     [42, null, 'Invalid Request: a message must be a JSON object'],
   ];
   for (const [message, id, text] of cases) {
     const answer = await post(daemon.url, message, headers);
-    assert.deepEqual([answer.status, answer.json.id, answer.json.error.code, answer.json.error.message], [400, id, -32600, text], JSON.stringify(message));
+    assert.deepEqual(
+      [answer.status, answer.json.id, answer.json.error.code, answer.json.error.message],
+      [400, id, -32600, text],
+      JSON.stringify(message),
+    );
   }
-  const batch = await post(daemon.url, [{ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { jsonrpc: '2.0', id: 10, method: 'tools/list', params: 'x' }], headers);
+  const batch = await post(
+    daemon.url,
+    [
+      { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 10, method: 'tools/list', params: 'x' },
+    ],
+    headers,
+  );
   assert.equal(batch.status, 200);
-  assert.deepEqual(batch.json.map((answer: any) => [answer.id, answer.error?.code ?? 'ok']), [[9, 'ok'], [10, -32600]], 'both members of the batch are answered');
-  const notifications = await post(daemon.url, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 7 }], headers);
-  assert.deepEqual([notifications.status, notifications.json.map((answer: any) => answer.error.message)], [200, ['Invalid Request: "method" must be a string']]);
-  const bad = await post(daemon.url, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'status', arguments: 'x' } }, headers);
-  assert.equal(bad.json.id, 11, 'a well-formed request with bad arguments gets the protocol layer\'s answer');
+  assert.deepEqual(
+    batch.json.map((answer: any) => [answer.id, answer.error?.code ?? 'ok']),
+    [
+      [9, 'ok'],
+      [10, -32600],
+    ],
+    'both members of the batch are answered',
+  );
+  const notifications = await post(
+    daemon.url,
+    [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: 7 },
+    ],
+    headers,
+  );
+  assert.deepEqual(
+    [notifications.status, notifications.json.map((answer: any) => answer.error.message)],
+    [200, ['Invalid Request: "method" must be a string']],
+  );
+  const bad = await post(
+    daemon.url,
+    { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'status', arguments: 'x' } },
+    headers,
+  );
+  assert.equal(bad.json.id, 11, "a well-formed request with bad arguments gets the protocol layer's answer");
   assert.ok(bad.json.error || bad.json.result?.isError, JSON.stringify(bad.json));
   const fine = await post(daemon.url, { jsonrpc: '2.0', id: 12, method: 'tools/list' }, headers);
   assert.equal(fine.json.result.tools.length, 6, 'the session still serves');
@@ -124,29 +229,64 @@ test('a request the client cancels or walks away from holds nothing: its id is f
   const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
   const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
   const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-  const slowCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'status', arguments: { id: 'waited-on', wait_seconds: 20 } } });
-  await post(daemon.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run', arguments: { command: 'sleep 30', name: 'waited-on', wait_seconds: 0 } } }, headers);
+  const slowCall = (id: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'status', arguments: { id: 'waited-on', wait_seconds: 20 } },
+  });
+  await post(
+    daemon.url,
+    {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'run', arguments: { command: 'sleep 30', name: 'waited-on', wait_seconds: 0 } },
+    },
+    headers,
+  );
 
   // An id is in flight once another request of the same id is refused for it.
-  const inFlight = async (id: number) => (await post(daemon.url, { jsonrpc: '2.0', id, method: 'tools/list' }, headers)).status === 400;
+  const inFlight = async (id: number) =>
+    (await post(daemon.url, { jsonrpc: '2.0', id, method: 'tools/list' }, headers)).status === 400;
 
   const waiting = post(daemon.url, slowCall(5), headers);
   assert.ok(await waitFor(() => inFlight(5), 10_000), 'the slow call is in flight');
-  const cancel = await post(daemon.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'changed my mind' } }, headers);
+  const cancel = await post(
+    daemon.url,
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'changed my mind' } },
+    headers,
+  );
   assert.equal(cancel.status, 202);
   const cancelled = await waiting;
   // A status call that ran out its 20 s wait would have been answered 200 with its result.
   assert.deepEqual([cancelled.status, cancelled.text], [202, ''], 'a cancelled request gets no response');
-  assert.equal((await post(daemon.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, headers)).status, 200, 'the id is free again');
+  assert.equal(
+    (await post(daemon.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, headers)).status,
+    200,
+    'the id is free again',
+  );
 
   const gone = new AbortController();
-  const abandoned = fetch(daemon.url, { method: 'POST', headers, body: JSON.stringify(slowCall(6)), signal: gone.signal }).catch(() => null);
+  const abandoned = fetch(daemon.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(slowCall(6)),
+    signal: gone.signal,
+  }).catch(() => null);
   assert.ok(await waitFor(() => inFlight(6), 10_000), 'the abandoned call is in flight');
   gone.abort();
   await abandoned;
-  assert.ok(await waitFor(async () => !(await inFlight(6)), 10_000), 'the id of a request whose client went away is free again');
+  assert.ok(
+    await waitFor(async () => !(await inFlight(6)), 10_000),
+    'the id of a request whose client went away is free again',
+  );
 
   // Nothing holds the session busy any more: it is swept once idle.
-  const swept = await waitFor(async () => ((await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number }).sessions === 0, 30_000, 100);
+  const swept = await waitFor(
+    async () => ((await (await fetch(new URL('/healthz', daemon.url))).json()) as { sessions: number }).sessions === 0,
+    30_000,
+    100,
+  );
   assert.ok(swept, 'the idle session was swept');
 });

@@ -6,7 +6,10 @@ import fc from 'fast-check';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { checkMessage } from '../../src/supervisor/mcp/message-check.js';
 
-const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 /** One of each shape the daemon meets: requests, notifications, results and errors, right and wrong. */
 const TABLE: unknown[] = [
@@ -38,7 +41,12 @@ const TABLE: unknown[] = [
   { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: { progressToken: 1.5 } } },
   { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: { progressToken: 't' } } },
   { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 1 } } } },
-  { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } } },
+  {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'x',
+    params: { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } },
+  },
   { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: [] } },
   { jsonrpc: '2.0', id: 1, method: 5 },
   { jsonrpc: '2.0', id: 1 },
@@ -50,7 +58,8 @@ const TABLE: unknown[] = [
   'x',
 ];
 
-const agrees = (message: unknown) => (checkMessage(message) === null) === JSONRPCMessageSchema.safeParse(message).success;
+const agrees = (message: unknown) =>
+  (checkMessage(message) === null) === JSONRPCMessageSchema.safeParse(message).success;
 
 test('message-check takes and refuses exactly what the pinned SDK takes and refuses, for a message of every shape', () => {
   const disagreements = TABLE.filter((message) => !agrees(message)).map((message) => JSON.stringify(message));
@@ -59,7 +68,13 @@ test('message-check takes and refuses exactly what the pinned SDK takes and refu
 
 test('message-check and the pinned SDK agree on generated messages with any id, method, params, result or error', () => {
   const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(1.5, 2 ** 53, -1, 0, '', null));
-  const meta = fc.oneof(value, fc.record({ progressToken: value, 'io.modelcontextprotocol/related-task': fc.oneof(value, fc.record({ taskId: value })) }, { requiredKeys: [] }));
+  const meta = fc.oneof(
+    value,
+    fc.record(
+      { progressToken: value, 'io.modelcontextprotocol/related-task': fc.oneof(value, fc.record({ taskId: value })) },
+      { requiredKeys: [] },
+    ),
+  );
   const member = fc.record(
     {
       jsonrpc: fc.oneof(fc.constant('2.0'), value),
@@ -72,5 +87,8 @@ test('message-check and the pinned SDK agree on generated messages with any id, 
     },
     { requiredKeys: [] },
   );
-  fc.assert(fc.property(member, (message) => assert.ok(agrees(message), JSON.stringify(message))), { numRuns: 2000 });
+  fc.assert(
+    fc.property(member, (message) => assert.ok(agrees(message), JSON.stringify(message))),
+    { numRuns: 2000 },
+  );
 });

@@ -26,17 +26,22 @@ function parseMetrics(text: string): { samples: Sample[]; types: Map<string, str
       continue;
     }
     if (/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+$/.test(line)) continue;
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|[Nn][Aa][Nn]|[+-]Inf)$/.exec(line);
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?|[Nn][Aa][Nn]|[+-]Inf)$/.exec(
+      line,
+    );
     assert.ok(sample, `a Prometheus sample line: ${JSON.stringify(line)}`);
     const labels: Record<string, string> = {};
-    for (const pair of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
+    for (const pair of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1]!] = pair[2]!;
     samples.push({ name: sample[1]!, labels, value: Number(sample[3]) });
   }
   return { samples, types };
 }
 
 function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  const found = samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  const found = samples.filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
   assert.equal(found.length, 1, `one sample ${name}${JSON.stringify(labels)}; found ${found.length}`);
   return found[0]!.value;
 }
@@ -56,37 +61,64 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
 
   const before = await scrape();
   for (const [name, type] of [
-    ['hive_bash_tasks_started_total', 'counter'], ['hive_bash_tasks_finished_total', 'counter'], ['hive_bash_tasks', 'gauge'],
-    ['hive_bash_task_duration_seconds', 'histogram'], ['hive_bash_spawn_latency_seconds', 'histogram'], ['hive_bash_kill_duration_seconds', 'histogram'],
-    ['hive_bash_output_bytes_total', 'counter'], ['hive_bash_output_truncated_total', 'counter'], ['hive_bash_mcp_request_duration_seconds', 'histogram'],
-    ['hive_bash_outbox_depth', 'gauge'], ['hive_bash_harness_connected', 'gauge'], ['hive_bash_build_info', 'gauge'],
-  ]) assert.equal(before.types.get(name!), type, `${name} is a ${type}`);
+    ['hive_bash_tasks_started_total', 'counter'],
+    ['hive_bash_tasks_finished_total', 'counter'],
+    ['hive_bash_tasks', 'gauge'],
+    ['hive_bash_task_duration_seconds', 'histogram'],
+    ['hive_bash_spawn_latency_seconds', 'histogram'],
+    ['hive_bash_kill_duration_seconds', 'histogram'],
+    ['hive_bash_output_bytes_total', 'counter'],
+    ['hive_bash_output_truncated_total', 'counter'],
+    ['hive_bash_mcp_request_duration_seconds', 'histogram'],
+    ['hive_bash_outbox_depth', 'gauge'],
+    ['hive_bash_harness_connected', 'gauge'],
+    ['hive_bash_build_info', 'gauge'],
+  ])
+    assert.equal(before.types.get(name!), type, `${name} is a ${type}`);
   assert.equal(valueOf(before.samples, 'hive_bash_tasks', { state: 'running' }), 0);
   assert.equal(valueOf(before.samples, 'hive_bash_harness_connected'), 0);
   const build = before.samples.find((sample) => sample.name === 'hive_bash_build_info')!;
-  assert.deepEqual([build.value, build.labels.node_version, build.labels.containment], [1, process.version, daemon.containment === 'cgroup' ? 'cgroup' : 'process-group']);
-  const taskLabels = before.samples.flatMap((sample) => Object.keys(sample.labels)).filter((label) => /^(id|task|name|run_key)$/.test(label));
+  assert.deepEqual(
+    [build.value, build.labels.node_version, build.labels.containment],
+    [1, process.version, daemon.containment === 'cgroup' ? 'cgroup' : 'process-group'],
+  );
+  const taskLabels = before.samples
+    .flatMap((sample) => Object.keys(sample.labels))
+    .filter((label) => /^(id|task|name|run_key)$/.test(label));
   assert.deepEqual(taskLabels, [], 'no task id is a label');
 
   const tools = await connectClient(t, daemon.url, headers);
   await tools.ok('run', { command: 'printf 12345', wait_seconds: 10 });
   await tools.ok('run', { command: 'echo on a terminal', pty: true, wait_seconds: 10 });
   const sleeper = await tools.ok('run', { command: 'sleep 300', wait_seconds: 0 });
-  assert.ok(await waitFor(async () => valueOf((await scrape()).samples, 'hive_bash_tasks', { state: 'running' }) === 1), 'the sleeper is counted running');
+  assert.ok(
+    await waitFor(async () => valueOf((await scrape()).samples, 'hive_bash_tasks', { state: 'running' }) === 1),
+    'the sleeper is counted running',
+  );
   await tools.ok('kill', { id: sleeper.id, signal: 'SIGTERM' });
-  assert.ok(await waitFor(async () => valueOf((await scrape()).samples, 'hive_bash_kill_duration_seconds_count') === 1), 'the kill was timed to its end');
+  assert.ok(
+    await waitFor(async () => valueOf((await scrape()).samples, 'hive_bash_kill_duration_seconds_count') === 1),
+    'the kill was timed to its end',
+  );
 
   const after = (await scrape()).samples;
-  const moved = (name: string, labels: Record<string, string> = {}) => valueOf(after, name, labels) - valueOf(before.samples, name, labels);
+  const moved = (name: string, labels: Record<string, string> = {}) =>
+    valueOf(after, name, labels) - valueOf(before.samples, name, labels);
   assert.equal(moved('hive_bash_tasks_started_total', { kind: 'pipe' }), 2);
   assert.equal(moved('hive_bash_tasks_started_total', { kind: 'pty' }), 1);
   assert.equal(moved('hive_bash_tasks_finished_total', { state: 'done' }), 2);
   assert.equal(moved('hive_bash_tasks_finished_total', { state: 'killed' }), 1);
   assert.equal(moved('hive_bash_task_duration_seconds_count'), 3);
   assert.equal(moved('hive_bash_spawn_latency_seconds_count'), 3);
-  assert.ok(moved('hive_bash_output_bytes_total', { stream: 'stdout' }) >= 5 + 'on a terminal'.length, 'the output was counted');
+  assert.ok(
+    moved('hive_bash_output_bytes_total', { stream: 'stdout' }) >= 5 + 'on a terminal'.length,
+    'the output was counted',
+  );
   assert.equal(valueOf(after, 'hive_bash_tasks', { state: 'done' }), 2);
-  assert.ok(valueOf(after, 'hive_bash_mcp_request_duration_seconds_count', { method: 'tools/call' }) >= 4, 'tool calls were timed');
+  assert.ok(
+    valueOf(after, 'hive_bash_mcp_request_duration_seconds_count', { method: 'tools/call' }) >= 4,
+    'tool calls were timed',
+  );
   assert.ok(valueOf(after, 'hive_bash_mcp_request_duration_seconds_count', { method: 'initialize' }) >= 1);
 });
 
@@ -101,7 +133,10 @@ test('/todos lists the outbox and says whether the harness is connected', async 
   assert.deepEqual([todos.socket, todos.harness_connected, todos.outbox_depth], [null, false, 1]);
   assert.equal(todos.outbox.length, 1);
   const [entry] = todos.outbox;
-  assert.deepEqual([entry.key, entry.request.cmd, entry.request.key, entry.request.state], ['queued', 'todo_upsert', 'queued', 'running']);
+  assert.deepEqual(
+    [entry.key, entry.request.cmd, entry.request.key, entry.request.state],
+    ['queued', 'todo_upsert', 'queued', 'running'],
+  );
   assert.ok(Number.isInteger(entry.version) && !Number.isNaN(Date.parse(entry.queued_at)), JSON.stringify(entry));
   await tools.ok('kill', { id: task.id, force: true });
 });

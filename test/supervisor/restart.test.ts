@@ -10,7 +10,12 @@ test('after a crash the next start kills what the tasks left and marks them inte
   const first = await startTestDaemon(t, { args: ['--max-running', '1', '--task-namespace', 'off'] });
   const tools = await connectClient(t, first.url);
   const marker = `ORPHAN=${first.marker}`;
-  const running = await tools.ok('run', { command: 'sleep 120 & sleep 120', name: 'long', env: { ORPHAN: first.marker }, wait_seconds: 0.3 });
+  const running = await tools.ok('run', {
+    command: 'sleep 120 & sleep 120',
+    name: 'long',
+    env: { ORPHAN: first.marker },
+    wait_seconds: 0.3,
+  });
   const pending = await tools.ok('run', { command: 'echo never', name: 'queued', wait_seconds: 0 });
   assert.equal(running.state, 'running');
   assert.equal(pending.state, 'pending');
@@ -19,10 +24,17 @@ test('after a crash the next start kills what the tasks left and marks them inte
     assert.equal(findMarkedProcesses(marker).length, 3, 'bash and its two sleeps outlive a daemon killed with SIGKILL');
   } else {
     // The leader dies with the daemon (PR_SET_PDEATHSIG on the shim and on bash); its jobs wait for the next start.
-    assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 2, 5000), `left: ${findMarkedProcesses(marker).length}`);
+    assert.ok(
+      await waitFor(() => findMarkedProcesses(marker).length === 2, 5000),
+      `left: ${findMarkedProcesses(marker).length}`,
+    );
   }
 
-  const second = await startTestDaemon(t, { stateDir: first.stateDir, args: ['--task-namespace', 'off'], env: { HIVE_TEST_MARK: first.marker } });
+  const second = await startTestDaemon(t, {
+    stateDir: first.stateDir,
+    args: ['--task-namespace', 'off'],
+    env: { HIVE_TEST_MARK: first.marker },
+  });
   assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the leftovers were killed at start');
   const again = await connectClient(t, second.url);
   const long = await again.ok('status', { id: 'long' });
@@ -40,7 +52,12 @@ test('SIGTERM stops the daemon cleanly: running tasks are ended and marked inter
   const first = await startTestDaemon(t, { args: ['--kill-grace-ms', '500'] });
   const tools = await connectClient(t, first.url);
   const marker = `STOPPED=${first.marker}`;
-  await tools.ok('run', { command: "trap '' INT TERM; sleep 120 & while :; do sleep 0.1; done", name: 'stubborn', env: { STOPPED: first.marker }, wait_seconds: 0.3 });
+  await tools.ok('run', {
+    command: "trap '' INT TERM; sleep 120 & while :; do sleep 0.1; done",
+    name: 'stubborn',
+    env: { STOPPED: first.marker },
+    wait_seconds: 0.3,
+  });
   await tools.ok('run', { command: 'true', name: 'quick' });
   const code = await first.stop();
   assert.equal(code, 0);
@@ -59,5 +76,8 @@ test('a second daemon on the same state directory is refused', async (t) => {
   const { runDaemonBinary } = await import('../helpers/daemon.js');
   const second = await runDaemonBinary(['--port', '0', '--state-dir', first.stateDir]);
   assert.equal(second.code, 2);
-  assert.match(second.stderr, new RegExp(`another hive-bash-daemon \\(pid ${first.child.pid}\\) uses the state directory`));
+  assert.match(
+    second.stderr,
+    new RegExp(`another hive-bash-daemon \\(pid ${first.child.pid}\\) uses the state directory`),
+  );
 });

@@ -11,7 +11,10 @@ test('finished tasks beyond --retention-count are pruned oldest first, with thei
   const finished = [];
   for (let i = 1; i <= 5; i++) finished.push(await tools.ok('run', { command: `echo ${i}`, name: `t${i}` }));
   const listed = await tools.ok('list', {});
-  assert.deepEqual(listed.tasks.map((task: { id: string }) => task.id), ['t5', 't4', 't3', 'keeper']);
+  assert.deepEqual(
+    listed.tasks.map((task: { id: string }) => task.id),
+    ['t5', 't4', 't3', 'keeper'],
+  );
   for (const task of finished.slice(0, 2)) {
     assert.equal(existsSync(task.stdout_path), false, `${task.id}'s output was removed`);
     assert.match(await tools.error('status', { id: task.id }), /"id" names no task/);
@@ -25,9 +28,13 @@ test('rerunning a name replaces its finished task without pruning others', async
   const daemon = await startTestDaemon(t, { args: ['--retention-count', '3'] });
   const tools = await connectClient(t, daemon.url);
   for (const name of ['t1', 't2', 't3']) await tools.ok('run', { command: `echo ${name}`, name });
-  for (let i = 0; i < 5; i++) assert.equal((await tools.ok('run', { command: `echo again ${i}`, name: 't3' })).state, 'done');
+  for (let i = 0; i < 5; i++)
+    assert.equal((await tools.ok('run', { command: `echo again ${i}`, name: 't3' })).state, 'done');
   const listed = await tools.ok('list', {});
-  assert.deepEqual(listed.tasks.map((task: { id: string }) => task.id), ['t3', 't2', 't1']);
+  assert.deepEqual(
+    listed.tasks.map((task: { id: string }) => task.id),
+    ['t3', 't2', 't1'],
+  );
 });
 
 test('finished tasks older than --retention-days are pruned at start', async (t) => {

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -72,7 +82,12 @@ test('a process that holds the registry open with the recorded start time holds 
     writeFileSync(pidFile(stateDir), record);
     const refused = await runDaemonBinary(['--port', '0', '--state-dir', stateDir, '--containment', 'process-group']);
     assert.equal(refused.code, 2, `with daemon.pid ${JSON.stringify(record)}: ${refused.stderr}`);
-    assert.match(refused.stderr, new RegExp(`another hive-bash-daemon \\(pid ${holder.pid}\\) uses the state directory ${stateDir}; stop it or choose another --state-dir`));
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `another hive-bash-daemon \\(pid ${holder.pid}\\) uses the state directory ${stateDir}; stop it or choose another --state-dir`,
+      ),
+    );
     assert.equal(readFileSync(pidFile(stateDir), 'utf8'), record, 'the holder keeps its file');
   }
 });
@@ -123,7 +138,10 @@ test('daemons started at once on a state dir with a stale daemon.pid end with ex
     assert.equal(readFileSync(pidFile(stateDir), 'utf8'), `${winner.pid} ${startTimeOf(winner.pid!)}\n`);
     for (const loser of racers.filter((racer) => racer !== winners[0])) {
       assert.equal(loser.code, 2, loser.stderr());
-      assert.match(loser.stderr(), new RegExp(`another hive-bash-daemon \\(pid ${winner.pid}\\) uses the state directory ${stateDir}`));
+      assert.match(
+        loser.stderr(),
+        new RegExp(`another hive-bash-daemon \\(pid ${winner.pid}\\) uses the state directory ${stateDir}`),
+      );
     }
     winner.kill('SIGTERM');
     await once(winner, 'close');
@@ -136,7 +154,16 @@ test('a start waits for another start deciding at the same moment, and not for t
   // Another start: its draft, named by its pid and held open by it.
   const deciding = await startSleep(t, join(stateDir, 'draft'));
   renameSync(join(stateDir, 'draft'), join(stateDir, `daemon.pid.new-${deciding.pid}`));
-  const starting = startRacer(t, ['--port', '0', '--state-dir', stateDir, '--containment', 'process-group', '--log-level', 'warn']);
+  const starting = startRacer(t, [
+    '--port',
+    '0',
+    '--state-dir',
+    stateDir,
+    '--containment',
+    'process-group',
+    '--log-level',
+    'warn',
+  ]);
   assert.ok(await waitFor(() => existsSync(pidFile(stateDir))), 'the start links its daemon.pid');
   const linked = readFileSync(pidFile(stateDir), 'utf8');
   const pid = Number(linked.split(' ')[0]);
@@ -149,12 +176,17 @@ test('a start waits for another start deciding at the same moment, and not for t
 });
 
 /** Starts the daemon binary; resolves once it listens (code null) or has exited (its exit code). */
-async function startRacer(t: TestContext, args: string[]): Promise<{ child: ChildProcess; code: number | null; stderr: () => string }> {
+async function startRacer(
+  t: TestContext,
+  args: string[],
+): Promise<{ child: ChildProcess; code: number | null; stderr: () => string }> {
   const child = spawn(process.execPath, [MAIN_JS, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const listening = new Promise<null>((resolve) => createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('listening on ') && resolve(null)));
+  const listening = new Promise<null>((resolve) =>
+    createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('listening on ') && resolve(null)),
+  );
   const closed = once(child, 'close').then(([code]) => code as number | null);
   return { child, code: await Promise.race([listening, closed]), stderr: () => stderr };
 }

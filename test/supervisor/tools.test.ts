@@ -50,7 +50,10 @@ test('run returns a running task after wait_seconds and status waits for its end
   assert.equal(done.exit_code, 0);
   assert.equal(done.stdout_tail, 'finished\n');
   // It started before run answered and ended after the gate opened.
-  assert.ok(done.runtime_ms >= openedAt - answeredAt, `runtime ${done.runtime_ms} ms, gate opened ${openedAt - answeredAt} ms after run answered`);
+  assert.ok(
+    done.runtime_ms >= openedAt - answeredAt,
+    `runtime ${done.runtime_ms} ms, gate opened ${openedAt - answeredAt} ms after run answered`,
+  );
 });
 
 test('status with wait_seconds returns when the time passes if the task goes on', async (t) => {
@@ -72,7 +75,10 @@ test('a name replaces the id, is refused while running and accepted again once f
   assert.equal(first.id, 'build-1');
   assert.equal(first.name, 'build-1');
   const refused = await tools.error('run', { command: 'echo second', name: 'build-1' });
-  assert.equal(refused, '"name" is taken: got "build-1", whose task is still running; choose another name, or wait for it to finish or kill it first');
+  assert.equal(
+    refused,
+    '"name" is taken: got "build-1", whose task is still running; choose another name, or wait for it to finish or kill it first',
+  );
   await tools.ok('kill', { id: 'build-1', force: true });
   await tools.ok('status', { id: 'build-1', wait_seconds: 10 });
   const second = await tools.ok('run', { command: 'echo second', name: 'build-1' });
@@ -110,11 +116,18 @@ test('generated ids never take an id already in the registry', async (t) => {
 test('cwd, env and stdin reach the command, and stdin is /dev/null without stdin', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const where = await tools.ok('run', { command: 'pwd; echo "$GREETING"', cwd: '/usr/bin', env: { GREETING: 'hello there' } });
+  const where = await tools.ok('run', {
+    command: 'pwd; echo "$GREETING"',
+    cwd: '/usr/bin',
+    env: { GREETING: 'hello there' },
+  });
   assert.equal(where.stdout_tail, '/usr/bin\nhello there\n');
   const fed = await tools.ok('run', { command: 'cat; echo; wc -l', stdin: 'one\ntwo\n' });
   assert.equal(fed.stdout_tail, 'one\ntwo\n\n0\n');
-  const prompt = await tools.ok('run', { command: 'read -p "continue? " answer; echo "got [$answer] status $?"', wait_seconds: 10 });
+  const prompt = await tools.ok('run', {
+    command: 'read -p "continue? " answer; echo "got [$answer] status $?"',
+    wait_seconds: 10,
+  });
   assert.equal(prompt.state, 'done');
   assert.equal(prompt.stdout_tail, 'got [] status 1\n', 'a prompt gets end-of-file instead of hanging');
   const marker = await tools.ok('run', { command: 'echo "$HIVE_BASH_TASK_ID"', name: 'marked' });
@@ -145,11 +158,17 @@ test('list shows the newest tasks first, filtered by state and limited', async (
   await tools.ok('run', { command: 'false', name: 'b' });
   await tools.ok('run', { command: `sleep 30 # ${'x'.repeat(300)}`, name: 'c', wait_seconds: 0 });
   const all = await tools.ok('list', {});
-  assert.deepEqual(all.tasks.map((task: { id: string }) => task.id), ['c', 'b', 'a']);
+  assert.deepEqual(
+    all.tasks.map((task: { id: string }) => task.id),
+    ['c', 'b', 'a'],
+  );
   assert.equal(all.tasks[0].command.length, 200);
   assert.equal(all.tasks[1].exit_code, 1);
   const running = await tools.ok('list', { state: 'running' });
-  assert.deepEqual(running.tasks.map((task: { id: string }) => task.id), ['c']);
+  assert.deepEqual(
+    running.tasks.map((task: { id: string }) => task.id),
+    ['c'],
+  );
   const limited = await tools.ok('list', { limit: 1 });
   assert.equal(limited.tasks.length, 1);
   await tools.ok('kill', { id: 'c', force: true });
@@ -159,7 +178,9 @@ test('a command longer than the kernel allows one argument to be runs like any o
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const filler = `# ${'é'.repeat(100_000)}\n`; // 200 KB of comment: over the kernel's 128 KiB per argument
-  const task = await tools.ok('run', { command: `${filler}echo "long $((6 * 7))"; echo "\${HIVE_BASH_COMMAND_PART_0:-unset}"` });
+  const task = await tools.ok('run', {
+    command: `${filler}echo "long $((6 * 7))"; echo "\${HIVE_BASH_COMMAND_PART_0:-unset}"`,
+  });
   assert.equal(task.state, 'done');
   assert.equal(task.stdout_tail, 'long 42\nunset\n');
 });

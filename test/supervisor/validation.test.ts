@@ -7,30 +7,110 @@ test('every bad input gets an error that names the field, echoes the value and s
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const cases: Array<[string, Record<string, unknown>, string]> = [
-    ['run', { command: '' }, 'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "" (string)'],
-    ['run', { command: 'echo a\0b' }, 'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "echo a\\u0000b" (string)'],
-    ['run', {}, 'Invalid run input: "command" is required: a non-empty string of at most 262144 bytes with no NUL character'],
-    ['run', { command: 42 }, 'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got 42 (number)'],
-    ['run', { command: 'true', name: '../x' }, 'Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../x" (string)'],
-    ['run', { command: 'true', name: 'a/b' }, 'Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "a/b" (string)'],
-    ['run', { command: 'true', name: 'x'.repeat(100) }, `Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "${'x'.repeat(60)}"... (string of 100 characters)`],
-    ['run', { command: 'true', wait_seconds: 31 }, 'Invalid run input: "wait_seconds" must be a number of seconds from 0 to 30; got 31 (number)'],
-    ['run', { command: 'true', wait_seconds: -1 }, 'Invalid run input: "wait_seconds" must be a number of seconds from 0 to 30; got -1 (number)'],
-    ['run', { command: 'true', timeout_seconds: 0 }, 'Invalid run input: "timeout_seconds" must be a positive number of seconds (at most one year); got 0 (number)'],
-    ['run', { command: 'true', cwd: '/no/such/dir' }, 'Invalid run input: "cwd" must be the path of an existing directory; got "/no/such/dir" (string): no such directory'],
-    ['run', { command: 'true', cwd: '/etc/passwd' }, 'Invalid run input: "cwd" must be the path of an existing directory; got "/etc/passwd" (string): not a directory'],
-    ['run', { command: 'true', env: { 'A=B': 'x' } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)'],
-    ['run', { command: 'true', env: { A: 1 } }, 'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)'],
-    ['run', { command: 'true', timeout: 5 }, 'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, sandbox, wait_for, wait_for_port, exclusive_port'],
+    [
+      'run',
+      { command: '' },
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "" (string)',
+    ],
+    [
+      'run',
+      { command: 'echo a\0b' },
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "echo a\\u0000b" (string)',
+    ],
+    [
+      'run',
+      {},
+      'Invalid run input: "command" is required: a non-empty string of at most 262144 bytes with no NUL character',
+    ],
+    [
+      'run',
+      { command: 42 },
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got 42 (number)',
+    ],
+    [
+      'run',
+      { command: 'true', name: '../x' },
+      'Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../x" (string)',
+    ],
+    [
+      'run',
+      { command: 'true', name: 'a/b' },
+      'Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "a/b" (string)',
+    ],
+    [
+      'run',
+      { command: 'true', name: 'x'.repeat(100) },
+      `Invalid run input: "name" must be 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "${'x'.repeat(60)}"... (string of 100 characters)`,
+    ],
+    [
+      'run',
+      { command: 'true', wait_seconds: 31 },
+      'Invalid run input: "wait_seconds" must be a number of seconds from 0 to 30; got 31 (number)',
+    ],
+    [
+      'run',
+      { command: 'true', wait_seconds: -1 },
+      'Invalid run input: "wait_seconds" must be a number of seconds from 0 to 30; got -1 (number)',
+    ],
+    [
+      'run',
+      { command: 'true', timeout_seconds: 0 },
+      'Invalid run input: "timeout_seconds" must be a positive number of seconds (at most one year); got 0 (number)',
+    ],
+    [
+      'run',
+      { command: 'true', cwd: '/no/such/dir' },
+      'Invalid run input: "cwd" must be the path of an existing directory; got "/no/such/dir" (string): no such directory',
+    ],
+    [
+      'run',
+      { command: 'true', cwd: '/etc/passwd' },
+      'Invalid run input: "cwd" must be the path of an existing directory; got "/etc/passwd" (string): not a directory',
+    ],
+    [
+      'run',
+      { command: 'true', env: { 'A=B': 'x' } },
+      'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)',
+    ],
+    [
+      'run',
+      { command: 'true', env: { A: 1 } },
+      'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)',
+    ],
+    [
+      'run',
+      { command: 'true', timeout: 5 },
+      'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, sandbox, wait_for, wait_for_port, exclusive_port',
+    ],
     ['status', { id: 'nope' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
-    ['status', { id: '../etc/passwd' }, 'Invalid status input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../etc/passwd" (string)'],
-    ['status', { id: 'x', tail_bytes: 70000 }, 'Invalid status input: "tail_bytes" must be an integer from 0 to 65536; got 70000 (number)'],
+    [
+      'status',
+      { id: '../etc/passwd' },
+      'Invalid status input: "id" must be a task id: 1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit; got "../etc/passwd" (string)',
+    ],
+    [
+      'status',
+      { id: 'x', tail_bytes: 70000 },
+      'Invalid status input: "tail_bytes" must be an integer from 0 to 65536; got 70000 (number)',
+    ],
     ['kill', { id: 'nope' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
-    ['kill', { id: 'x', signal: 'SIGSTOP' }, 'Invalid kill input: "signal" must be one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL; got "SIGSTOP" (string)'],
-    ['list', { state: 'finished' }, 'Invalid list input: "state" must be one of pending, running, done, timed_out, killed, interrupted; got "finished" (string)'],
+    [
+      'kill',
+      { id: 'x', signal: 'SIGSTOP' },
+      'Invalid kill input: "signal" must be one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL; got "SIGSTOP" (string)',
+    ],
+    [
+      'list',
+      { state: 'finished' },
+      'Invalid list input: "state" must be one of pending, running, done, timed_out, killed, interrupted; got "finished" (string)',
+    ],
     ['list', { limit: 0 }, 'Invalid list input: "limit" must be an integer from 1 to 1000; got 0 (number)'],
     ['input', { id: 'nope', text: 'y\n' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
-    ['input', { id: 'x', text: 'y', end: true }, 'Invalid input input: unknown field "end"; input accepts: id, text, eof'],
+    [
+      'input',
+      { id: 'x', text: 'y', end: true },
+      'Invalid input input: unknown field "end"; input accepts: id, text, eof',
+    ],
   ];
   for (const [tool, args, message] of cases) {
     assert.equal(await tools.error(tool, args), message, `${tool} ${JSON.stringify(args).slice(0, 60)}`);
@@ -38,7 +118,10 @@ test('every bad input gets an error that names the field, echoes the value and s
   // A tool that does not exist is a protocol error (-32602), not a tool error: the client's list is stale.
   await assert.rejects(tools.call('launch', {}), (error: { code?: number; message?: string }) => {
     assert.equal(error.code, -32602);
-    assert.match(error.message ?? '', /Invalid params: unknown tool "launch" in params\.name; this server has: run, status, output, kill, list, input/);
+    assert.match(
+      error.message ?? '',
+      /Invalid params: unknown tool "launch" in params\.name; this server has: run, status, output, kill, list, input/,
+    );
     return true;
   });
   // After all of that the daemon still serves.
@@ -69,7 +152,10 @@ test('the pending queue refuses new tasks beyond --max-pending', async (t) => {
   const tools = await connectClient(t, daemon.url);
   for (let i = 0; i < 3; i++) await tools.ok('run', { command: 'sleep 30', wait_seconds: 0 });
   const refused = await tools.error('run', { command: 'echo too many' });
-  assert.equal(refused, 'the pending queue is full (2 tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again');
+  assert.equal(
+    refused,
+    'the pending queue is full (2 tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again',
+  );
   const pending = await tools.ok('list', { state: 'pending' });
   assert.equal(pending.tasks.length, 2);
   for (const id of ['task-1', 'task-2', 'task-3']) await tools.ok('kill', { id, force: true });

@@ -18,18 +18,31 @@ async function todoHealth(daemon: TestDaemon): Promise<TodoHealth> {
 
 /** The daemon's log lines (JSON on stderr) with message `msg`. */
 function logsSaying(daemon: TestDaemon, msg: string): Array<Record<string, unknown>> {
-  return daemon.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).filter((entry) => entry.msg === msg);
+  return daemon
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((entry) => entry.msg === msg);
 }
 
 const FINISHED = new Set(['done', 'timed_out', 'killed', 'interrupted']);
 
 test('200 tasks that end while the harness is down are each delivered once, in their final state, when it is back', async (t) => {
-  const { peer, daemon, tools } = await startDaemonWithPeer(t, { peerDown: true, args: ['--max-running', '16', '--kill-grace-ms', '200'] });
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, {
+    peerDown: true,
+    args: ['--max-running', '16', '--kill-grace-ms', '200'],
+  });
   const kind = (i: number) => (i % 10 === 0 ? 'killed' : i % 10 === 1 ? 'timed_out' : 'done');
   const started = await Promise.all(
     Array.from({ length: 200 }, (_, i) => {
       const args = kind(i) === 'done' ? { command: `echo "task ${i}"; exit $((${i} % 5))` } : { command: 'sleep 30' };
-      return tools.ok('run', { ...args, name: `down-${i}`, wait_seconds: 0, ...(kind(i) === 'timed_out' ? { timeout_seconds: 0.2 } : {}) });
+      return tools.ok('run', {
+        ...args,
+        name: `down-${i}`,
+        wait_seconds: 0,
+        ...(kind(i) === 'timed_out' ? { timeout_seconds: 0.2 } : {}),
+      });
     }),
   );
   assert.equal(started.length, 200);
@@ -51,7 +64,11 @@ test('200 tasks that end while the harness is down are each delivered once, in t
     assert.equal(todo.state, task.state, task.id);
     assert.match(todo.summary!, new RegExp(`^bash task ${task.id} ${task.state}: `));
     if (task.state === 'done') assert.match(todo.summary!, new RegExp(`: exit ${task.exit_code} after`));
-    assert.equal(peer.requestsFor(task.id).length, 1, `${task.id} was sent once: what was queued while down was coalesced`);
+    assert.equal(
+      peer.requestsFor(task.id).length,
+      1,
+      `${task.id} was sent once: what was queued while down was coalesced`,
+    );
   }
   assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0));
   assert.equal((await todoHealth(daemon)).harness_connected, true);
@@ -76,14 +93,19 @@ test('requests a harness took down with it unanswered are sent again when it is 
 
 test('a todo the harness refuses with ok:false is sent again later, and the refusal is logged', async (t) => {
   let refusals = 0;
-  const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer: () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK) });
+  const { peer, daemon, tools } = await startDaemonWithPeer(t, {
+    answer: () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK),
+  });
   await tools.ok('run', { command: 'exit 4', name: 'refused', wait_seconds: 0 });
   const todo = await peer.waitForTodo('refused', (request) => request.state === 'done');
   assert.match(todo.summary!, /exit 4/);
   assert.ok(peer.requestsFor('refused').length >= 2, 'the refused operation came again');
   const refusalsLogged = logsSaying(daemon, 'the harness refused a todo; it will be sent again');
   assert.ok(refusalsLogged.length >= 1);
-  assert.deepEqual({ key: refusalsLogged[0]!.key, error: refusalsLogged[0]!.error }, { key: 'refused', error: 'the board is busy' });
+  assert.deepEqual(
+    { key: refusalsLogged[0]!.key, error: refusalsLogged[0]!.error },
+    { key: 'refused', error: 'the board is busy' },
+  );
   assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0));
 });
 
@@ -98,7 +120,8 @@ test('a harness that answers slowly does not slow run or status', async (t) => {
   };
   const { peer, daemon, tools } = await startDaemonWithPeer(t, { answer });
   const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push((await tools.ok('run', { command: 'true', name: `slow-${i}`, wait_seconds: 0 })).id);
+  for (let i = 0; i < 5; i++)
+    ids.push((await tools.ok('run', { command: 'true', name: `slow-${i}`, wait_seconds: 0 })).id);
   assert.ok(await waitFor(() => peer.received.length >= 5), 'the harness has requests it does not answer');
   for (let round = 0; round < 4; round++) {
     for (const id of ids) assert.equal((await tools.ok('status', { id, wait_seconds: 5 })).state, 'done');
@@ -119,9 +142,17 @@ test('malformed answer lines from the harness are logged and survived', async (t
   await tools.ok('run', { command: 'echo survived', name: 'garbled', wait_seconds: 0 });
   const todo = await peer.waitForTodo('garbled', (request) => request.state === 'done');
   assert.match(todo.body!, /^survived$/m);
-  const errors = logsSaying(daemon, 'malformed answer from the harness; the todo will be sent again').map((entry) => entry.error);
-  const expected = (line: string) => `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line)}`;
-  assert.deepEqual(errors.slice(0, 4), [`malformed answer (not JSON): "this is not json"`, expected('{"ok":"yes"}'), `malformed answer (not JSON): ""`, expected('[1,2]')]);
+  const errors = logsSaying(daemon, 'malformed answer from the harness; the todo will be sent again').map(
+    (entry) => entry.error,
+  );
+  const expected = (line: string) =>
+    `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line)}`;
+  assert.deepEqual(errors.slice(0, 4), [
+    `malformed answer (not JSON): "this is not json"`,
+    expected('{"ok":"yes"}'),
+    `malformed answer (not JSON): ""`,
+    expected('[1,2]'),
+  ]);
   assert.equal((await tools.ok('run', { command: 'echo still serving' })).stdout_tail, 'still serving\n');
   assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0));
 });

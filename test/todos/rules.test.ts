@@ -40,11 +40,11 @@ test('a task that outlives run is upserted as running, then with its end; status
   assert.equal(peer.todos.has('build-1'), false, 'status handed the result over, so the todo is gone');
   await tools.ok('status', { id: 'build-1' });
   await deliverSentinel(tools, peer, 'sentinel-2');
-  assert.deepEqual(peer.requestsFor('build-1').map((request) => `${request.cmd} ${request.state ?? ''}`.trim()), [
-    'todo_upsert running',
-    'todo_upsert done',
-    'todo_clear',
-  ], 'a second status of a cleared task sends nothing');
+  assert.deepEqual(
+    peer.requestsFor('build-1').map((request) => `${request.cmd} ${request.state ?? ''}`.trim()),
+    ['todo_upsert running', 'todo_upsert done', 'todo_clear'],
+    'a second status of a cleared task sends nothing',
+  );
 });
 
 test('a result run returns inline makes no todo, and one that ends after run returned always does', async (t) => {
@@ -54,7 +54,11 @@ test('a result run returns inline makes no todo, and one that ends after run ret
   // Tasks that end right around run's wait: each is either returned inline or ends after run returned.
   const edge = await Promise.all(
     Array.from({ length: 30 }, (_, i) =>
-      tools.ok('run', { command: `sleep 0.${String(5 + (i % 10)).padStart(2, '0')}`, name: `edge-${i}`, wait_seconds: 0.1 }),
+      tools.ok('run', {
+        command: `sleep 0.${String(5 + (i % 10)).padStart(2, '0')}`,
+        name: `edge-${i}`,
+        wait_seconds: 0.1,
+      }),
     ),
   );
   const inline = edge.filter((task) => task.state === 'done').map((task) => task.id as string);

@@ -9,19 +9,29 @@ import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 test('output reaches its file while the task runs', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const task = await tools.ok('run', { command: 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.1; done; sleep 30', wait_seconds: 0 });
+  const task = await tools.ok('run', {
+    command: 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.1; done; sleep 30',
+    wait_seconds: 0,
+  });
   const sizes = new Set<number>();
-  await waitFor(() => {
-    // run returns at once (wait_seconds 0), possibly before the worker thread has created the file.
-    if (existsSync(task.stdout_path)) sizes.add(statSync(task.stdout_path).size);
-    return sizes.size >= 3;
-  }, 5000, 20);
+  await waitFor(
+    () => {
+      // run returns at once (wait_seconds 0), possibly before the worker thread has created the file.
+      if (existsSync(task.stdout_path)) sizes.add(statSync(task.stdout_path).size);
+      return sizes.size >= 3;
+    },
+    5000,
+    20,
+  );
   assert.ok(sizes.size >= 3, `the file grew in steps while the task ran: ${[...sizes]}`);
   const live = await tools.ok('status', { id: task.id });
   assert.equal(live.state, 'running');
   assert.match(live.stdout_tail, /^line 1\n/);
   await waitFor(() => existsSync(task.stdout_path) && readFileSync(task.stdout_path, 'utf8').includes('line 10'), 5000);
-  assert.equal((await tools.ok('status', { id: task.id })).stdout_tail, Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''));
+  assert.equal(
+    (await tools.ok('status', { id: task.id })).stdout_tail,
+    Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''),
+  );
   await tools.ok('kill', { id: task.id, force: true });
 });
 
@@ -82,8 +92,17 @@ test('tails are cut at character boundaries', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   const task = await tools.ok('run', { command: 'printf "ééééé"' }); // 10 bytes
-  for (const [tail, expected] of [[10, 'ééééé'], [9, 'éééé'], [3, 'é'], [1, '']] as const) {
-    assert.equal((await tools.ok('status', { id: task.id, tail_bytes: tail })).stdout_tail, expected, `tail_bytes ${tail}`);
+  for (const [tail, expected] of [
+    [10, 'ééééé'],
+    [9, 'éééé'],
+    [3, 'é'],
+    [1, ''],
+  ] as const) {
+    assert.equal(
+      (await tools.ok('status', { id: task.id, tail_bytes: tail })).stdout_tail,
+      expected,
+      `tail_bytes ${tail}`,
+    );
   }
 });
 

@@ -5,7 +5,16 @@ import { parseCount, requireIds } from '../arguments.js';
 import { UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext, type OptionValues } from '../command.js';
 import { shellExitCode } from '../format.js';
-import { fetchOutput, fetchWholePage, isEmpty, MAX_PAGE_BYTES, OutputPrinter, STDERR_MARK, type OutputAnswer, type StreamChoice } from '../output-reader.js';
+import {
+  fetchOutput,
+  fetchWholePage,
+  isEmpty,
+  MAX_PAGE_BYTES,
+  OutputPrinter,
+  STDERR_MARK,
+  type OutputAnswer,
+  type StreamChoice,
+} from '../output-reader.js';
 import { fetchStatus, waitForEnd } from '../tasks.js';
 import { isFinished, type TaskState } from '../../supervisor/model/task.js';
 
@@ -20,14 +29,22 @@ function parseHistory(text: string | undefined, fallback: number): number {
   try {
     return parseCount('-n', text, MAX_HISTORY_LINES, true) ?? fallback;
   } catch {
-    throw new UsageError(`-n must be a whole number of lines from 0 to ${MAX_HISTORY_LINES}, or all; got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `-n must be a whole number of lines from 0 to ${MAX_HISTORY_LINES}, or all; got ${JSON.stringify(text)}`,
+    );
   }
 }
 
 /** The output tool's reading fields from the flags. */
 function readingArgs(values: OptionValues): { stream: StreamChoice; args: Record<string, unknown> } {
-  if (values.stdout && values.stderr) throw new UsageError(`give --stdout or --stderr, not both (without either, both streams are shown, stderr's lines marked)`);
-  if (values.context !== undefined && values.grep === undefined) throw new UsageError(`-C is taken only with --grep (the lines around each match); got -C ${values.context} without --grep`);
+  if (values.stdout && values.stderr)
+    throw new UsageError(
+      `give --stdout or --stderr, not both (without either, both streams are shown, stderr's lines marked)`,
+    );
+  if (values.context !== undefined && values.grep === undefined)
+    throw new UsageError(
+      `-C is taken only with --grep (the lines around each match); got -C ${values.context} without --grep`,
+    );
   const stream: StreamChoice = values.stdout ? 'stdout' : values.stderr ? 'stderr' : 'both';
   const args: Record<string, unknown> = { stream };
   if (stream !== 'both') args.raw = true;
@@ -37,7 +54,13 @@ function readingArgs(values: OptionValues): { stream: StreamChoice; args: Record
 }
 
 /** Shows task `id`'s output, following it until the end when `follow`; returns the exit code. */
-async function showOutput(context: CommandContext, values: OptionValues, positionals: string[], follow: boolean, command: string): Promise<number> {
+async function showOutput(
+  context: CommandContext,
+  values: OptionValues,
+  positionals: string[],
+  follow: boolean,
+  command: string,
+): Promise<number> {
   const [id] = requireIds(command, positionals, true) as [string];
   const { stream, args } = readingArgs(values);
   const history = parseHistory(values.lines as string | undefined, follow ? 10 : Number.POSITIVE_INFINITY);
@@ -51,7 +74,15 @@ async function showOutput(context: CommandContext, values: OptionValues, positio
       writeJson(context, shown);
       return shellExitCode(shown);
     }
-    writeJson(context, await fetchOutput(context.client, id, { ...args, ...tail, max_bytes: maxBytes ?? MAX_PAGE_BYTES, ...(next === undefined ? {} : { since: next }) }));
+    writeJson(
+      context,
+      await fetchOutput(context.client, id, {
+        ...args,
+        ...tail,
+        max_bytes: maxBytes ?? MAX_PAGE_BYTES,
+        ...(next === undefined ? {} : { since: next }),
+      }),
+    );
     return 0;
   }
   const printer = new OutputPrinter(context, stream);
@@ -61,21 +92,46 @@ async function showOutput(context: CommandContext, values: OptionValues, positio
     return answer;
   };
   if (maxBytes !== undefined || 'tail' in tail) {
-    show(await fetchOutput(context.client, id, { ...args, ...tail, max_bytes: maxBytes ?? MAX_PAGE_BYTES, ...(next === undefined ? {} : { since: next }) }));
+    show(
+      await fetchOutput(context.client, id, {
+        ...args,
+        ...tail,
+        max_bytes: maxBytes ?? MAX_PAGE_BYTES,
+        ...(next === undefined ? {} : { since: next }),
+      }),
+    );
   } else {
-    while (!isEmpty(show(await fetchWholePage(context.client, id, { ...args, ...(next === undefined ? {} : { since: next }) }))));
+    while (
+      !isEmpty(
+        show(await fetchWholePage(context.client, id, { ...args, ...(next === undefined ? {} : { since: next }) })),
+      )
+    );
   }
   if (!follow) {
     printer.flush();
     return 0;
   }
-  await followToEnd(context, id, args, printer, () => next!, (cursor) => (next = cursor));
+  await followToEnd(
+    context,
+    id,
+    args,
+    printer,
+    () => next!,
+    (cursor) => (next = cursor),
+  );
   printer.flush();
   return shellExitCode(await fetchStatus(context.client, id, 0));
 }
 
 /** Prints what comes after the cursor until the task has ended and its output is all read. */
-async function followToEnd(context: CommandContext, id: string, args: Record<string, unknown>, printer: OutputPrinter, cursor: () => string, advance: (next: string) => void): Promise<void> {
+async function followToEnd(
+  context: CommandContext,
+  id: string,
+  args: Record<string, unknown>,
+  printer: OutputPrinter,
+  cursor: () => string,
+  advance: (next: string) => void,
+): Promise<void> {
   let settled = false;
   for (;;) {
     const answer = await fetchWholePage(context.client, id, { ...args, since: cursor(), wait_seconds: 30 });
@@ -97,7 +153,7 @@ const FLAGS_HELP = [
   '(in red on a terminal); lines of the two streams that arrive together may appear out of order.',
   '--grep RE       only the lines matching the regular expression RE, numbered as grep -n numbers them',
   `-C N            with --grep, N lines (0 to ${MAX_CONTEXT_LINES}) around each match, as grep -C`,
-  '--json          follow: wait for the end and print the task\'s status (no live output)',
+  "--json          follow: wait for the end and print the task's status (no live output)",
 ];
 
 export const followCommand: Command = {
@@ -105,7 +161,13 @@ export const followCommand: Command = {
   summary: "a task's output as it grows, until it ends; exits with the task's exit code",
   usage: 'hive-bash follow ID [-n N|all] [--stdout | --stderr] [--grep RE [-C N]]',
   help: [...FLAGS_HELP, "Exit code: the task's own (128+N after signal N; 1 when it never ran)."],
-  options: { lines: { type: 'string', short: 'n' }, stdout: { type: 'boolean' }, stderr: { type: 'boolean' }, grep: { type: 'string' }, context: { type: 'string', short: 'C' } },
+  options: {
+    lines: { type: 'string', short: 'n' },
+    stdout: { type: 'boolean' },
+    stderr: { type: 'boolean' },
+    grep: { type: 'string' },
+    context: { type: 'string', short: 'C' },
+  },
   run: (context, values, positionals) => showOutput(context, values, positionals, true, 'follow'),
 };
 
@@ -118,9 +180,14 @@ export const logsCommand: Command = {
     ...FLAGS_HELP,
     '--since CURSOR  only what was written after the answer whose next cursor this is (logs --json prints it)',
     `--max-bytes N   at most N bytes (up to ${MAX_PAGE_BYTES}): the beginning and the end, and what was left out between`,
-    'logs --json     the output tool\'s answer: each stream\'s text and line numbers, and next, the cursor for --since',
+    "logs --json     the output tool's answer: each stream's text and line numbers, and next, the cursor for --since",
     "Exit code: 0; with -f, the task's own.",
   ],
-  options: { ...followCommand.options, follow: { type: 'boolean', short: 'f' }, since: { type: 'string' }, 'max-bytes': { type: 'string' } },
+  options: {
+    ...followCommand.options,
+    follow: { type: 'boolean', short: 'f' },
+    since: { type: 'string' },
+    'max-bytes': { type: 'string' },
+  },
   run: (context, values, positionals) => showOutput(context, values, positionals, values.follow === true, 'logs'),
 };

@@ -10,7 +10,18 @@ import { todosCommand } from './todos.js';
 import { topCommand } from './top.js';
 import { waitCommand } from './wait.js';
 
-export const COMMANDS: Command[] = [listCommand, statusCommand, followCommand, logsCommand, screenCommand, waitCommand, killCommand, runCommand, topCommand, todosCommand];
+export const COMMANDS: Command[] = [
+  listCommand,
+  statusCommand,
+  followCommand,
+  logsCommand,
+  screenCommand,
+  waitCommand,
+  killCommand,
+  runCommand,
+  topCommand,
+  todosCommand,
+];
 
 /** The command called `name` or aliased so, or undefined. */
 export function findCommand(name: string): Command | undefined {

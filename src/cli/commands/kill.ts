@@ -19,7 +19,9 @@ interface KillResult {
 
 /** The ids of the tasks in `states` (pending and running by default), newest first. */
 async function listIds(client: DaemonClient, states: TaskState[]): Promise<string[]> {
-  const lists = await Promise.all(states.map((state) => client.callTool<{ tasks: TaskItem[] }>('list', { state, limit: MAX_LIST })));
+  const lists = await Promise.all(
+    states.map((state) => client.callTool<{ tasks: TaskItem[] }>('list', { state, limit: MAX_LIST })),
+  );
   return lists.flatMap((list) => list.tasks.map((task) => task.id));
 }
 
@@ -35,21 +37,36 @@ export const killCommand: Command = {
     "Whatever is still alive after the daemon's grace period (--kill-grace-ms) gets SIGKILL.",
     'kill returns at once; hive-bash wait ID waits for the end. Exit code 1 if any kill was refused.',
   ],
-  options: { force: { type: 'boolean' }, signal: { type: 'string' }, all: { type: 'boolean' }, state: { type: 'string' } },
+  options: {
+    force: { type: 'boolean' },
+    signal: { type: 'string' },
+    all: { type: 'boolean' },
+    state: { type: 'string' },
+  },
   async run(context, values, positionals) {
     const state = parseChoice('--state', values.state as string | undefined, TASK_STATES);
-    if (values.all && positionals.length > 0) throw new UsageError(`give task ids or --all, not both; got --all and ${positionals.join(' ')}`);
-    if (state && !values.all) throw new UsageError('--state chooses the tasks of --all; give --all too, or task ids alone');
-    if (!values.all && positionals.length === 0) throw new UsageError('give task ids (hive-bash list shows them) or --all; got neither');
+    if (values.all && positionals.length > 0)
+      throw new UsageError(`give task ids or --all, not both; got --all and ${positionals.join(' ')}`);
+    if (state && !values.all)
+      throw new UsageError('--state chooses the tasks of --all; give --all too, or task ids alone');
+    if (!values.all && positionals.length === 0)
+      throw new UsageError('give task ids (hive-bash list shows them) or --all; got neither');
     const signalText = values.signal as string | undefined;
     const signal = signalText === undefined ? undefined : parseSignalName(signalText);
-    if (signal === null) throw new UsageError(`--signal must be one of ${KILL_SIGNALS.join(', ')}; got ${JSON.stringify(signalText)}`);
+    if (signal === null)
+      throw new UsageError(`--signal must be one of ${KILL_SIGNALS.join(', ')}; got ${JSON.stringify(signalText)}`);
     const ids = values.all ? await listIds(context.client, state ? [state] : ['pending', 'running']) : positionals;
     const results: KillResult[] = [];
     const errors: Array<{ id: string; code: string | null; message: string }> = [];
     for (const id of ids) {
       try {
-        results.push(await context.client.callTool<KillResult>('kill', { id, ...(values.force ? { force: true } : {}), ...(signal ? { signal } : {}) }));
+        results.push(
+          await context.client.callTool<KillResult>('kill', {
+            id,
+            ...(values.force ? { force: true } : {}),
+            ...(signal ? { signal } : {}),
+          }),
+        );
       } catch (error) {
         if (!(error instanceof CliError) || error.code === null) throw error;
         errors.push({ id, code: error.code, message: error.message });

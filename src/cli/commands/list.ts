@@ -42,7 +42,7 @@ export const listCommand: Command = {
     `--state STATE   only tasks in STATE: ${TASK_STATES.join(', ')}`,
     `--limit N       at most N tasks, 1 to ${MAX_LIST_LIMIT} (default 50)`,
     'Columns: ID, STATE, AGE (since created), RUNTIME, CPU (time used), MEM (now), PROCS, EXIT',
-    '(code, or the signal that ended it), COMMAND (its first line, cut to the terminal\'s width).',
+    "(code, or the signal that ended it), COMMAND (its first line, cut to the terminal's width).",
     '- where the daemon has no figure (a pending task; memory once a task has ended).',
   ],
   options: { state: { type: 'string' }, limit: { type: 'string', short: 'n' } },
@@ -60,7 +60,8 @@ export const listCommand: Command = {
     }
     const now = Date.now();
     const rows = result.tasks.map((task) => tableRow(task, now));
-    const paint = (row: number, column: number, text: string) => (column === 1 ? context.paint(stateStyle(result.tasks[row]!.state, result.tasks[row]!.exit_code), text) : text);
+    const paint = (row: number, column: number, text: string) =>
+      column === 1 ? context.paint(stateStyle(result.tasks[row]!.state, result.tasks[row]!.exit_code), text) : text;
     context.write(`${renderTable(COLUMNS, rows, context.width, paint)}\n`);
     return 0;
   },

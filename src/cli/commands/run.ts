@@ -12,7 +12,10 @@ function parseEnv(pairs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
-    if (!match) throw new UsageError(`--env must be NAME=VALUE with a NAME of letters, digits and _ not starting with a digit; got ${JSON.stringify(pair)}`);
+    if (!match)
+      throw new UsageError(
+        `--env must be NAME=VALUE with a NAME of letters, digits and _ not starting with a digit; got ${JSON.stringify(pair)}`,
+      );
     env[match[1]!] = match[2]!;
   }
   return env;
@@ -21,7 +24,9 @@ function parseEnv(pairs: string[]): Record<string, string> {
 /** The result of a task that ended within the wait: its end, then each non-empty tail. */
 function describeResult(task: TaskStatus): string {
   const exit = task.exit_code === null ? 'no exit code' : `exit ${task.exit_code}`;
-  const lines = [`${task.state}: ${exit}${task.signal ? ` (${task.signal})` : ''} after ${formatDuration(task.runtime_ms)}${task.error ? `: ${task.error}` : ''}`];
+  const lines = [
+    `${task.state}: ${exit}${task.signal ? ` (${task.signal})` : ''} after ${formatDuration(task.runtime_ms)}${task.error ? `: ${task.error}` : ''}`,
+  ];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = task[`${stream}_tail`];
     if (tail.length > 0) lines.push(`--- ${stream} ---`, tail.replace(/\n$/, ''));
@@ -32,12 +37,13 @@ function describeResult(task: TaskStatus): string {
 export const runCommand: Command = {
   name: 'run',
   summary: 'start a task; prints its id, and its result when it ends within the wait',
-  usage: 'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] [--sandbox-write D]… [--no-network] -- COMMAND…',
+  usage:
+    'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] [--sandbox-write D]… [--no-network] -- COMMAND…',
   help: [
     '--name N        the task id to use instead of a generated one',
     `--wait S        wait up to S seconds (0 to ${MAX_WAIT_SECONDS}; the daemon's default 3) for the result`,
     '--timeout S     end the task after S seconds (it becomes timed_out)',
-    '--cwd D         its working directory (default: this shell\'s)',
+    "--cwd D         its working directory (default: this shell's)",
     '--env K=V       add K=V to its environment (repeatable)',
     '--pty           run it on a pseudo-terminal (all its output goes to stdout)',
     '--sandbox-write D  sandbox it: it may write only beneath D (repeatable); everywhere else is read-only to it',
@@ -56,12 +62,19 @@ export const runCommand: Command = {
     'no-network': { type: 'boolean' },
   },
   async run(context, values, positionals) {
-    if (positionals.length === 0) throw new UsageError('run needs a command after --, e.g. hive-bash run -- make test; got none');
-    const wait = parseSeconds('--wait', values.wait as string | undefined, { max: MAX_WAIT_SECONDS, zeroAllowed: true });
+    if (positionals.length === 0)
+      throw new UsageError('run needs a command after --, e.g. hive-bash run -- make test; got none');
+    const wait = parseSeconds('--wait', values.wait as string | undefined, {
+      max: MAX_WAIT_SECONDS,
+      zeroAllowed: true,
+    });
     const timeout = parseSeconds('--timeout', values.timeout as string | undefined);
     const env = parseEnv((values.env as string[] | undefined) ?? []);
     const write = (values['sandbox-write'] as string[] | undefined)?.map((dir) => resolve(dir));
-    const sandbox = write === undefined && !values['no-network'] ? undefined : { ...(write === undefined ? {} : { write }), ...(values['no-network'] ? { network: false } : {}) };
+    const sandbox =
+      write === undefined && !values['no-network']
+        ? undefined
+        : { ...(write === undefined ? {} : { write }), ...(values['no-network'] ? { network: false } : {}) };
     const task = await context.client.callTool<TaskStatus>('run', {
       command: positionals.join(' '),
       cwd: resolve((values.cwd as string | undefined) ?? process.cwd()),

@@ -10,7 +10,7 @@ export const screenCommand: Command = {
   help: [
     'Prints the rows of the terminal of a task run with --pty, as its emulator in the daemon draws them',
     'from the output so far; a line under them gives the size, the cursor and whether a full-screen',
-    'program has the alternate screen. --json prints the output tool\'s answer with its screen.',
+    "program has the alternate screen. --json prints the output tool's answer with its screen.",
     'Exit code: 0; 1 for a task that does not run on a terminal.',
   ],
   options: {},
@@ -21,7 +21,13 @@ export const screenCommand: Command = {
       writeJson(context, answer);
       return 0;
     }
-    const screen = answer.screen as { text: string; cursor: { row: number; col: number }; rows: number; cols: number; alternate_screen: boolean };
+    const screen = answer.screen as {
+      text: string;
+      cursor: { row: number; col: number };
+      rows: number;
+      cols: number;
+      alternate_screen: boolean;
+    };
     const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}; task ${answer.state}`;
     context.write(`${screen.text}\n${context.paint('dim', `--- ${note}`)}\n`);
     return 0;

@@ -6,7 +6,6 @@ import { describeSandbox } from '../../process/sandbox.js';
 import { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 import { fetchStatus, type TaskStatus } from '../tasks.js';
 
-
 /** The fields a person reads first, as label and value. */
 function describeFields(task: TaskStatus): Array<[string, string]> {
   const stream = (name: 'stdout' | 'stderr') =>
@@ -22,15 +21,33 @@ function describeFields(task: TaskStatus): Array<[string, string]> {
     ['started', task.started_at],
     ['ended', task.ended_at],
     ['runtime', formatDuration(task.runtime_ms)],
-    ['pid', task.pid === null ? null : `${task.pid} (group ${task.pgid})${task.namespace_pid === null ? '' : `; ${task.namespace_pid} as tasks see it`}`],
-    ['terminal', task.pty ? `pty${task.interactive ? ', interactive' : ''}` : task.interactive ? 'pipes, interactive' : null],
+    [
+      'pid',
+      task.pid === null
+        ? null
+        : `${task.pid} (group ${task.pgid})${task.namespace_pid === null ? '' : `; ${task.namespace_pid} as tasks see it`}`,
+    ],
+    [
+      'terminal',
+      task.pty ? `pty${task.interactive ? ', interactive' : ''}` : task.interactive ? 'pipes, interactive' : null,
+    ],
     ['stdin', task.interactive ? (task.stdin_open ? 'open' : 'closed') : null],
     ['sandbox', task.sandbox === null ? null : describeSandbox(task.sandbox)],
     ['cpu', task.cpu_ms === null ? null : formatDuration(task.cpu_ms)],
     ['memory', task.memory_bytes === null ? null : formatBytes(task.memory_bytes)],
-    ['memory peak', task.memory_peak_bytes === null || task.memory_peak_bytes === undefined ? null : formatBytes(task.memory_peak_bytes)],
+    [
+      'memory peak',
+      task.memory_peak_bytes === null || task.memory_peak_bytes === undefined
+        ? null
+        : formatBytes(task.memory_peak_bytes),
+    ],
     ['processes', task.processes === null ? null : String(task.processes)],
-    ['lingering', task.lingering > 0 ? `${task.lingering} process(es) alive after the leader exited (hive-bash kill ends them)` : null],
+    [
+      'lingering',
+      task.lingering > 0
+        ? `${task.lingering} process(es) alive after the leader exited (hive-bash kill ends them)`
+        : null,
+    ],
     ['stdout', stream('stdout')],
     ['stderr', stream('stderr')],
   ];
@@ -40,19 +57,26 @@ function describeFields(task: TaskStatus): Array<[string, string]> {
 /** The tail of one stream under a rule naming it, or nothing when it is empty. */
 function describeTail(name: string, tail: string, totalBytes: number): string {
   if (tail.length === 0) return '';
-  const shown = Buffer.byteLength(tail) < totalBytes ? `last ${formatBytes(Buffer.byteLength(tail))} of ${formatBytes(totalBytes)}` : 'all of it';
+  const shown =
+    Buffer.byteLength(tail) < totalBytes
+      ? `last ${formatBytes(Buffer.byteLength(tail))} of ${formatBytes(totalBytes)}`
+      : 'all of it';
   return `\n--- ${name} (${shown}) ---\n${tail}${tail.endsWith('\n') ? '' : '\n'}`;
 }
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'everything the daemon knows of one task, the output\'s tails last',
+  summary: "everything the daemon knows of one task, the output's tails last",
   usage: 'hive-bash status ID [--tail BYTES]',
   help: [`--tail BYTES    how much of the end of each stream to show, 0 to ${MAX_TAIL_BYTES} (default 4096)`],
   options: { tail: { type: 'string' } },
   async run(context, values, positionals) {
     const [id] = requireIds('status', positionals, true);
-    const task = await fetchStatus(context.client, id!, parseCount('--tail', values.tail as string | undefined, MAX_TAIL_BYTES, true));
+    const task = await fetchStatus(
+      context.client,
+      id!,
+      parseCount('--tail', values.tail as string | undefined, MAX_TAIL_BYTES, true),
+    );
     if (context.json) {
       writeJson(context, task);
       return 0;
@@ -63,7 +87,9 @@ export const statusCommand: Command = {
       const shown = label === 'state' ? context.paint(stateStyle(task.state, task.exit_code), value) : value;
       return `${context.paint('bold', label.padEnd(width))}  ${shown}`;
     });
-    context.write(`${lines.join('\n')}\n${describeTail('stdout', task.stdout_tail, task.stdout_bytes)}${describeTail('stderr', task.stderr_tail, task.stderr_bytes)}`);
+    context.write(
+      `${lines.join('\n')}\n${describeTail('stdout', task.stdout_tail, task.stdout_bytes)}${describeTail('stderr', task.stderr_tail, task.stderr_bytes)}`,
+    );
     return 0;
   },
 };

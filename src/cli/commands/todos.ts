@@ -6,7 +6,15 @@ interface OutboxEntry {
   key: string;
   version: number;
   queued_at: string;
-  request: { cmd: string; source: string; key: string; state?: string; summary?: string; body?: string; updated_at?: number };
+  request: {
+    cmd: string;
+    source: string;
+    key: string;
+    state?: string;
+    summary?: string;
+    body?: string;
+    updated_at?: number;
+  };
 }
 
 interface TodosReport {
@@ -17,7 +25,14 @@ interface TodosReport {
   outbox?: OutboxEntry[];
 }
 
-const COLUMNS: Column[] = [{ header: 'KEY' }, { header: 'VERSION', align: 'right' }, { header: 'QUEUED', align: 'right' }, { header: 'CMD' }, { header: 'STATE' }, { header: 'SUMMARY' }];
+const COLUMNS: Column[] = [
+  { header: 'KEY' },
+  { header: 'VERSION', align: 'right' },
+  { header: 'QUEUED', align: 'right' },
+  { header: 'CMD' },
+  { header: 'STATE' },
+  { header: 'SUMMARY' },
+];
 
 /** /todos, or on a daemon without it the socket and depth that /healthz has. */
 async function fetchTodos(context: Parameters<Command['run']>[0]): Promise<TodosReport> {
@@ -32,7 +47,7 @@ export const todosCommand: Command = {
   summary: "the todos waiting in the daemon's outbox, and whether the harness is connected",
   usage: 'hive-bash todos',
   help: [
-    "Shows the harness socket (--agent-socket), whether the daemon is connected to it, and each todo",
+    'Shows the harness socket (--agent-socket), whether the daemon is connected to it, and each todo',
     'operation (upsert or clear) not yet acknowledged by the harness, oldest first. Without a socket',
     'they wait here until one is configured.',
   ],
@@ -43,13 +58,23 @@ export const todosCommand: Command = {
       writeJson(context, report);
       return 0;
     }
-    const connection = report.socket === null ? 'none configured (--agent-socket)' : `${report.socket} (${report.harness_connected ? context.paint('green', 'connected') : context.paint('red', 'not connected')})`;
+    const connection =
+      report.socket === null
+        ? 'none configured (--agent-socket)'
+        : `${report.socket} (${report.harness_connected ? context.paint('green', 'connected') : context.paint('red', 'not connected')})`;
     const lines = [`harness socket: ${connection}`, `outbox: ${report.outbox_depth} waiting`];
     if (report.outbox === undefined) {
       lines.push("(this daemon has no /todos, so the entries cannot be shown; only /healthz's counts)");
     } else if (report.outbox.length > 0) {
       const now = Date.now();
-      const rows = report.outbox.map((entry) => [entry.key, String(entry.version), formatAge(entry.queued_at, now), entry.request.cmd, entry.request.state ?? '', entry.request.summary ?? '']);
+      const rows = report.outbox.map((entry) => [
+        entry.key,
+        String(entry.version),
+        formatAge(entry.queued_at, now),
+        entry.request.cmd,
+        entry.request.state ?? '',
+        entry.request.summary ?? '',
+      ]);
       lines.push('', renderTable(COLUMNS, rows, context.width));
     }
     context.write(`${lines.join('\n')}\n`);

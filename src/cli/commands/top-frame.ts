@@ -52,24 +52,46 @@ export async function collectFrame(client: DaemonClient, sort: SortKey, samples:
     client.getJson<{ tasks: Record<string, number> }>('/healthz'),
   ]);
   const now = Date.now();
-  const tasks: TopTask[] = list.tasks.map((task) => ({ ...task, cpu_percent: cpuPercent(task, samples && samples.size > 0 ? samples : null, now) }));
+  const tasks: TopTask[] = list.tasks.map((task) => ({
+    ...task,
+    cpu_percent: cpuPercent(task, samples && samples.size > 0 ? samples : null, now),
+  }));
   if (samples) {
     samples.clear();
-    for (const task of tasks) if (typeof task.cpu_ms === 'number') samples.set(task.id, { cpuMs: task.cpu_ms, at: now });
+    for (const task of tasks)
+      if (typeof task.cpu_ms === 'number') samples.set(task.id, { cpuMs: task.cpu_ms, at: now });
   }
-  const key = sort === 'memory' ? (task: TopTask) => task.memory_bytes ?? -1 : (task: TopTask) => task.cpu_percent ?? task.cpu_ms ?? -1;
+  const key =
+    sort === 'memory'
+      ? (task: TopTask) => task.memory_bytes ?? -1
+      : (task: TopTask) => task.cpu_percent ?? task.cpu_ms ?? -1;
   tasks.sort((a, b) => key(b) - key(a));
   return {
     at: new Date(now).toISOString(),
     counts: health.tasks,
-    totals: { cpu_percent: sum(tasks.map((task) => task.cpu_percent)), memory_bytes: sum(tasks.map((task) => task.memory_bytes)), processes: sum(tasks.map((task) => task.processes)) },
+    totals: {
+      cpu_percent: sum(tasks.map((task) => task.cpu_percent)),
+      memory_bytes: sum(tasks.map((task) => task.memory_bytes)),
+      processes: sum(tasks.map((task) => task.processes)),
+    },
     tasks,
   };
 }
 
 /** The frame as text: the totals, then a table cut to `width` columns and `height` lines (when given). */
-export function renderFrame(frame: TopFrame, url: string, sort: SortKey, paint: Paint, width: number | null, height: number | null): string {
-  const counts = Object.entries(frame.counts).filter(([, count]) => count > 0).map(([state, count]) => `${count} ${state}`).join(', ') || 'no tasks';
+export function renderFrame(
+  frame: TopFrame,
+  url: string,
+  sort: SortKey,
+  paint: Paint,
+  width: number | null,
+  height: number | null,
+): string {
+  const counts =
+    Object.entries(frame.counts)
+      .filter(([, count]) => count > 0)
+      .map(([state, count]) => `${count} ${state}`)
+      .join(', ') || 'no tasks';
   const percent = (value: number | null) => (value === null ? '-' : `${value.toFixed(1)}%`);
   const header = [
     `${paint('bold', 'hive-bash top')}  ${url}  ${frame.at.slice(11, 19)} UTC  sorted by ${sort}`,

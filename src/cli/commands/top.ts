@@ -42,7 +42,14 @@ async function showLive(context: CommandContext, sort: SortKey): Promise<void> {
     while (!quitting) {
       const frame = await collectFrame(context.client, sort, samples);
       if (quitting) break;
-      const text = renderFrame(frame, context.client.url.href, sort, context.paint, process.stdout.columns ?? 80, process.stdout.rows ?? 24);
+      const text = renderFrame(
+        frame,
+        context.client.url.href,
+        sort,
+        context.paint,
+        process.stdout.columns ?? 80,
+        process.stdout.rows ?? 24,
+      );
       context.write(`${CLEAR}${text.replace(/\n/g, '\r\n')}press q to quit`);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([keys.quit, new Promise((resolve) => (timer = setTimeout(resolve, REFRESH_MS)))]);
@@ -62,7 +69,7 @@ export const topCommand: Command = {
     '--sort KEY      cpu (default) or memory',
     '--once          print one frame and exit (also when stdout or stdin is not a terminal)',
     'On a terminal it redraws every second; q (or Ctrl-C) quits. %CPU is since the last frame',
-    '(in a single frame: over the task\'s runtime, as ps shows it); - where the daemon has no figure.',
+    "(in a single frame: over the task's runtime, as ps shows it); - where the daemon has no figure.",
   ],
   options: { sort: { type: 'string' }, once: { type: 'boolean' } },
   async run(context, values) {

@@ -28,14 +28,26 @@ function outcomeOf(status: TaskStatus, outcome: Outcome['outcome'], matchedLine:
  * Waits for task `id` to print a line matching `pattern` or to end, or for the deadline: status
  * with wait_for, so the daemon matches (on its linear-time engine) as the output is written.
  */
-async function waitForMatch(client: DaemonClient, id: string, pattern: string, deadline: number | null): Promise<Outcome> {
+async function waitForMatch(
+  client: DaemonClient,
+  id: string,
+  pattern: string,
+  deadline: number | null,
+): Promise<Outcome> {
   for (;;) {
     const left = deadline === null ? MAX_WAIT_SECONDS : Math.max(0, (deadline - Date.now()) / 1000);
     let status: TaskStatus & { wait_result?: string; matched_line?: string | null };
     try {
-      status = await client.callTool('status', { id, peek: true, wait_for: pattern, wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000), tail_bytes: 0 });
+      status = await client.callTool('status', {
+        id,
+        peek: true,
+        wait_for: pattern,
+        wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000),
+        tail_bytes: 0,
+      });
     } catch (error) {
-      if (error instanceof CliError && error.code === 'ERR_INVALID_INPUT') throw new UsageError(`--until ${error.message.replace(/^.*"wait_for" /, '')}`);
+      if (error instanceof CliError && error.code === 'ERR_INVALID_INPUT')
+        throw new UsageError(`--until ${error.message.replace(/^.*"wait_for" /, '')}`);
       throw error;
     }
     if (status.wait_result === 'matched') return outcomeOf(status, 'matched', status.matched_line ?? null);
@@ -83,14 +95,28 @@ export const waitCommand: Command = {
     const seconds = parseSeconds('--timeout', values.timeout as string | undefined);
     const pattern = (values.until as string | undefined) ?? null;
     const deadline = seconds === undefined ? null : Date.now() + seconds * 1000;
-    const outcomes = await Promise.all(ids.map((id) => (pattern !== null ? waitForMatch(context.client, id, pattern, deadline) : waitForTask(context.client, id, deadline))));
+    const outcomes = await Promise.all(
+      ids.map((id) =>
+        pattern !== null
+          ? waitForMatch(context.client, id, pattern, deadline)
+          : waitForTask(context.client, id, deadline),
+      ),
+    );
     const timedOut = outcomes.some((outcome) => outcome.outcome === 'timeout');
-    const exitCode = timedOut ? EXIT_TIMEOUT : (outcomes.map((outcome) => exitCodeOf(outcome, pattern !== null)).find((code) => code !== 0) ?? 0);
+    const exitCode = timedOut
+      ? EXIT_TIMEOUT
+      : (outcomes.map((outcome) => exitCodeOf(outcome, pattern !== null)).find((code) => code !== 0) ?? 0);
     if (context.json) {
       writeJson(context, { tasks: outcomes, timed_out: timedOut, exit_code: exitCode });
     } else {
       context.write(outcomes.map((outcome) => `${describeOutcome(outcome, pattern)}\n`).join(''));
-      if (timedOut) context.warn(`--timeout ${values.timeout} s passed first; still going: ${outcomes.filter((o) => o.outcome === 'timeout').map((o) => o.id).join(', ')}`);
+      if (timedOut)
+        context.warn(
+          `--timeout ${values.timeout} s passed first; still going: ${outcomes
+            .filter((o) => o.outcome === 'timeout')
+            .map((o) => o.id)
+            .join(', ')}`,
+        );
     }
     return exitCode;
   },

@@ -19,14 +19,18 @@ export interface RequestGuard {
 export function createRequestGuard(boundHost: string, token: string | null): RequestGuard {
   const wildcard = boundHost === '0.0.0.0' || boundHost === '::';
   const allowedNames = new Set([...LOOPBACK_NAMES, boundHost.toLowerCase()]);
-  const nameAllowed = (hostname: string) => wildcard || allowedNames.has(hostname.toLowerCase().replace(/^\[|\]$/g, ''));
+  const nameAllowed = (hostname: string) =>
+    wildcard || allowedNames.has(hostname.toLowerCase().replace(/^\[|\]$/g, ''));
   const expected = token === null ? null : digest(token);
 
   return {
     check(req) {
       const host = req.headers.host;
       if (!host || !nameAllowed(hostnameOf(host))) {
-        return { status: 403, message: `Forbidden: the Host header ${JSON.stringify(host ?? '')} does not name this daemon` };
+        return {
+          status: 403,
+          message: `Forbidden: the Host header ${JSON.stringify(host ?? '')} does not name this daemon`,
+        };
       }
       const origin = req.headers.origin;
       if (origin !== undefined && !originAllowed(origin, nameAllowed)) {
@@ -35,7 +39,10 @@ export function createRequestGuard(boundHost: string, token: string | null): Req
       if (expected !== null) {
         const given = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
         if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-          return { status: 401, message: 'Unauthorized: send Authorization: Bearer TOKEN with the token from --auth-token-file' };
+          return {
+            status: 401,
+            message: 'Unauthorized: send Authorization: Bearer TOKEN with the token from --auth-token-file',
+          };
         }
       }
       return null;

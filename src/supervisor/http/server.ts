@@ -48,7 +48,9 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (refusal) return sendText(res, refusal.status, refusal.message);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
     return;
   }
   if (req.method === 'GET' && path === '/metrics') {
@@ -56,7 +58,12 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
     res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
     return;
   }
-  if (path !== '/mcp') return sendText(res, 404, `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`);
+  if (path !== '/mcp')
+    return sendText(
+      res,
+      404,
+      `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`,
+    );
   let body: unknown;
   if (req.method === 'POST') {
     if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);

@@ -12,7 +12,8 @@ export const CLIENT_INFO_META = 'io.modelcontextprotocol/clientInfo';
 export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 
 type Loose = Record<string, unknown>;
-export const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Loose =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A version of the stateless era: dated 2026-07-28 or later (as the SDK v2 tells them apart). */
 export function isModernVersion(version: string): boolean {

@@ -8,13 +8,22 @@ export { MAX_WAIT_SECONDS };
 import { MAX_PATTERN_CHARS } from '../readiness/wait-pattern.js';
 
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export const TASK_ID_ACCEPTS = '1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit';
+export const TASK_ID_ACCEPTS =
+  '1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit';
 
 export const taskIdField = () =>
-  field(z.string().regex(TASK_ID_PATTERN), `a task id: ${TASK_ID_ACCEPTS}`, 'The task id that run returned (its name, or a generated task-N).');
+  field(
+    z.string().regex(TASK_ID_PATTERN),
+    `a task id: ${TASK_ID_ACCEPTS}`,
+    'The task id that run returned (its name, or a generated task-N).',
+  );
 
 export const waitSecondsField = (defaultSeconds: number, description: string) =>
-  field(z.number().min(0).max(MAX_WAIT_SECONDS).default(defaultSeconds), `a number of seconds from 0 to ${MAX_WAIT_SECONDS}`, description);
+  field(
+    z.number().min(0).max(MAX_WAIT_SECONDS).default(defaultSeconds),
+    `a number of seconds from 0 to ${MAX_WAIT_SECONDS}`,
+    description,
+  );
 
 export const tailBytesField = () =>
   field(
@@ -49,6 +58,15 @@ export const waitForPortField = () =>
 
 /** What run and status add to a task's view when they waited for readiness. */
 export const waitOutcomeFields = {
-  wait_result: z.enum(['matched', 'listening', 'ended', 'timeout']).optional().describe('With wait_for or wait_for_port: what ended the wait (a match, a listening port, the task\'s end, or wait_seconds)'),
-  matched_line: z.string().nullable().optional().describe('With wait_result "matched": the whole line that matched, cut to 1 KiB'),
+  wait_result: z
+    .enum(['matched', 'listening', 'ended', 'timeout'])
+    .optional()
+    .describe(
+      "With wait_for or wait_for_port: what ended the wait (a match, a listening port, the task's end, or wait_seconds)",
+    ),
+  matched_line: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('With wait_result "matched": the whole line that matched, cut to 1 KiB'),
 };

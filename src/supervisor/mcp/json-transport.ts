@@ -59,7 +59,8 @@ export class JsonHttpTransport implements Transport {
       return this.close();
     }
     // No server-initiated stream: every message this server sends answers a POST.
-    const refusal = 'Method not allowed: this server answers every request in its POST response and offers no GET stream';
+    const refusal =
+      'Method not allowed: this server answers every request in its POST response and offers no GET stream';
     return Promise.resolve(sendJsonRpcError(res, 405, -32000, refusal, { allow: 'POST, DELETE' }));
   }
 
@@ -68,7 +69,10 @@ export class JsonHttpTransport implements Transport {
     if (media !== null) return Promise.resolve(sendJsonRpcError(res, media.status, -32000, media.message));
     const batch = Array.isArray(body);
     const all = (batch ? body : [body]) as unknown[];
-    if (all.length > MAX_BATCH) return Promise.resolve(sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
+    if (all.length > MAX_BATCH)
+      return Promise.resolve(
+        sendJsonRpcError(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`),
+      );
     if (all.length === 0) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: an empty batch'));
     // What the protocol layer would drop unanswered, or answer as an internal error, is answered
     // here, each with its id where it has one. Responses are dropped: this server sends no
@@ -80,7 +84,10 @@ export class JsonHttpTransport implements Transport {
       const paramsProblem = problem === null ? checkKnownParams(message as LooseMessage) : null;
       if (problem !== null) status = 400;
       if (problem !== null || paramsProblem !== null) {
-        const error = problem !== null ? { code: -32600, message: `Invalid Request: ${problem}` } : { code: -32602, message: `Invalid params: ${paramsProblem}` };
+        const error =
+          problem !== null
+            ? { code: -32600, message: `Invalid Request: ${problem}` }
+            : { code: -32602, message: `Invalid params: ${paramsProblem}` };
         refused.push({ jsonrpc: '2.0', id: usableId(message), error } as unknown as JSONRPCMessage);
         return false;
       }
@@ -90,15 +97,20 @@ export class JsonHttpTransport implements Transport {
     // A session's first request, and only it, is an initialize alone (SessionManager sees to it).
     const initializing = messages.some((message) => message.method === 'initialize');
     if (initializing) {
-      if (this.isInitialized) return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized'));
+      if (this.isInitialized)
+        return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized'));
       this.isInitialized = true;
     } else {
       const refusal = protocolVersionRefusal(req);
       if (refusal) return Promise.resolve(sendJsonRpcError(res, 400, -32000, refusal));
     }
-    const ids = messages.filter((message) => message.method !== undefined && message.id !== undefined).map((message) => message.id as RequestId);
+    const ids = messages
+      .filter((message) => message.method !== undefined && message.id !== undefined)
+      .map((message) => message.id as RequestId);
     if (ids.some((id) => this.posts.has(id)) || new Set(ids).size !== ids.length) {
-      return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: a request id is already in flight in this session'));
+      return Promise.resolve(
+        sendJsonRpcError(res, 400, -32600, 'Invalid Request: a request id is already in flight in this session'),
+      );
     }
     if (ids.length === 0) {
       this.deliver(messages);
@@ -137,9 +149,15 @@ export class JsonHttpTransport implements Transport {
   private settle(post: PendingPost): void {
     if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
     for (const id of post.ids) this.posts.delete(id);
-    const answers = [...post.ids.filter((id) => post.responses.has(id)).map((id) => post.responses.get(id)), ...post.refused];
+    const answers = [
+      ...post.ids.filter((id) => post.responses.has(id)).map((id) => post.responses.get(id)),
+      ...post.refused,
+    ];
     if (answers.length === 0) post.res.writeHead(202).end();
-    else post.res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId }).end(JSON.stringify(post.batch ? answers : answers[0]));
+    else
+      post.res
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId })
+        .end(JSON.stringify(post.batch ? answers : answers[0]));
     post.done();
   }
 
@@ -157,7 +175,8 @@ export class JsonHttpTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     for (const post of new Set(this.posts.values())) {
-      if (!post.res.headersSent) sendJsonRpcError(post.res, 404, -32001, 'Session not found: it was closed while this request ran');
+      if (!post.res.headersSent)
+        sendJsonRpcError(post.res, 404, -32001, 'Session not found: it was closed while this request ran');
       post.done();
     }
     this.posts.clear();
@@ -188,11 +207,20 @@ export function mediaTypeRefusal(req: IncomingMessage): { status: number; messag
 /** After initialization a client may name its protocol version; one this SDK does not know is refused. */
 function protocolVersionRefusal(req: IncomingMessage): string | null {
   const version = req.headers['mcp-protocol-version'];
-  if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null;
+  if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+    return null;
   return `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
 }
 
 /** Answers with a JSON-RPC error object, as the SDK's transport does for its refusals. */
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+export function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  res
+    .writeHead(status, { ...headers, 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }

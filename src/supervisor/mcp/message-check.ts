@@ -10,7 +10,8 @@ const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 
 type Loose = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Loose =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 // The SDK's ids and progress tokens are strings or safe integers (zod's int): 2^53 and beyond are not.
 const isRequestId = (value: unknown) => typeof value === 'string' || Number.isSafeInteger(value);
 
@@ -38,7 +39,8 @@ export function checkMessage(value: unknown): string | null {
   if ('error' in value) {
     if ('id' in value && !isRequestId(value.id)) return '"id" must be a string or an integer';
     const error = value.error;
-    if (!isObject(error) || !Number.isInteger(error.code) || typeof error.message !== 'string') return '"error" must be an object with an integer code and a string message';
+    if (!isObject(error) || !Number.isInteger(error.code) || typeof error.message !== 'string')
+      return '"error" must be an object with an integer code and a string message';
     return unknownKey(value, ERROR_KEYS);
   }
   return 'a message needs "method" (a request or notification), "result" or "error"';
@@ -48,10 +50,17 @@ export function checkMessage(value: unknown): string | null {
 export function checkKnownParams(message: { method?: unknown; params?: unknown }): string | null {
   const params = message.params as Loose | undefined;
   if (message.method === 'tools/call') {
-    if (params === undefined || typeof params.name !== 'string') return 'tools/call needs params.name, the tool\'s name as a string';
-    if (params.arguments !== undefined && !isObject(params.arguments)) return 'tools/call params.arguments must be an object of named fields';
+    if (params === undefined || typeof params.name !== 'string')
+      return "tools/call needs params.name, the tool's name as a string";
+    if (params.arguments !== undefined && !isObject(params.arguments))
+      return 'tools/call params.arguments must be an object of named fields';
   }
-  if (message.method === 'tools/list' && params !== undefined && params.cursor !== undefined && typeof params.cursor !== 'string') {
+  if (
+    message.method === 'tools/list' &&
+    params !== undefined &&
+    params.cursor !== undefined &&
+    typeof params.cursor !== 'string'
+  ) {
     return 'tools/list params.cursor must be a string';
   }
   return null;
@@ -59,7 +68,9 @@ export function checkKnownParams(message: { method?: unknown; params?: unknown }
 
 function unknownKey(value: Loose, allowed: Set<string>): string | null {
   const extra = Object.keys(value).find((key) => !allowed.has(key));
-  return extra === undefined ? null : `unknown member ${JSON.stringify(extra.slice(0, 40))}; a message has ${[...allowed].join(', ')}`;
+  return extra === undefined
+    ? null
+    : `unknown member ${JSON.stringify(extra.slice(0, 40))}; a message has ${[...allowed].join(', ')}`;
 }
 
 function checkParams(params: unknown, where: string): string | null {
@@ -71,8 +82,10 @@ function checkParams(params: unknown, where: string): string | null {
 function checkMeta(meta: unknown, where: string): string | null {
   if (meta === undefined) return null;
   if (!isObject(meta)) return `"${where}" must be an object`;
-  if (meta.progressToken !== undefined && !isRequestId(meta.progressToken)) return `"${where}.progressToken" must be a string or an integer`;
+  if (meta.progressToken !== undefined && !isRequestId(meta.progressToken))
+    return `"${where}.progressToken" must be a string or an integer`;
   const related = meta[RELATED_TASK_KEY];
-  if (related !== undefined && !(isObject(related) && typeof related.taskId === 'string')) return `"${where}.${RELATED_TASK_KEY}" must be an object with a string taskId`;
+  if (related !== undefined && !(isObject(related) && typeof related.taskId === 'string'))
+    return `"${where}.${RELATED_TASK_KEY}" must be an object with a string taskId`;
   return null;
 }

@@ -8,7 +8,16 @@ import { mediaTypeRefusal } from './json-transport.js';
 import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META, isObject } from './eras.js';
 import { checkKnownParams, checkMessage, usableId } from './message-check.js';
 import { checkModernRequest, type Envelope } from './modern-checks.js';
-import { INVALID_PARAMS, INVALID_REQUEST, INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, refusal, RpcError, sendRpcResponse } from './rpc-error.js';
+import {
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  INTERNAL_ERROR,
+  METHOD_NOT_FOUND,
+  MISSING_CLIENT_CAPABILITY,
+  refusal,
+  RpcError,
+  sendRpcResponse,
+} from './rpc-error.js';
 import { INSTRUCTIONS, SERVER_NAME, type ToolRegistry } from './server.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
 
@@ -41,14 +50,17 @@ export class ModernEndpoint {
     const envelope = checkModernRequest(req, message);
     if (envelope instanceof RpcError) return sendRpcResponse(res, envelope.status, id, { error: envelope });
     const paramsProblem = checkKnownParams(message);
-    if (paramsProblem !== null) return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
+    if (paramsProblem !== null)
+      return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
     try {
       const result = await this.dispatch(message as Request, envelope);
       sendRpcResponse(res, 200, id, { result });
     } catch (error) {
       if (error instanceof RpcError) return sendRpcResponse(res, error.status, id, { error });
       this.log.error({ err: error, method: message.method }, 'MCP request failed');
-      sendRpcResponse(res, 200, id, { error: new RpcError(INTERNAL_ERROR, `internal error in ${message.method}: ${(error as Error).message}`) });
+      sendRpcResponse(res, 200, id, {
+        error: new RpcError(INTERNAL_ERROR, `internal error in ${message.method}: ${(error as Error).message}`),
+      });
     }
   }
 
@@ -71,21 +83,34 @@ export class ModernEndpoint {
       case 'tools/call': {
         const name = params.name as string;
         const result = await this.tools.call(name, params.arguments);
-        const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result as { structuredContent?: Record<string, unknown> }) : null;
+        const taskId = declaresTasks(envelope.capabilities)
+          ? outlivedWait(name, result as { structuredContent?: Record<string, unknown> })
+          : null;
         return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
       }
     }
-    throw refusal(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(request.method.slice(0, 80))} is not a method of MCP 2026-07-28 here; this server serves ${SERVED.join(', ')} (initialize and sessions are the 2025-11-25 era's: send initialize without a 2026-07-28 _meta or header)`);
+    throw refusal(
+      METHOD_NOT_FOUND,
+      `Method not found: ${JSON.stringify(request.method.slice(0, 80))} is not a method of MCP 2026-07-28 here; this server serves ${SERVED.join(', ')} (initialize and sessions are the 2025-11-25 era's: send initialize without a 2026-07-28 _meta or header)`,
+    );
   }
 
   private taskMethod(method: string, params: Record<string, unknown>, envelope: Envelope): Record<string, unknown> {
     if (!declaresTasks(envelope.capabilities)) {
-      throw refusal(MISSING_CLIENT_CAPABILITY, `Missing required client capability: ${method} is part of the Tasks extension; declare it in params._meta["io.modelcontextprotocol/clientCapabilities"].extensions["${TASKS_EXTENSION}"] ({})`, {
-        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      });
+      throw refusal(
+        MISSING_CLIENT_CAPABILITY,
+        `Missing required client capability: ${method} is part of the Tasks extension; declare it in params._meta["io.modelcontextprotocol/clientCapabilities"].extensions["${TASKS_EXTENSION}"] ({})`,
+        {
+          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        },
+      );
     }
     const taskId = params.taskId;
-    if (typeof taskId !== 'string') throw new RpcError(INVALID_PARAMS, `Invalid params: ${method} needs params.taskId, the taskId a run answered with (a string)`);
+    if (typeof taskId !== 'string')
+      throw new RpcError(
+        INVALID_PARAMS,
+        `Invalid params: ${method} needs params.taskId, the taskId a run answered with (a string)`,
+      );
     if (method === 'tasks/get') return this.handles.get(taskId);
     if (method === 'tasks/cancel') return this.handles.cancel(taskId);
     return this.handles.update(taskId);
@@ -96,9 +121,14 @@ export class ModernEndpoint {
 function checkTransport(req: IncomingMessage, body: unknown): RpcError | null {
   const media = mediaTypeRefusal(req);
   if (media !== null) return new RpcError(-32000, media.message, undefined, media.status);
-  if (Array.isArray(body)) return refusal(INVALID_REQUEST, 'Invalid Request: MCP 2026-07-28 has no batches; send each request in a POST of its own');
+  if (Array.isArray(body))
+    return refusal(
+      INVALID_REQUEST,
+      'Invalid Request: MCP 2026-07-28 has no batches; send each request in a POST of its own',
+    );
   const problem = checkMessage(body);
   if (problem !== null) return refusal(INVALID_REQUEST, `Invalid Request: ${problem}`);
-  if (!isObject(body) || typeof body.method !== 'string') return refusal(INVALID_REQUEST, 'Invalid Request: a client sends requests and notifications only');
+  if (!isObject(body) || typeof body.method !== 'string')
+    return refusal(INVALID_REQUEST, 'Invalid Request: a client sends requests and notifications only');
   return null;
 }

@@ -36,9 +36,23 @@ export function refusal(code: number, message: string, data?: unknown): RpcError
 }
 
 /** Writes a JSON-RPC response, with the id of the request it answers (null when it had none usable). */
-export function sendRpcResponse(res: ServerResponse, status: number, id: string | number | null, answer: { result: unknown } | { error: RpcError }): void {
-  const body = 'result' in answer
-    ? { jsonrpc: '2.0', id, result: answer.result }
-    : { jsonrpc: '2.0', id, error: { code: answer.error.code, message: answer.error.message, ...(answer.error.data === undefined ? {} : { data: answer.error.data }) } };
+export function sendRpcResponse(
+  res: ServerResponse,
+  status: number,
+  id: string | number | null,
+  answer: { result: unknown } | { error: RpcError },
+): void {
+  const body =
+    'result' in answer
+      ? { jsonrpc: '2.0', id, result: answer.result }
+      : {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: answer.error.code,
+            message: answer.error.message,
+            ...(answer.error.data === undefined ? {} : { data: answer.error.data }),
+          },
+        };
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }

@@ -26,14 +26,23 @@ export interface ToolRegistry {
 }
 
 /** Lists the tools once and returns the registry both eras serve them from. */
-export function createToolRegistry(tools: ToolDefinition[], context: ToolContext, version: string, log: Logger): ToolRegistry {
+export function createToolRegistry(
+  tools: ToolDefinition[],
+  context: ToolContext,
+  version: string,
+  log: Logger,
+): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listing = { tools: tools.map(listedTool) };
 
   const call = async (name: string, args: unknown): Promise<CallToolResult> => {
     const tool = byName.get(name);
     // A protocol error in both eras, as 2026-07-28 says: the tool list the client holds is stale.
-    if (!tool) throw new RpcError(INVALID_PARAMS, `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`);
+    if (!tool)
+      throw new RpcError(
+        INVALID_PARAMS,
+        `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`,
+      );
     try {
       const result = await tool.handler(parseToolInput(tool, args), context);
       // What the answer shows reaches the registry before the answer reaches the caller.
@@ -51,7 +60,10 @@ export function createToolRegistry(tools: ToolDefinition[], context: ToolContext
     listing,
     call,
     createServer() {
-      const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+      const server = new Server(
+        { name: SERVER_NAME, version },
+        { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+      );
       server.setRequestHandler(ListToolsRequestSchema, () => listing);
       server.setRequestHandler(CallToolRequestSchema, (request) => call(request.params.name, request.params.arguments));
       return server;

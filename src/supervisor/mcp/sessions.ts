@@ -40,12 +40,24 @@ export class SessionManager {
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
-      if (!session) return sendJsonRpcError(res, 404, -32001, `Session not found: ${sessionId} is unknown or was closed after being idle; initialize a new session`);
+      if (!session)
+        return sendJsonRpcError(
+          res,
+          404,
+          -32001,
+          `Session not found: ${sessionId} is unknown or was closed after being idle; initialize a new session`,
+        );
       return this.serve(sessionId, session, req, res, body);
     }
     // A request, not a notification: only an answer can tell the client its session's id.
-    if (req.method === 'POST' && isInitializeRequest(body) && (body as { id?: unknown }).id !== undefined) return this.open(req, res, body);
-    sendJsonRpcError(res, 400, -32000, 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns');
+    if (req.method === 'POST' && isInitializeRequest(body) && (body as { id?: unknown }).id !== undefined)
+      return this.open(req, res, body);
+    sendJsonRpcError(
+      res,
+      400,
+      -32000,
+      'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
+    );
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -62,7 +74,13 @@ export class SessionManager {
     else await transport.close();
   }
 
-  private async serve(id: string, session: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  private async serve(
+    id: string,
+    session: Session,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+  ): Promise<void> {
     this.sessions.delete(id);
     this.sessions.set(id, session);
     session.lastSeen = Date.now();

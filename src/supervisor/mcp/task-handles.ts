@@ -28,7 +28,10 @@ export function declaresTasks(capabilities: Record<string, unknown>): boolean {
  * wait ran out. A run that waited for readiness (wait_for, wait_for_port) and got it answers
  * with what it found, as it does for every client.
  */
-export function outlivedWait(toolName: string, result: { isError?: boolean; structuredContent?: Record<string, unknown> }): string | null {
+export function outlivedWait(
+  toolName: string,
+  result: { isError?: boolean; structuredContent?: Record<string, unknown> },
+): string | null {
   const view = result.structuredContent;
   if (toolName !== 'run' || result.isError === true || view === undefined) return null;
   if (view.state !== 'pending' && view.state !== 'running') return null;
@@ -56,9 +59,14 @@ export class TaskHandles {
     const { task, view } = this.describe(current);
     if (task.status === 'completed') {
       const isError = !(current.state === 'done' && current.exitCode === 0);
-      return { resultType: 'complete', ...task, result: { content: [{ type: 'text', text: describeTask(view) }], structuredContent: view, isError } };
+      return {
+        resultType: 'complete',
+        ...task,
+        result: { content: [{ type: 'text', text: describeTask(view) }], structuredContent: view, isError },
+      };
     }
-    if (task.status === 'failed') return { resultType: 'complete', ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
+    if (task.status === 'failed')
+      return { resultType: 'complete', ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
     return { resultType: 'complete', ...task };
   }
 
@@ -82,7 +90,10 @@ export class TaskHandles {
     } catch (error) {
       if (!(error instanceof UnknownTaskError)) throw error;
       const shown = taskId.length > 80 ? `${taskId.slice(0, 80)}...` : taskId;
-      throw new RpcError(INVALID_PARAMS, `Invalid params: params.taskId ${JSON.stringify(shown)} names no task (it never existed, or was pruned after the retention period)`);
+      throw new RpcError(
+        INVALID_PARAMS,
+        `Invalid params: params.taskId ${JSON.stringify(shown)} names no task (it never existed, or was pruned after the retention period)`,
+      );
     }
   }
 

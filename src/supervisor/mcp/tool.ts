@@ -22,7 +22,12 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
   description: string;
   inputSchema: Input;
   outputSchema: Output;
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
   handler(input: z.output<Input>, context: ToolContext): Promise<ToolResult<z.output<Output>>>;
 }
 
@@ -73,16 +78,26 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
       if (!problems.has(where)) problems.set(where, describeNestedIssue(issue, input, shape[key as string]!));
     } else if (issue.code === 'unrecognized_keys') {
       // A few of them, each cut short: a client's field names are echoed within bounds too.
-      const shown = issue.keys.slice(0, MAX_UNKNOWN_SHOWN).map((name) => JSON.stringify(name.length > ECHO_NAME_CHARS ? `${name.slice(0, ECHO_NAME_CHARS)}...` : name));
+      const shown = issue.keys
+        .slice(0, MAX_UNKNOWN_SHOWN)
+        .map((name) => JSON.stringify(name.length > ECHO_NAME_CHARS ? `${name.slice(0, ECHO_NAME_CHARS)}...` : name));
       const more = issue.keys.length > MAX_UNKNOWN_SHOWN ? ` and ${issue.keys.length - MAX_UNKNOWN_SHOWN} more` : '';
-      problems.set('', `unknown field${issue.keys.length > 1 ? 's' : ''} ${shown.join(', ')}${more}; ${tool.name} accepts: ${Object.keys(shape).join(', ')}`);
+      problems.set(
+        '',
+        `unknown field${issue.keys.length > 1 ? 's' : ''} ${shown.join(', ')}${more}; ${tool.name} accepts: ${Object.keys(shape).join(', ')}`,
+      );
     } else if (typeof key === 'string' && shape[key]) {
       if (problems.has(key)) continue;
       const value = (input as Record<string, unknown>)[key];
       // A field made optional after it was declared is described by what it wraps.
       const inner = (shape[key] as { unwrap?: () => z.ZodType }).unwrap?.();
       const accepts = ACCEPTS.get(shape[key]) ?? (inner && ACCEPTS.get(inner)) ?? issue.message;
-      problems.set(key, value === undefined ? `"${key}" is required: ${accepts}` : `"${key}" must be ${accepts}; got ${echoValue(value)}`);
+      problems.set(
+        key,
+        value === undefined
+          ? `"${key}" is required: ${accepts}`
+          : `"${key}" must be ${accepts}; got ${echoValue(value)}`,
+      );
     } else {
       problems.set('', `the arguments must be an object of named fields; got ${echoValue(input)}`);
     }
@@ -91,7 +106,8 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
 }
 
 /** `sandbox.write[0]`: where in the arguments an issue is. */
-const pathText = (path: PropertyKey[]): string => path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
+const pathText = (path: PropertyKey[]): string =>
+  path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
 
 /**
  * An issue inside an object field: its own message, which such a field's schema words as "must be
@@ -102,10 +118,14 @@ function describeNestedIssue(issue: z.core.$ZodIssue, input: unknown, schema: z.
   if (issue.code === 'unrecognized_keys') {
     const object = (schema as { unwrap?: () => z.ZodType }).unwrap?.() ?? schema;
     const accepted = Object.keys((object as z.ZodObject).shape ?? {});
-    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.slice(0, MAX_UNKNOWN_SHOWN).map((name) => echoValue(name)).join(', ')} in "${where}"; it accepts: ${accepted.join(', ')}`;
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+      .slice(0, MAX_UNKNOWN_SHOWN)
+      .map((name) => echoValue(name))
+      .join(', ')} in "${where}"; it accepts: ${accepted.join(', ')}`;
   }
   let value: unknown = input;
-  for (const part of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
+  for (const part of issue.path)
+    value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
   return `"${where}" ${issue.message}; got ${echoValue(value)}`;
 }
 

@@ -68,13 +68,25 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
     case 'dispatched':
       // Kept in memory: the start's own write follows within milliseconds, and a crash before it
       // leaves a pending row, which the next start ends as interrupted like any unstarted task.
-      return record.state === 'pending' ? { record: { ...record, state: 'running' }, effects: NOTHING } : unchanged(record);
+      return record.state === 'pending'
+        ? { record: { ...record, state: 'running' }, effects: NOTHING }
+        : unchanged(record);
     case 'started': {
-      const next = { ...record, pid: event.pid, pgid: event.pgid, namespacePid: event.namespacePid, startedAt: event.startedAt };
+      const next = {
+        ...record,
+        pid: event.pid,
+        pgid: event.pgid,
+        namespacePid: event.namespacePid,
+        startedAt: event.startedAt,
+      };
       return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
     }
     case 'truncated': {
-      const next = { ...record, [`${event.stream}Truncated`]: true, truncation: { ...record.truncation, [event.stream]: event.reason } };
+      const next = {
+        ...record,
+        [`${event.stream}Truncated`]: true,
+        truncation: { ...record.truncation, [event.stream]: event.reason },
+      };
       // A running task's flag is written with its end; a finished one's now.
       return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
     }
@@ -83,26 +95,63 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       const error = event.oomKilled
         ? `killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`
         : (event.error ?? (context.stopping ? STOPPED_WHILE_RUNNING : null));
-      const ended = finish(record, { state: context.stopping ? 'interrupted' : END_STATE[event.reason], exitCode: event.exitCode, signal: event.signal, error, endedAt: event.endedAt }, context);
-      return { record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) }, effects: ended.effects };
+      const ended = finish(
+        record,
+        {
+          state: context.stopping ? 'interrupted' : END_STATE[event.reason],
+          exitCode: event.exitCode,
+          signal: event.signal,
+          error,
+          endedAt: event.endedAt,
+        },
+        context,
+      );
+      return {
+        record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) },
+        effects: ended.effects,
+      };
     }
     case 'released': {
       // Let go of before its end was reported (never, from a worker that keeps to the protocol): it ends here.
-      if (!isFinished(record.state)) return advance(record, { type: 'failed', error: 'internal error: the worker let go of the task before reporting its end', endedAt: Date.now() }, context);
+      if (!isFinished(record.state))
+        return advance(
+          record,
+          {
+            type: 'failed',
+            error: 'internal error: the worker let go of the task before reporting its end',
+            endedAt: Date.now(),
+          },
+          context,
+        );
       const known = knownFigures(event);
-      return { record: { ...record, ...known }, effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true } };
+      return {
+        record: { ...record, ...known },
+        effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true },
+      };
     }
     case 'cancelled':
       if (record.state !== 'pending') return unchanged(record);
-      return finish(record, { state: 'killed', exitCode: null, signal: null, error: null, endedAt: event.endedAt }, context);
+      return finish(
+        record,
+        { state: 'killed', exitCode: null, signal: null, error: null, endedAt: event.endedAt },
+        context,
+      );
     case 'failed': {
       if (isFinished(record.state)) return { record, effects: { ...NOTHING, released: true } };
-      const ended = finish(record, { state: 'done', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt }, context);
+      const ended = finish(
+        record,
+        { state: 'done', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt },
+        context,
+      );
       return { record: ended.record, effects: { ...ended.effects, released: true } };
     }
     case 'interrupted':
       if (isFinished(record.state)) return unchanged(record);
-      return finish(record, { state: 'interrupted', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt }, { stopping: true });
+      return finish(
+        record,
+        { state: 'interrupted', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt },
+        { stopping: true },
+      );
     case 'shown': {
       if (isFinished(record.state) || context.stopping) return unchanged(record);
       const next = { ...record, todoShown: true };
@@ -118,13 +167,24 @@ type End = Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt
 
 function finish(record: TaskRecord, end: End, context: LifecycleContext): Transition {
   const next: TaskRecord = { ...record, ...end, todoShown: record.todoShown || context.stopping };
-  return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next), finished: true, freedSlot: record.state === 'running' } };
+  return {
+    record: next,
+    effects: {
+      ...NOTHING,
+      persist: true,
+      todo: upsertIfShown(next),
+      finished: true,
+      freedSlot: record.state === 'running',
+    },
+  };
 }
 
 /** The figures an event knows (the others stay as the record has them). */
 function knownFigures(figures: FinalFigures): Partial<FinalFigures> {
   const { cpuMs, pidsLimitHits, memoryPeakBytes } = figures;
-  return Object.fromEntries(Object.entries({ cpuMs, pidsLimitHits, memoryPeakBytes }).filter(([, value]) => value !== null));
+  return Object.fromEntries(
+    Object.entries({ cpuMs, pidsLimitHits, memoryPeakBytes }).filter(([, value]) => value !== null),
+  );
 }
 
 function upsertIfShown(record: TaskRecord): 'upsert' | null {

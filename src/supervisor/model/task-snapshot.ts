@@ -116,7 +116,11 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     memory_peak_bytes: resources.memoryPeakBytes,
     processes: resources.processes,
     sandbox: record.sandbox,
-    limits: { memory_limit_mb: record.limits.memoryLimitMb, max_processes: record.limits.maxProcesses, cpu_limit: record.limits.cpuLimit },
+    limits: {
+      memory_limit_mb: record.limits.memoryLimitMb,
+      max_processes: record.limits.maxProcesses,
+      cpu_limit: record.limits.cpuLimit,
+    },
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,
     ports: tasks.portsOf(record),
@@ -128,9 +132,11 @@ export function summarizeTask(view: TaskSnapshot): string {
   const seconds = view.runtime_ms === null ? '' : ` after ${(view.runtime_ms / 1000).toFixed(1)} s`;
   let outcome: string;
   if (view.state === 'pending') outcome = 'waiting for a free slot';
-  else if (view.state === 'running') outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
+  else if (view.state === 'running')
+    outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
   else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
-  else if (view.error !== null) outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
+  else if (view.error !== null)
+    outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
   else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
   else outcome = `exit ${view.exit_code}${seconds}`;
   const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';

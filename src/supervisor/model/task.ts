@@ -65,13 +65,42 @@ export interface TaskRecord {
 }
 
 /** What run decides of a new task; the rest starts empty. */
-export type NewTask = Pick<TaskRecord, 'id' | 'name' | 'command' | 'cwd' | 'pty' | 'terminalSize' | 'interactive' | 'runKey' | 'timeoutMs' | 'limits' | 'sandbox'>;
+export type NewTask = Pick<
+  TaskRecord,
+  | 'id'
+  | 'name'
+  | 'command'
+  | 'cwd'
+  | 'pty'
+  | 'terminalSize'
+  | 'interactive'
+  | 'runKey'
+  | 'timeoutMs'
+  | 'limits'
+  | 'sandbox'
+>;
 
 /** A new task's record: pending, nothing run yet. */
 export function createTaskRecord(task: NewTask): TaskRecord {
   return {
-    ...task, state: 'pending', exitCode: null, signal: null, error: null, createdAt: Date.now(), startedAt: null, endedAt: null,
-    pid: null, pgid: null, namespacePid: null, stdoutTruncated: false, stderrTruncated: false, cpuMs: null, todoShown: false,
-    oomKilled: false, pidsLimitHits: null, memoryPeakBytes: null, truncation: { stdout: null, stderr: null },
+    ...task,
+    state: 'pending',
+    exitCode: null,
+    signal: null,
+    error: null,
+    createdAt: Date.now(),
+    startedAt: null,
+    endedAt: null,
+    pid: null,
+    pgid: null,
+    namespacePid: null,
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    cpuMs: null,
+    todoShown: false,
+    oomKilled: false,
+    pidsLimitHits: null,
+    memoryPeakBytes: null,
+    truncation: { stdout: null, stderr: null },
   };
 }

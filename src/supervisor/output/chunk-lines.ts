@@ -28,7 +28,11 @@ const withoutReturn = (text: string) => (text.endsWith('\r') ? text.slice(0, -1)
 export class ByteLines implements ChunkLines {
   readonly length: number;
 
-  constructor(private readonly bytes: Buffer, private readonly literal: Buffer | null, private readonly raw: boolean) {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly literal: Buffer | null,
+    private readonly raw: boolean,
+  ) {
     this.length = bytes.length;
   }
 
@@ -63,7 +67,11 @@ export class TextLines implements ChunkLines {
   readonly length: number;
   private readonly text: string;
 
-  constructor(bytes: Buffer, private readonly pattern: RegExp | null, private readonly mode: 'plain' | 'raw' | 'terminal') {
+  constructor(
+    bytes: Buffer,
+    private readonly pattern: RegExp | null,
+    private readonly mode: 'plain' | 'raw' | 'terminal',
+  ) {
     const decoded = bytes.toString('utf8');
     // Cleaning keeps every line a line: the line numbers stay the file's.
     this.text = mode === 'terminal' ? decoded.split('\n').map(cleanTerminalLine).join('\n') : decoded;

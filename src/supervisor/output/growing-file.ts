@@ -63,10 +63,14 @@ export function watchFiles(paths: string[], signal: AbortSignal, changed: () => 
     }
   }
   const timer = setInterval(changed, POLL_MS).unref();
-  signal.addEventListener('abort', () => {
-    for (const watcher of watchers) watcher.close();
-    clearInterval(timer);
-  }, { once: true });
+  signal.addEventListener(
+    'abort',
+    () => {
+      for (const watcher of watchers) watcher.close();
+      clearInterval(timer);
+    },
+    { once: true },
+  );
 }
 
 /** Resolves once a file at `paths` has grown past its size in `sizes`, or `signal` aborts; true if it grew. */

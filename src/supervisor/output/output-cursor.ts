@@ -28,7 +28,14 @@ export function startOf(runKey: string): OutputCursor {
 
 /** The cursor as `next` gives it. */
 export function encodeCursor(cursor: OutputCursor): string {
-  const fields = [VERSION, cursor.runKey, cursor.stdout.offset, cursor.stdout.line, cursor.stderr.offset, cursor.stderr.line];
+  const fields = [
+    VERSION,
+    cursor.runKey,
+    cursor.stdout.offset,
+    cursor.stdout.line,
+    cursor.stderr.offset,
+    cursor.stderr.line,
+  ];
   return Buffer.from(fields.join(' ')).toString('base64url');
 }
 
@@ -36,8 +43,21 @@ export function encodeCursor(cursor: OutputCursor): string {
 export function decodeCursor(text: string): OutputCursor {
   const fields = Buffer.from(text, 'base64url').toString('utf8').split(' ');
   const numbers = fields.slice(2).map((field) => (/^\d{1,15}$/.test(field) ? Number(field) : Number.NaN));
-  if (fields.length !== 6 || fields[0] !== VERSION || !/^[0-9a-f-]{8,64}$/.test(fields[1]!) || numbers.some((value) => Number.isNaN(value) || value < 0) || numbers[1]! < 1 || numbers[3]! < 1) {
-    throw new ToolInputError(`Invalid output input: "since" must be the "next" of an earlier output answer, passed back as it was; got ${echoValue(text)}`);
+  if (
+    fields.length !== 6 ||
+    fields[0] !== VERSION ||
+    !/^[0-9a-f-]{8,64}$/.test(fields[1]!) ||
+    numbers.some((value) => Number.isNaN(value) || value < 0) ||
+    numbers[1]! < 1 ||
+    numbers[3]! < 1
+  ) {
+    throw new ToolInputError(
+      `Invalid output input: "since" must be the "next" of an earlier output answer, passed back as it was; got ${echoValue(text)}`,
+    );
   }
-  return { runKey: fields[1]!, stdout: { offset: numbers[0]!, line: numbers[1]! }, stderr: { offset: numbers[2]!, line: numbers[3]! } };
+  return {
+    runKey: fields[1]!,
+    stdout: { offset: numbers[0]!, line: numbers[1]! },
+    stderr: { offset: numbers[2]!, line: numbers[3]! },
+  };
 }

@@ -47,7 +47,10 @@ export interface OutputAnswer {
 }
 
 /** Where reading starts: the cursor's places, or the start when it is of another run (or past what is there). */
-export function startingPoint(task: OutputTask, since: OutputCursor | null): { cursor: OutputCursor; restarted: boolean } {
+export function startingPoint(
+  task: OutputTask,
+  since: OutputCursor | null,
+): { cursor: OutputCursor; restarted: boolean } {
   if (since === null) return { cursor: startOf(task.runKey), restarted: false };
   const beyond = (['stdout', 'stderr'] as const).some((stream) => since[stream].offset > fileSize(task.paths[stream]));
   if (since.runKey !== task.runKey || beyond) return { cursor: startOf(task.runKey), restarted: true };
@@ -60,7 +63,12 @@ export function hasNewOutput(task: OutputTask, cursor: OutputCursor, streams: St
 }
 
 /** Reads `query.streams` of `task` from `cursor`. stderr gets at most half the budget, stdout what is left. */
-export async function readOutput(task: OutputTask, cursor: OutputCursor, query: OutputQuery, restarted: boolean): Promise<OutputAnswer> {
+export async function readOutput(
+  task: OutputTask,
+  cursor: OutputCursor,
+  query: OutputQuery,
+  restarted: boolean,
+): Promise<OutputAnswer> {
   const members: OutputAnswer['members'] = {};
   const next: OutputCursor = { ...cursor };
   let budget = query.maxBytes;
@@ -74,12 +82,26 @@ export async function readOutput(task: OutputTask, cursor: OutputCursor, query: 
   return { members, next: encodeCursor(next), restarted };
 }
 
-async function readStream(task: OutputTask, stream: StreamName, from: StreamPlace, query: OutputQuery, maxBytes: number): Promise<{ member: StreamMember; end: StreamPlace }> {
+async function readStream(
+  task: OutputTask,
+  stream: StreamName,
+  from: StreamPlace,
+  query: OutputQuery,
+  maxBytes: number,
+): Promise<{ member: StreamMember; end: StreamPlace }> {
   const path = task.paths[stream];
   const to = fileSize(path);
   const selection = new Selection({ head: query.head, tail: query.tail, maxBytes: Math.max(1, maxBytes) });
   const mode = task.pty ? (query.raw ? 'raw' : 'terminal') : 'plain';
-  const { end, matches } = await scanStream({ path, from, to, mode, grep: query.grep, selection, final: task.complete });
+  const { end, matches } = await scanStream({
+    path,
+    from,
+    to,
+    mode,
+    grep: query.grep,
+    selection,
+    final: task.complete,
+  });
   const shown = selection.show();
   const member: StreamMember = {
     text: shown.text,
@@ -103,7 +125,11 @@ export function cursorAtEnd(task: OutputTask, cursor: OutputCursor): string {
     const counted = withFile(task.paths[stream], (fd) => {
       let offset = from.offset;
       let line = from.line;
-      for (let bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES); bytes.length > 0; bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES)) {
+      for (
+        let bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES);
+        bytes.length > 0;
+        bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES)
+      ) {
         line += countNewlines(bytes);
         offset += bytes.length;
       }

@@ -35,7 +35,10 @@ interface Tally {
   bytes: number;
 }
 
-const tallyOf = (held: Held[]): Tally => ({ lines: held.filter((entry) => entry.line !== null).length, bytes: held.reduce((sum, entry) => sum + entry.bytes, 0) });
+const tallyOf = (held: Held[]): Tally => ({
+  lines: held.filter((entry) => entry.line !== null).length,
+  bytes: held.reduce((sum, entry) => sum + entry.bytes, 0),
+});
 
 export class Selection {
   /** The first lines, up to max_bytes of them (and no further than the head). */
@@ -60,7 +63,9 @@ export class Selection {
 
   /** The front has all it can show: lines read from now on matter only at the back. */
   get frontFull(): boolean {
-    return this.firstBytes >= this.limits.maxBytes || (this.limits.head !== null && this.headPart.lines >= this.limits.head);
+    return (
+      this.firstBytes >= this.limits.maxBytes || (this.limits.head !== null && this.headPart.lines >= this.limits.head)
+    );
   }
 
   /** How much must follow a skip for the back to be made of what follows: lines (with tail) or bytes. */
@@ -106,7 +111,10 @@ export class Selection {
     const tail = this.limits.tail;
     while (this.last.length > 0) {
       const oldest = this.last[0]!;
-      const drop = tail !== null ? oldest.line === null || this.lastLines > tail : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
+      const drop =
+        tail !== null
+          ? oldest.line === null || this.lastLines > tail
+          : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
       if (!drop) return;
       this.last.shift();
       this.lastBytes -= oldest.bytes;
@@ -148,10 +156,17 @@ function describe(front: Held[], back: Held[], size: Tally, shown: Tally): Shown
   const omittedBytes = Math.max(0, size.bytes - shown.bytes);
   const line = (held: Held) => (held.partial ? held.text : `${held.text}\n`);
   const parts = front.map(line);
-  if (omittedLines > 0 || omittedBytes > 0) parts.push(`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`);
+  if (omittedLines > 0 || omittedBytes > 0)
+    parts.push(`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`);
   parts.push(...back.map(line));
   const numbered = [...front, ...back].filter((held) => held.line !== null);
-  return { text: parts.join(''), firstLine: numbered[0]?.line ?? null, lastLine: numbered[numbered.length - 1]?.line ?? null, omittedLines, omittedBytes };
+  return {
+    text: parts.join(''),
+    firstLine: numbered[0]?.line ?? null,
+    lastLine: numbered[numbered.length - 1]?.line ?? null,
+    omittedLines,
+    omittedBytes,
+  };
 }
 
 /** Lines from the start (or, `fromEnd`, the end) of `held` within `budget` bytes; of a longer first one, its part that fits. */

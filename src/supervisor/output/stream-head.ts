@@ -40,5 +40,9 @@ export function readStreamHead(run: string, path: string, tailStart: number): St
   }
   counted.set(key, place);
   const headLines = countNewlines(start.subarray(0, headEnd));
-  return { text: decodeWholeCharacters(start.subarray(0, headEnd)), betweenLines: place.lines - headLines, betweenBytes: tailStart - headEnd };
+  return {
+    text: decodeWholeCharacters(start.subarray(0, headEnd)),
+    betweenLines: place.lines - headLines,
+    betweenBytes: tailStart - headEnd,
+  };
 }

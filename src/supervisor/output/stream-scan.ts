@@ -87,7 +87,10 @@ async function scanOpen(fd: number, request: ScanRequest, walker: LineWalker): P
 /** How much of an unfinished last line can be shown now: not a partial character, nor (from a terminal) a partial escape sequence. */
 function takeable(carry: Buffer, mode: ScanRequest['mode']): number {
   let end = characterBoundary(carry, carry.length);
-  if (mode === 'terminal') end = Buffer.byteLength(carry.toString('utf8', 0, end).slice(0, unfinishedEscapeStart(carry.toString('utf8', 0, end))));
+  if (mode === 'terminal')
+    end = Buffer.byteLength(
+      carry.toString('utf8', 0, end).slice(0, unfinishedEscapeStart(carry.toString('utf8', 0, end))),
+    );
   return end;
 }
 
@@ -122,7 +125,10 @@ class LineWalker {
   /** Walks `bytes` (whole lines, the last unfinished when `partial`) from line `first`; where the selection completed, or null. */
   walk(bytes: Buffer, first: number, partial: boolean): { bytes: number; line: number } | null {
     const { grep, mode } = this.request;
-    const chunk: ChunkLines = mode === 'terminal' || (grep !== null && grep.literal === null) ? new TextLines(bytes, grep?.pattern ?? null, mode) : new ByteLines(bytes, grep?.literal ?? null, mode === 'raw');
+    const chunk: ChunkLines =
+      mode === 'terminal' || (grep !== null && grep.literal === null)
+        ? new TextLines(bytes, grep?.pattern ?? null, mode)
+        : new ByteLines(bytes, grep?.literal ?? null, mode === 'raw');
     let at = grep === null ? this.skipUnseen(chunk) : 0;
     let line = first + chunk.countNewlines(0, at);
     while (at < chunk.length) {
@@ -139,7 +145,11 @@ class LineWalker {
       else if (number <= this.contextUntil) this.show(text, number, '-', partial);
       at = lineEnd + 1;
       line = number + 1;
-      if (this.selection.complete) return { bytes: this.bytesUpTo(chunk, bytes, Math.min(at, chunk.length)), line: newline === -1 ? number : line };
+      if (this.selection.complete)
+        return {
+          bytes: this.bytesUpTo(chunk, bytes, Math.min(at, chunk.length)),
+          line: newline === -1 ? number : line,
+        };
     }
     if (grep !== null && grep.context > 0 && !partial) this.keepPrevious(chunk, first);
     return null;
@@ -152,7 +162,14 @@ class LineWalker {
   }
 
   /** A matching line, after the lines before it not shown yet (from this chunk or the last). */
-  private showMatch(chunk: ChunkLines, lineStart: number, text: string, number: number, first: number, partial: boolean): void {
+  private showMatch(
+    chunk: ChunkLines,
+    lineStart: number,
+    text: string,
+    number: number,
+    first: number,
+    partial: boolean,
+  ): void {
     const context = this.request.grep!.context;
     const before: Array<{ text: string; line: number }> = [];
     let end = lineStart - 1;
@@ -173,7 +190,8 @@ class LineWalker {
   }
 
   private show(text: string, number: number, mark: ':' | '-', partial = false): void {
-    if (this.request.grep!.context > 0 && this.lastShown > 0 && number > this.lastShown + 1) this.selection.add({ text: '--', line: null });
+    if (this.request.grep!.context > 0 && this.lastShown > 0 && number > this.lastShown + 1)
+      this.selection.add({ text: '--', line: null });
     this.selection.add({ text: `${number}${mark}${text}`, line: number, partial });
     this.lastShown = number;
   }

@@ -73,7 +73,8 @@ async function feed(emulator: Emulator, path: string): Promise<void> {
 function render(terminal: Terminal): Screen {
   const buffer = terminal.buffer.active;
   const lines: string[] = [];
-  for (let row = 0; row < terminal.rows; row++) lines.push((buffer.getLine(buffer.baseY + row)?.translateToString(true) ?? '').trimEnd());
+  for (let row = 0; row < terminal.rows; row++)
+    lines.push((buffer.getLine(buffer.baseY + row)?.translateToString(true) ?? '').trimEnd());
   return {
     text: lines.join('\n'),
     cursor: { row: buffer.cursorY, col: buffer.cursorX },

@@ -56,7 +56,7 @@ export function cleanTerminalLine(raw: string): string {
   if (!/[\x00-\x1f\x7f]/.test(raw)) return raw;
   const line: string[] = [];
   let column = 0;
-  for (let at = 0; at < raw.length; ) {
+  for (let at = 0; at < raw.length;) {
     const code = raw.charCodeAt(at);
     if (code === ESC) {
       const found = escapeEnd(raw, at);

@@ -9,11 +9,23 @@ import type { TaskService } from '../tasks/task-service.js';
 /** Throws PortBusyError when anything listens on TCP `port`. */
 export function assertPortFree(tasks: TaskService, port: number): void {
   for (const task of tasks.live.values()) {
-    const listener = tasks.probes.portsOf(task.record).find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
-    if (listener) throw new PortBusyError(port, `task ${JSON.stringify(task.record.id)} (pid ${listener.pid}, ${listener.address}:${port})`);
+    const listener = tasks.probes
+      .portsOf(task.record)
+      .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
+    if (listener)
+      throw new PortBusyError(
+        port,
+        `task ${JSON.stringify(task.record.id)} (pid ${listener.pid}, ${listener.address}:${port})`,
+      );
   }
   const [outside] = findTcpListeners(port);
-  if (outside) throw new PortBusyError(port, outside.pid === 0 ? `a process this daemon cannot see (${outside.address}:${port})` : `pid ${outside.pid} (${processName(outside.pid)}, ${outside.address}:${port}), outside this daemon`);
+  if (outside)
+    throw new PortBusyError(
+      port,
+      outside.pid === 0
+        ? `a process this daemon cannot see (${outside.address}:${port})`
+        : `pid ${outside.pid} (${processName(outside.pid)}, ${outside.address}:${port}), outside this daemon`,
+    );
 }
 
 /** The program a process runs, as `ps` names it: its argv[0]'s base name (comm can be a thread's name, as Node 24's "MainThread"). */

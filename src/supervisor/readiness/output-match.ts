@@ -35,7 +35,10 @@ export class LineMatcher {
 class GrowingFile {
   private offset = 0;
 
-  constructor(readonly path: string, private readonly matcher: LineMatcher) {}
+  constructor(
+    readonly path: string,
+    private readonly matcher: LineMatcher,
+  ) {}
 
   /** Reads one chunk past what was read; `more` when the file has more after it. */
   readChunk(): { line: string | null; more: boolean } {
@@ -49,7 +52,12 @@ class GrowingFile {
  * Resolves with the first matching line of the files at `paths`; with `follow`, reading on as they
  * grow until one matches or `signal` aborts (then null), else only to their current end (then null).
  */
-export function matchOutput(paths: string[], pattern: RegExp, signal: AbortSignal, follow = true): Promise<string | null> {
+export function matchOutput(
+  paths: string[],
+  pattern: RegExp,
+  signal: AbortSignal,
+  follow = true,
+): Promise<string | null> {
   const files = paths.map((path) => new GrowingFile(path, new LineMatcher(pattern)));
   return new Promise((resolve) => {
     const stop = new AbortController();

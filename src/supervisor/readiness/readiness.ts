@@ -24,7 +24,12 @@ export interface ReadinessOutcome {
 const PORT_POLL_MS = 50;
 
 /** Waits up to `seconds` for what `want` asks of task `id`; a finished task's whole output still counts. */
-export async function awaitReadiness(tasks: TaskService, id: string, want: ReadinessWant, seconds: number): Promise<ReadinessOutcome> {
+export async function awaitReadiness(
+  tasks: TaskService,
+  id: string,
+  want: ReadinessWant,
+  seconds: number,
+): Promise<ReadinessOutcome> {
   const stop = new AbortController();
   const paths = tasks.files.pathsOf(id);
   const waits: Array<Promise<ReadinessOutcome | null>> = [
@@ -33,12 +38,18 @@ export async function awaitReadiness(tasks: TaskService, id: string, want: Readi
   const ended = tasks.live.get(id)?.ended.reached ?? Promise.resolve();
   if (want.pattern !== null) {
     const pattern = want.pattern;
-    waits.push(matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then((line) => (line === null ? null : { result: 'matched', matchedLine: line })));
+    waits.push(
+      matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then((line) =>
+        line === null ? null : { result: 'matched', matchedLine: line },
+      ),
+    );
     // At its end, what it wrote last is read before the end is taken as the answer.
-    waits.push(ended.then(async () => {
-      const line = await matchOutput([paths.stdout, paths.stderr], pattern, stop.signal, false);
-      return { result: line === null ? 'ended' : 'matched', matchedLine: line } as const;
-    }));
+    waits.push(
+      ended.then(async () => {
+        const line = await matchOutput([paths.stdout, paths.stderr], pattern, stop.signal, false);
+        return { result: line === null ? 'ended' : 'matched', matchedLine: line } as const;
+      }),
+    );
   } else {
     waits.push(ended.then(() => ({ result: 'ended', matchedLine: null }) as const));
   }
@@ -51,10 +62,16 @@ export async function awaitReadiness(tasks: TaskService, id: string, want: Readi
   }
 }
 
-async function waitForPort(tasks: TaskService, id: string, port: number, signal: AbortSignal): Promise<ReadinessOutcome | null> {
+async function waitForPort(
+  tasks: TaskService,
+  id: string,
+  port: number,
+  signal: AbortSignal,
+): Promise<ReadinessOutcome | null> {
   while (!signal.aborted) {
     const record = tasks.get(id);
-    if (tasks.probes.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port)) return { result: 'listening', matchedLine: null };
+    if (tasks.probes.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
+      return { result: 'listening', matchedLine: null };
     if (isFinished(record.state) && !tasks.live.has(id)) return null; // the end answers
     await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
   }

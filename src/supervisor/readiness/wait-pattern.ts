@@ -21,7 +21,9 @@ export function compileWaitPattern(source: string, field = 'wait_for', tool = 'r
     new RegExp(source, 'l'); // refused here if the linear engine cannot run it
   } catch (error) {
     const reason = (error as Error).message.replace(/^Invalid regular expression: /, '');
-    throw new ToolInputError(`Invalid ${tool} input: "${field}" must be a regular expression that runs in linear time (no backreferences or lookaround); got ${echoValue(source)}: ${reason}`);
+    throw new ToolInputError(
+      `Invalid ${tool} input: "${field}" must be a regular expression that runs in linear time (no backreferences or lookaround); got ${echoValue(source)}: ${reason}`,
+    );
   }
   return new RegExp(source, flags);
 }
@@ -42,7 +44,8 @@ export function requiredLiteral(source: string): string | null {
     const char = source[at]!;
     if (char === '\\') {
       const next = source[++at];
-      if (next === undefined || /[0-9a-zA-Z]/.test(next)) end(); // a class, an anchor or a code: not literal
+      if (next === undefined || /[0-9a-zA-Z]/.test(next))
+        end(); // a class, an anchor or a code: not literal
       else run += next;
     } else if (char === '[' || char === '(') {
       end();

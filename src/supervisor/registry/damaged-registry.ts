@@ -44,8 +44,12 @@ function findDamage(file: string): string | null {
   let db: Database.Database | null = null;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
-    const findings = (db.pragma(`quick_check(${FINDINGS_QUOTED})`) as Array<{ quick_check: string }>).map((row) => row.quick_check);
-    return findings.length === 1 && findings[0] === 'ok' ? null : `quick_check: ${findings.join('; ').replace(/\s+/g, ' ')}`;
+    const findings = (db.pragma(`quick_check(${FINDINGS_QUOTED})`) as Array<{ quick_check: string }>).map(
+      (row) => row.quick_check,
+    );
+    return findings.length === 1 && findings[0] === 'ok'
+      ? null
+      : `quick_check: ${findings.join('; ').replace(/\s+/g, ' ')}`;
   } catch (error) {
     return isDamage(error) ? (error as Error).message : null; // anything else is for the writer's open to report
   } finally {
@@ -62,7 +66,8 @@ function isDamage(error: unknown): boolean {
 function setAsideDamaged(file: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '');
   let aside = `${file}.damaged-${stamp}`;
-  for (let n = 2; SET_ASIDE_ORDER.some((suffix) => existsSync(aside + suffix)); n++) aside = `${file}.damaged-${stamp}-${n}`;
+  for (let n = 2; SET_ASIDE_ORDER.some((suffix) => existsSync(aside + suffix)); n++)
+    aside = `${file}.damaged-${stamp}-${n}`;
   for (const suffix of SET_ASIDE_ORDER) {
     try {
       renameSync(file + suffix, aside + suffix);

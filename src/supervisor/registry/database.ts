@@ -43,7 +43,12 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
         queued_at INTEGER NOT NULL
       );
     `);
-    const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(tasks)').all().map((column) => column.name));
+    const columns = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(tasks)')
+        .all()
+        .map((column) => column.name),
+    );
     const added: Array<[string, string]> = [
       ['cpu_ms', 'INTEGER'],
       ['todo_shown', 'INTEGER NOT NULL DEFAULT 0'],
@@ -112,7 +117,9 @@ export function openDatabase(file: string): Database.Database {
 function migrate(db: Database.Database, file: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
-    throw new RegistryVersionError(`the registry ${file} has schema version ${version}, newer than this daemon's ${SCHEMA_VERSION}; run the newer daemon or choose another --state-dir`);
+    throw new RegistryVersionError(
+      `the registry ${file} has schema version ${version}, newer than this daemon's ${SCHEMA_VERSION}; run the newer daemon or choose another --state-dir`,
+    );
   }
   for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
     db.transaction(() => {

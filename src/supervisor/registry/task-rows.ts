@@ -44,7 +44,10 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   command: row.command,
   cwd: row.cwd,
   pty: row.pty === 1,
-  terminalSize: row.terminal_cols === null || row.terminal_rows === null ? null : { cols: row.terminal_cols, rows: row.terminal_rows },
+  terminalSize:
+    row.terminal_cols === null || row.terminal_rows === null
+      ? null
+      : { cols: row.terminal_cols, rows: row.terminal_rows },
   interactive: row.interactive === 1,
   state: row.state,
   runKey: row.run_key,

@@ -10,7 +10,8 @@ import { openRegistry, type SetAsideRegistry } from './damaged-registry.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';
 import { BoundedCache } from '../bounded-cache.js';
-import { fromRow, toInsertRow, toSaveRow, type TaskRow } from './task-rows.js';
+import { fromRow, toInsertRow, toSaveRow } from './task-rows.js';
+import { prepareStatements, type TaskStatements } from './task-statements.js';
 import { TodoOutbox } from './todo-outbox.js';
 
 const FINISHED_CACHE_SIZE = 256;
@@ -18,7 +19,7 @@ const FINISHED_CACHE_SIZE = 256;
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
 export class TaskStore {
   private readonly db: Database.Database;
-  private readonly statements;
+  private readonly statements: TaskStatements;
   readonly outbox: TodoOutbox;
   /** The damaged registry this start set aside for a fresh one, or null. */
   readonly setAside: SetAsideRegistry | null;
@@ -30,40 +31,14 @@ export class TaskStore {
   private readonly finished = new BoundedCache<string, TaskRecord>(FINISHED_CACHE_SIZE);
 
   /** After a set-aside, generated ids go on past task-`generatedIdsTaken()`: the forgotten tasks' output files keep theirs. */
-  constructor(private readonly stateDir: string, generatedIdsTaken: () => number = () => 0) {
+  constructor(
+    private readonly stateDir: string,
+    generatedIdsTaken: () => number = () => 0,
+  ) {
     ({ db: this.db, setAside: this.setAside } = openRegistry(stateDir));
     this.outbox = new TodoOutbox(this.db);
-    this.statements = this.prepare();
+    this.statements = prepareStatements(this.db);
     if (this.setAside !== null) this.statements.setCounter.run('id_counter', generatedIdsTaken());
-  }
-
-  private prepare() {
-    const db = this.db;
-    return {
-      get: db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?'),
-      stateOf: db.prepare<[string], { state: TaskState; todo_shown: number }>('SELECT state, todo_shown FROM tasks WHERE id = ?'),
-      remove: db.prepare<[string]>('DELETE FROM tasks WHERE id = ?'),
-      insert: db.prepare(`INSERT INTO tasks (id, name, command, cwd, pty, interactive, state, run_key, timeout_ms, created_at,
-        memory_limit_mb, max_processes, cpu_limit, sandbox, terminal_cols, terminal_rows)
-        VALUES (@id, @name, @command, @cwd, @pty, @interactive, @state, @runKey, @timeoutMs, @createdAt, @memoryLimitMb, @maxProcesses, @cpuLimit, @sandbox,
-        @terminalCols, @terminalRows)`),
-      save: db.prepare(`UPDATE tasks SET state = @state, pid = @pid, pgid = @pgid, namespace_pid = @namespacePid, started_at = @startedAt, exit_code = @exitCode,
-        signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
-        stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
-        pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes, stdout_truncated_reason = @stdoutTruncatedReason,
-        stderr_truncated_reason = @stderrTruncatedReason WHERE id = @id`),
-      list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
-      listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
-      counts: db.prepare<[], { state: TaskState; count: number }>('SELECT state, count(*) AS count FROM tasks GROUP BY state'),
-      unfinished: db.prepare<[], TaskRow>(`SELECT * FROM tasks WHERE state IN ('pending', 'running') ORDER BY seq`),
-      runKeys: db.prepare<[], { run_key: string }>('SELECT run_key FROM tasks'),
-      countFinished: db.prepare<[], { count: number }>(`SELECT count(*) AS count FROM tasks WHERE state IN ${FINISHED_SQL}`),
-      expired: db.prepare<[number, number], { id: string }>(`SELECT id FROM tasks WHERE state IN ${FINISHED_SQL}
-        AND (ended_at < ? OR seq <= (SELECT seq FROM tasks WHERE state IN ${FINISHED_SQL} ORDER BY seq DESC LIMIT 1 OFFSET ?))`),
-      oldestFinished: db.prepare<[number], { id: string }>(`SELECT id FROM tasks INDEXED BY finished_tasks_by_seq WHERE state IN ${FINISHED_SQL} ORDER BY seq LIMIT ?`),
-      counter: db.prepare<[string], { value: number }>('SELECT value FROM meta WHERE key = ?'),
-      setCounter: db.prepare<[string, number]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    };
   }
 
   get(id: string): TaskRecord | null {
@@ -145,7 +120,11 @@ export class TaskStore {
    * or the state of the task that holds the id instead when it is still pending or running.
    * Atomic: of two concurrent runs, one wins.
    */
-  insert(name: string | null, build: (id: string) => TaskRecord, clear: (id: string) => TodoRequest): { id: string; busyState: TaskState } | { record: TaskRecord; replaced: boolean } {
+  insert(
+    name: string | null,
+    build: (id: string) => TaskRecord,
+    clear: (id: string) => TodoRequest,
+  ): { id: string; busyState: TaskState } | { record: TaskRecord; replaced: boolean } {
     return this.transact(() => {
       const id = name ?? this.nextId();
       this.finished.delete(id);

@@ -20,12 +20,17 @@ export class TodoOutbox {
 
   constructor(db: Database.Database) {
     this.statements = {
-      upsert: db.prepare(`INSERT INTO todo_outbox (key, version, line, queued_at) VALUES (@key, @version, @line, @queuedAt)
+      upsert:
+        db.prepare(`INSERT INTO todo_outbox (key, version, line, queued_at) VALUES (@key, @version, @line, @queuedAt)
         ON CONFLICT (key) DO UPDATE SET version = excluded.version, line = excluded.line, queued_at = excluded.queued_at`),
-      after: db.prepare<[number, number], OutboxEntry>('SELECT key, version, line FROM todo_outbox WHERE version > ? ORDER BY version LIMIT ?'),
+      after: db.prepare<[number, number], OutboxEntry>(
+        'SELECT key, version, line FROM todo_outbox WHERE version > ? ORDER BY version LIMIT ?',
+      ),
       remove: db.prepare<[string, number]>('DELETE FROM todo_outbox WHERE key = ? AND version = ?'),
       depth: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM todo_outbox'),
-      oldest: db.prepare<[number], OutboxEntry & { queued_at: number }>('SELECT key, version, line, queued_at FROM todo_outbox ORDER BY version LIMIT ?'),
+      oldest: db.prepare<[number], OutboxEntry & { queued_at: number }>(
+        'SELECT key, version, line, queued_at FROM todo_outbox ORDER BY version LIMIT ?',
+      ),
       maxVersion: db.prepare<[], { version: number | null }>('SELECT max(version) AS version FROM todo_outbox'),
     };
     this.lastVersion = this.statements.maxVersion.get()?.version ?? 0;
@@ -33,7 +38,12 @@ export class TodoOutbox {
 
   /** Queues `request`, replacing any older operation on its key (coalescing). Call inside the transaction of its cause. */
   enqueue(request: TodoRequest): void {
-    this.statements.upsert.run({ key: request.key, version: ++this.lastVersion, line: JSON.stringify(request), queuedAt: Date.now() });
+    this.statements.upsert.run({
+      key: request.key,
+      version: ++this.lastVersion,
+      line: JSON.stringify(request),
+      queuedAt: Date.now(),
+    });
     for (const listener of this.listeners) listener();
   }
 

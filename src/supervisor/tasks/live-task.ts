@@ -58,5 +58,15 @@ export interface LiveTask {
 }
 
 export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTask {
-  return { record, request, worker: null, shimPid: null, killedAt: null, ended: createMoment(), released: createMoment(), stdinOpen: request.interactive, inputs: new Map() };
+  return {
+    record,
+    request,
+    worker: null,
+    shimPid: null,
+    killedAt: null,
+    ended: createMoment(),
+    released: createMoment(),
+    stdinOpen: request.interactive,
+    inputs: new Map(),
+  };
 }

@@ -12,15 +12,32 @@ import type { TaskStore } from '../registry/task-store.js';
 import { composeTodo } from '../todos/todo-message.js';
 
 /** Ends what the registry's tasks left, marks unfinished ones interrupted, and returns those. */
-export async function interruptStaleTasks(store: TaskStore, containment: Containment, files: OutputFiles): Promise<TaskRecord[]> {
-  await killStaleTasks(store.listRunKeys().map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })));
+export async function interruptStaleTasks(
+  store: TaskStore,
+  containment: Containment,
+  files: OutputFiles,
+): Promise<TaskRecord[]> {
+  await killStaleTasks(
+    store.listRunKeys().map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })),
+  );
   // Their files remain; nothing of them runs.
-  const source: SnapshotSource = { outputPaths: (id) => files.pathsOf(id), outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes), countLeftovers: () => 0, resourcesOf: () => NO_RESOURCES, portsOf: () => [], stdinOpen: () => false };
+  const source: SnapshotSource = {
+    outputPaths: (id) => files.pathsOf(id),
+    outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes),
+    countLeftovers: () => 0,
+    resourcesOf: () => NO_RESOURCES,
+    portsOf: () => [],
+    stdinOpen: () => false,
+  };
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {
     const error = record.state === 'pending' ? 'the daemon stopped before the task started' : STOPPED_WHILE_RUNNING;
     // Every one gets a todo: the agent may never have been told this task's id, let alone its end.
-    const { record: ended, effects } = advance(record, { type: 'interrupted', error, endedAt: Date.now() }, { stopping: true });
+    const { record: ended, effects } = advance(
+      record,
+      { type: 'interrupted', error, endedAt: Date.now() },
+      { stopping: true },
+    );
     store.save(ended, effects.todo === null ? null : composeTodo(ended, effects.todo, source));
     interrupted.push(ended);
   }

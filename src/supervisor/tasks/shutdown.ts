@@ -27,9 +27,14 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
   const dispatched = [...host.live.values()].filter((task) => task.worker !== null);
   for (const task of dispatched) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
   // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups.
-  await within(Promise.all(dispatched.map((task) => task.released.reached)), host.killGraceMs + REAP_MARGIN_MS, undefined);
+  await within(
+    Promise.all(dispatched.map((task) => task.released.reached)),
+    host.killGraceMs + REAP_MARGIN_MS,
+    undefined,
+  );
   for (const task of dispatched) {
-    if (task.record.state === 'running') host.apply(task, { type: 'interrupted', error: STOPPED_WHILE_RUNNING, endedAt: Date.now() });
+    if (task.record.state === 'running')
+      host.apply(task, { type: 'interrupted', error: STOPPED_WHILE_RUNNING, endedAt: Date.now() });
   }
 }
 
@@ -38,5 +43,7 @@ export async function interruptAll(host: ShutdownHost): Promise<void> {
  * what is left in them), so a stop leaves no task cgroup behind.
  */
 export async function removeUnreleasedCgroups(host: ShutdownHost): Promise<void> {
-  await removeTaskCgroupDirs([...host.live.values()].flatMap((task) => allTaskCgroupDirs(host.containment, task.record.runKey)));
+  await removeTaskCgroupDirs(
+    [...host.live.values()].flatMap((task) => allTaskCgroupDirs(host.containment, task.record.runKey)),
+  );
 }

@@ -61,7 +61,12 @@ export class TaskControl {
       if (task?.worker) {
         task.killedAt ??= Date.now();
         task.worker.send({ type: 'kill', signal });
-      } else killGroupLeftovers({ runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) }, signal, this.host.killGraceMs);
+      } else
+        killGroupLeftovers(
+          { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) },
+          signal,
+          this.host.killGraceMs,
+        );
     }
     return { record, signal: leftovers > 0 ? signal : null, leftovers };
   }
@@ -72,14 +77,18 @@ export class TaskControl {
     const record = task?.record ?? this.host.get(id);
     if (!record.interactive) throw new InputRefusedError(id, 'ERR_INPUT_NOT_INTERACTIVE');
     if (record.state === 'pending') throw new InputRefusedError(id, 'ERR_INPUT_PENDING');
-    if (!task?.worker || record.state !== 'running') throw new InputRefusedError(id, 'ERR_INPUT_ENDED', `it has ended (${record.state}), so its stdin is closed`);
+    if (!task?.worker || record.state !== 'running')
+      throw new InputRefusedError(id, 'ERR_INPUT_ENDED', `it has ended (${record.state}), so its stdin is closed`);
     if (!task.stdinOpen) throw new InputRefusedError(id, 'ERR_INPUT_STDIN_CLOSED');
     if (eof) task.stdinOpen = false;
     const requestId = ++this.inputRequests;
     const answer = new Promise<InputAnswer>((resolve) => task.inputs.set(requestId, resolve));
     task.worker.send({ type: 'input', requestId, text, eof });
     // The worker answers within about a second; a call must never hang on one that cannot.
-    const timer = setTimeout(() => task.inputs.get(requestId)?.({ pendingBytes: 0, refusal: { code: 'ERR_INPUT_NO_ANSWER', detail: null } }), INPUT_ANSWER_MS);
+    const timer = setTimeout(
+      () => task.inputs.get(requestId)?.({ pendingBytes: 0, refusal: { code: 'ERR_INPUT_NO_ANSWER', detail: null } }),
+      INPUT_ANSWER_MS,
+    );
     const { pendingBytes, refusal } = await answer;
     clearTimeout(timer);
     task.inputs.delete(requestId);
@@ -90,6 +99,10 @@ export class TaskControl {
 
 /** Answers every input still waiting on a task its worker let go of. */
 export function refuseWaitingInputs(task: LiveTask): void {
-  for (const answer of task.inputs.values()) answer({ pendingBytes: 0, refusal: { code: 'ERR_INPUT_ENDED', detail: 'the task ended before it took the input' } });
+  for (const answer of task.inputs.values())
+    answer({
+      pendingBytes: 0,
+      refusal: { code: 'ERR_INPUT_ENDED', detail: 'the task ended before it took the input' },
+    });
   task.inputs.clear();
 }

@@ -3,7 +3,15 @@
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { countLeftovers } from '../../process/leftovers.js';
 import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
-import { countCgroupProcesses, listTaskPids, NO_RESOURCES, readTaskResources, type ProcessTableCache, type TaskResources, type TaskWhereabouts } from '../../process/resources.js';
+import {
+  countCgroupProcesses,
+  listTaskPids,
+  NO_RESOURCES,
+  readTaskResources,
+  type ProcessTableCache,
+  type TaskResources,
+  type TaskWhereabouts,
+} from '../../process/resources.js';
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
 import { DEFAULT_TAIL_BYTES, readOutputTails, type OutputTails, type SnapshotSource } from '../model/task-snapshot.js';
@@ -41,7 +49,11 @@ export class TaskProbes implements SnapshotSource {
 
   /** Processes of a finished task still alive after its leader exited. */
   countLeftovers(record: TaskRecord): number {
-    const processes = { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.containment, record.runKey) };
+    const processes = {
+      runKey: record.runKey,
+      pgid: record.pgid,
+      cgroupDir: taskCgroupDir(this.containment, record.runKey),
+    };
     if (this.containment.spawner === 'node') return countLeftovers(processes, 'group');
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
     if (!this.isLive(record)) return 0;
@@ -54,19 +66,29 @@ export class TaskProbes implements SnapshotSource {
     const task = this.live.get(record.id);
     if (task === undefined || task.record.runKey !== record.runKey || record.state === 'pending') {
       const { cpuMs, memoryPeakBytes, pidsLimitHits } = record;
-      return { ...NO_RESOURCES, cpuMs, memoryPeakBytes, pidsLimitHits, processes: record.state === 'pending' ? null : 0 };
+      return {
+        ...NO_RESOURCES,
+        cpuMs,
+        memoryPeakBytes,
+        pidsLimitHits,
+        processes: record.state === 'pending' ? null : 0,
+      };
     }
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
     const where = this.whereabouts(task);
     let resources = where === null ? NO_RESOURCES : readTaskResources(where, table);
     // Between the removal of its cgroup and its release, what the end's report said stands in.
     if (resources.cpuMs === null) resources = { ...resources, cpuMs: record.cpuMs };
-    return Object.values(record.limits).every((limit) => limit === null) ? resources : this.withLimitFigures(record, resources, cgroupDir);
+    return Object.values(record.limits).every((limit) => limit === null)
+      ? resources
+      : this.withLimitFigures(record, resources, cgroupDir);
   }
 
   /** A limited task's cgroups count its memory (a v1 memory cgroup) and its refused forks. */
   private withLimitFigures(record: TaskRecord, resources: TaskResources, cgroupDir: string | null): TaskResources {
-    const figures = readLimitFigures(planTaskCgroups(this.containment.controllers, cgroupDir, record.runKey, record.limits));
+    const figures = readLimitFigures(
+      planTaskCgroups(this.containment.controllers, cgroupDir, record.runKey, record.limits),
+    );
     return {
       ...resources,
       memoryBytes: figures.memoryBytes ?? resources.memoryBytes,
@@ -94,7 +116,9 @@ export class TaskProbes implements SnapshotSource {
   /** Whether input can write to the task now. */
   stdinOpen(record: TaskRecord): boolean {
     const task = this.live.get(record.id);
-    return task !== undefined && task.record.runKey === record.runKey && task.record.state === 'running' && task.stdinOpen;
+    return (
+      task !== undefined && task.record.runKey === record.runKey && task.record.state === 'running' && task.stdinOpen
+    );
   }
 
   /** Whether this run of the task is still in memory: not yet let go by its worker. */

@@ -4,8 +4,21 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
-import { ConfigError, directoryProblem, echoValue, SandboxNotAllowedError, SandboxUnavailableError, ToolInputError } from '../../errors.js';
-import { confinesWrites, describeSandbox, isBeneath, type Sandbox, type SandboxSupport } from '../../process/sandbox.js';
+import {
+  ConfigError,
+  directoryProblem,
+  echoValue,
+  SandboxNotAllowedError,
+  SandboxUnavailableError,
+  ToolInputError,
+} from '../../errors.js';
+import {
+  confinesWrites,
+  describeSandbox,
+  isBeneath,
+  type Sandbox,
+  type SandboxSupport,
+} from '../../process/sandbox.js';
 
 const noNul = (text: string) => !text.includes('\0');
 export const MAX_SANDBOX_DIRS = 64;
@@ -14,16 +27,25 @@ export const MAX_SANDBOX_DIRS = 64;
 export const sandboxSchema = z.strictObject(
   {
     write: z
-      .array(z.string({ error: 'must be an absolute path' }).refine((dir) => dir.startsWith('/') && noNul(dir), { error: 'must be an absolute path' }), {
-        error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths`,
-      })
+      .array(
+        z
+          .string({ error: 'must be an absolute path' })
+          .refine((dir) => dir.startsWith('/') && noNul(dir), { error: 'must be an absolute path' }),
+        {
+          error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths`,
+        },
+      )
       .max(MAX_SANDBOX_DIRS, { error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths` })
       .optional()
-      .describe('Directories (absolute paths) whose whole subtrees the task may create, change and remove files in; everywhere else is read-only to it and everything it starts. Default: its cwd and the temporary directory. [] makes it read-only everywhere.'),
+      .describe(
+        'Directories (absolute paths) whose whole subtrees the task may create, change and remove files in; everywhere else is read-only to it and everything it starts. Default: its cwd and the temporary directory. [] makes it read-only everywhere.',
+      ),
     network: z
       .boolean({ error: 'must be true or false' })
       .optional()
-      .describe('false: the task gets a network of its own with only loopback (it can serve and call 127.0.0.1 inside, and reaches nothing outside, this daemon included). Default true.'),
+      .describe(
+        'false: the task gets a network of its own with only loopback (it can serve and call 127.0.0.1 inside, and reaches nothing outside, this daemon included). Default true.',
+      ),
   },
   { error: 'must be an object with "write" and "network", both optional' },
 );
@@ -32,7 +54,10 @@ export const sandboxSchema = z.strictObject(
 export type RequestedSandbox = z.output<typeof sandboxSchema>;
 
 /** The floor as given: a member left out allows all of it (write beneath /, network). */
-export const completeFloor = (floor: RequestedSandbox): Sandbox => ({ write: (floor.write ?? ['/']).map((dir) => resolve(dir)), network: floor.network ?? true });
+export const completeFloor = (floor: RequestedSandbox): Sandbox => ({
+  write: (floor.write ?? ['/']).map((dir) => resolve(dir)),
+  network: floor.network ?? true,
+});
 
 /** The operator's --default-sandbox and --sandbox-floor; null: none. */
 export interface SandboxPolicy {
@@ -45,19 +70,40 @@ export interface SandboxPolicy {
  * floor by what it says and never has to repeat it; without a floor (or one that leaves writes
  * free), write is the task's cwd and the temporary directory, and network is true.
  */
-export function completeSandbox(requested: RequestedSandbox, cwd: string, env: Record<string, string>, floor: Sandbox | null): Sandbox {
-  const write = requested.write ?? (floor !== null && confinesWrites(floor) ? floor.write : [cwd, env.TMPDIR ?? tmpdir()]);
-  return { write: [...new Set(write.map((dir) => resolve(dir)))], network: requested.network ?? floor?.network ?? true };
+export function completeSandbox(
+  requested: RequestedSandbox,
+  cwd: string,
+  env: Record<string, string>,
+  floor: Sandbox | null,
+): Sandbox {
+  const write =
+    requested.write ?? (floor !== null && confinesWrites(floor) ? floor.write : [cwd, env.TMPDIR ?? tmpdir()]);
+  return {
+    write: [...new Set(write.map((dir) => resolve(dir)))],
+    network: requested.network ?? floor?.network ?? true,
+  };
 }
 
 /** The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded refusal. */
-export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: string, env: Record<string, string>, policy: SandboxPolicy, support: SandboxSupport): Sandbox | null {
-  const source = requested !== undefined ? '"sandbox"' : policy.defaults !== null ? "the daemon's --default-sandbox" : "the daemon's --sandbox-floor";
+export function resolveSandbox(
+  requested: RequestedSandbox | undefined,
+  cwd: string,
+  env: Record<string, string>,
+  policy: SandboxPolicy,
+  support: SandboxSupport,
+): Sandbox | null {
+  const source =
+    requested !== undefined
+      ? '"sandbox"'
+      : policy.defaults !== null
+        ? "the daemon's --default-sandbox"
+        : "the daemon's --sandbox-floor";
   const chosen = requested ?? policy.defaults ?? policy.floor;
   if (chosen === null) return null;
   const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
   // Each directory named where it was given: the run's own by its index, else by where it came from.
-  if (requested?.write !== undefined) requested.write.forEach((dir, i) => assertDirectory(resolve(dir), `"sandbox.write[${i}]" must be`));
+  if (requested?.write !== undefined)
+    requested.write.forEach((dir, i) => assertDirectory(resolve(dir), `"sandbox.write[${i}]" must be`));
   else for (const dir of sandbox.write) assertDirectory(dir, `the write directories of ${source} must each be`);
   const wider = policy.floor === null ? null : widerThanFloor(sandbox, policy.floor);
   if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
@@ -72,7 +118,10 @@ export function resolveSandbox(requested: RequestedSandbox | undefined, cwd: str
 /** Landlock confines beneath directories that exist: anything else is refused before the start. `what` ends in "must be". */
 function assertDirectory(dir: string, what: string): void {
   const problem = directoryProblem(dir);
-  if (problem !== null) throw new ToolInputError(`Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`);
+  if (problem !== null)
+    throw new ToolInputError(
+      `Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`,
+    );
 }
 
 /** What `sandbox` allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
@@ -86,8 +135,17 @@ function widerThanFloor(sandbox: Sandbox, floor: Sandbox): string | null {
 export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: RequestedSandbox | null): SandboxPolicy {
   const floor = floorGiven === null ? null : completeFloor(floorGiven);
   // A default without write takes each run's cwd: that is checked run by run.
-  const wider = floor === null || defaults?.write === undefined ? null : widerThanFloor({ write: defaults.write.map((dir) => resolve(dir)), network: defaults.network ?? floor.network }, floor);
-  if (wider !== null) throw new ConfigError(`--default-sandbox is wider than the operator's floor (--sandbox-floor): ${wider}, and the floor allows at most: ${describeSandbox(floor!)}`);
+  const wider =
+    floor === null || defaults?.write === undefined
+      ? null
+      : widerThanFloor(
+          { write: defaults.write.map((dir) => resolve(dir)), network: defaults.network ?? floor.network },
+          floor,
+        );
+  if (wider !== null)
+    throw new ConfigError(
+      `--default-sandbox is wider than the operator's floor (--sandbox-floor): ${wider}, and the floor allows at most: ${describeSandbox(floor!)}`,
+    );
   return { defaults, floor };
 }
 

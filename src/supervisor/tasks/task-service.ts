@@ -7,13 +7,14 @@ import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
-import { advance, type LifecycleEffects, type LifecycleEvent } from '../model/lifecycle.js';
+import { advance, type LifecycleEvent } from '../model/lifecycle.js';
 import { createTaskRecord, isFinished, type TaskRecord, type TaskState } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
 import { createLiveTask, type LiveTask, type RunRequest } from './live-task.js';
 import type { ShutdownHost } from './shutdown.js';
+import { TaskEvents } from './task-events.js';
 import { refuseWaitingInputs, TaskControl, type ControlHost } from './task-control.js';
 import { TaskProbes } from './task-probes.js';
 import { TaskQueue } from './task-queue.js';
@@ -43,9 +44,8 @@ export class TaskService implements ControlHost, ShutdownHost {
   private readonly todoSource;
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
-  private readonly endListeners: Array<(record: TaskRecord) => void> = [];
-  private readonly transitionListeners: Array<(task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects) => void> = [];
-  private readonly replaceListeners: Array<() => void> = [];
+  /** Ends, lifecycle steps and replaced records, for whoever listens. */
+  readonly events = new TaskEvents();
 
   constructor(
     private readonly store: TaskStore,
@@ -62,36 +62,37 @@ export class TaskService implements ControlHost, ShutdownHost {
     this.killGraceMs = limits.killGraceMs;
   }
 
-  /** Called with each task's record when it reaches a finished state. */
-  onTaskEnded(listener: (record: TaskRecord) => void): void {
-    this.endListeners.push(listener);
-  }
-
-  /** Called after every event of a live task, with what it caused (for the metrics). */
-  onTransition(listener: (task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects) => void): void {
-    this.transitionListeners.push(listener);
-  }
-
-  /** Called when a run reuses the name of a finished task, whose record it replaces. */
-  onTaskReplaced(listener: () => void): void {
-    this.replaceListeners.push(listener);
-  }
-
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
-    const sandbox = resolveSandbox(request.sandbox, request.cwd, { ...this.baseEnv, ...request.env }, this.limits.sandboxPolicy, this.containment.sandbox);
+    const sandbox = resolveSandbox(
+      request.sandbox,
+      request.cwd,
+      { ...this.baseEnv, ...request.env },
+      this.limits.sandboxPolicy,
+      this.containment.sandbox,
+    );
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
-    const build = (id: string) => createTaskRecord({
-      id, name: request.name, command: request.command, cwd: request.cwd, pty: request.terminal !== null, terminalSize: request.terminal, interactive: request.interactive,
-      runKey: randomUUID(), timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000), limits, sandbox,
-    });
+    const build = (id: string) =>
+      createTaskRecord({
+        id,
+        name: request.name,
+        command: request.command,
+        cwd: request.cwd,
+        pty: request.terminal !== null,
+        terminalSize: request.terminal,
+        interactive: request.interactive,
+        runKey: randomUUID(),
+        timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
+        limits,
+        sandbox,
+      });
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
     if (admitted.replaced) {
       this.files.remove(admitted.record.id);
-      for (const listener of this.replaceListeners) listener();
+      this.events.emitReplaced();
     }
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
@@ -148,7 +149,11 @@ export class TaskService implements ControlHost, ShutdownHost {
   list(state: TaskState | null, limit: number): TaskRecord[] {
     // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
     if (state === 'pending' || state === 'running') {
-      return [...this.live.values()].reverse().map((task) => task.record).filter((record) => record.state === state).slice(0, limit);
+      return [...this.live.values()]
+        .reverse()
+        .map((task) => task.record)
+        .filter((record) => record.state === state)
+        .slice(0, limit);
     }
     const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
     return state === null ? rows : rows.filter((record) => record.state === state);
@@ -176,10 +181,19 @@ export class TaskService implements ControlHost, ShutdownHost {
     try {
       if (request.terminal !== null) terminal = openTerminal(request.terminal.cols, request.terminal.rows);
     } catch (error) {
-      this.apply(task, { type: 'failed', error: `spawn failed: no terminal could be opened: ${(error as Error).message}`, endedAt: Date.now() });
+      this.apply(task, {
+        type: 'failed',
+        error: `spawn failed: no terminal could be opened: ${(error as Error).message}`,
+        endedAt: Date.now(),
+      });
       return;
     }
-    const spec = buildTaskSpec(task.record, request, terminal, { limits: this.limits, containment: this.containment, files: this.files, baseEnv: this.baseEnv });
+    const spec = buildTaskSpec(task.record, request, terminal, {
+      limits: this.limits,
+      containment: this.containment,
+      files: this.files,
+      baseEnv: this.baseEnv,
+    });
     task.worker = this.pool.dispatch(spec, (report) => this.onReport(task, report));
   }
 
@@ -199,7 +213,8 @@ export class TaskService implements ControlHost, ShutdownHost {
   apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
     const { record, effects } = advance(task.record, event, { stopping: this.stopping });
     task.record = record;
-    if (effects.persist) this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
+    if (effects.persist)
+      this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
     if (effects.finished) {
       task.stdinOpen = false;
       task.ended.reach();
@@ -208,20 +223,21 @@ export class TaskService implements ControlHost, ShutdownHost {
       refuseWaitingInputs(task);
       task.released.reach();
     }
-    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task) this.live.delete(record.id);
+    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task)
+      this.live.delete(record.id);
     if (effects.freedSlot) {
       this.queue.freeSlot();
       this.startPending();
     }
-    for (const listener of this.transitionListeners) listener(task, event, effects);
-    if (effects.finished) for (const listener of this.endListeners) listener(record);
+    this.events.emitTransition(task, event, effects);
     return record;
   }
 
   /** Advances a task that only the registry holds (finished, its worker gone). */
   private applyStored(stored: TaskRecord, event: LifecycleEvent): TaskRecord {
     const { record, effects } = advance(stored, event, { stopping: this.stopping });
-    if (effects.persist) this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
+    if (effects.persist)
+      this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
     return record;
   }
 }

@@ -21,14 +21,25 @@ export interface SpecContext {
 }
 
 /** The worker's spec for `record` as `request` asked it, on `terminal` when it has one. */
-export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal: TaskSpec['terminal'], context: SpecContext): TaskSpec {
+export function buildTaskSpec(
+  record: TaskRecord,
+  request: RunRequest,
+  terminal: TaskSpec['terminal'],
+  context: SpecContext,
+): TaskSpec {
   const paths = context.files.pathsOf(record.id);
   return {
     taskId: record.id,
     runKey: record.runKey,
     command: record.command,
     cwd: record.cwd,
-    env: taskEnvironment(context.baseEnv, { id: record.id, runKey: record.runKey, env: request.env, pty: record.pty, interactive: record.interactive }),
+    env: taskEnvironment(context.baseEnv, {
+      id: record.id,
+      runKey: record.runKey,
+      env: request.env,
+      pty: record.pty,
+      interactive: record.interactive,
+    }),
     stdin: request.stdin,
     interactive: request.interactive,
     terminal,
@@ -40,7 +51,12 @@ export function buildTaskSpec(record: TaskRecord, request: RunRequest, terminal:
     spawner: context.containment.spawner,
     namespaceFd: context.containment.namespace?.pidfd ?? null,
     sandbox: record.sandbox,
-    cgroups: planTaskCgroups(context.containment.controllers, taskCgroupDir(context.containment, record.runKey), record.runKey, record.limits),
+    cgroups: planTaskCgroups(
+      context.containment.controllers,
+      taskCgroupDir(context.containment, record.runKey),
+      record.runKey,
+      record.limits,
+    ),
     limits: record.limits,
   };
 }

@@ -4,14 +4,22 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { AttachTask, ControlMessage, ReportEnvelope, ReportMessage, TaskOutcome, TaskSpec } from '../../workers/protocol.js';
+import type {
+  AttachTask,
+  ControlMessage,
+  ReportEnvelope,
+  ReportMessage,
+  TaskOutcome,
+  TaskSpec,
+} from '../../workers/protocol.js';
 
 const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.url);
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
 const TASKS_PER_WORKER = 1_000_000;
 
 /** What a dispatched task tells the supervisor: its worker's reports, or that its worker failed (nothing follows). */
-export type PoolReport = Exclude<ReportMessage, { type: 'ended-and-released' }> | { type: 'worker-failed'; error: string };
+export type PoolReport =
+  Exclude<ReportMessage, { type: 'ended-and-released' }> | { type: 'worker-failed'; error: string };
 
 export interface DispatchedTask {
   send(message: ControlMessage): void;

@@ -83,10 +83,17 @@ export class HarnessConnection {
       () => this.drop(`an answer line longer than ${MAX_ANSWER_BYTES} bytes`),
     );
     socket.on('error', (error: NodeJS.ErrnoException) => {
-      if (this.open) return void this.log.warn({ socket: this.path, code: error.code, err: error.message }, 'the harness connection failed');
+      if (this.open)
+        return void this.log.warn(
+          { socket: this.path, code: error.code, err: error.message },
+          'the harness connection failed',
+        );
       if (this.outageLogged) return;
       this.outageLogged = true;
-      this.log.warn({ socket: this.path, code: error.code, err: error.message }, 'the harness socket is unreachable; todos wait in the outbox');
+      this.log.warn(
+        { socket: this.path, code: error.code, err: error.message },
+        'the harness socket is unreachable; todos wait in the outbox',
+      );
     });
     socket.on('close', () => this.onClose(socket, healthy));
   }

@@ -32,11 +32,15 @@ export class TodoDelivery {
     socketPath: string,
     private readonly log: Logger,
   ) {
-    this.connection = new HarnessConnection(socketPath, {
-      onOpen: () => this.schedulePump(),
-      onLine: (line) => this.onAnswer(line),
-      onClose: () => this.forgetInFlight(),
-    }, log);
+    this.connection = new HarnessConnection(
+      socketPath,
+      {
+        onOpen: () => this.schedulePump(),
+        onLine: (line) => this.onAnswer(line),
+        onClose: () => this.forgetInFlight(),
+      },
+      log,
+    );
     outbox.onEnqueued(() => this.schedulePump());
   }
 
@@ -105,7 +109,9 @@ export class TodoDelivery {
       this.outbox.acknowledge(entry);
       if (this.outbox.depth() === 0) this.onDrained();
     } else {
-      const message = answer.malformed ? 'malformed answer from the harness; the todo will be sent again' : 'the harness refused a todo; it will be sent again';
+      const message = answer.malformed
+        ? 'malformed answer from the harness; the todo will be sent again'
+        : 'the harness refused a todo; it will be sent again';
       this.log.warn({ key: entry.key, error: answer.error }, message);
       this.scheduleRetry();
     }

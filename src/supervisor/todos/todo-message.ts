@@ -4,7 +4,13 @@ import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '
 import { NO_RESOURCES } from '../../process/resources.js';
 import { describeSandbox } from '../../process/sandbox.js';
 import type { TaskRecord } from '../model/task.js';
-import { describeStream, snapshotTask, summarizeTask, type SnapshotSource, type TaskSnapshot } from '../model/task-snapshot.js';
+import {
+  describeStream,
+  snapshotTask,
+  summarizeTask,
+  type SnapshotSource,
+  type TaskSnapshot,
+} from '../model/task-snapshot.js';
 
 const TAIL_BYTES = 2048;
 const TAIL_LINES = 20;
@@ -52,16 +58,21 @@ export function composeClear(id: string): TodoClear {
 }
 
 function composeBody(view: TaskSnapshot): string {
-  const command = view.command.length > COMMAND_CHARS
-    ? `${view.command.slice(0, COMMAND_CHARS)}... (${view.command.length - COMMAND_CHARS} more characters)`
-    : view.command;
+  const command =
+    view.command.length > COMMAND_CHARS
+      ? `${view.command.slice(0, COMMAND_CHARS)}... (${view.command.length - COMMAND_CHARS} more characters)`
+      : view.command;
   const lines = [`command: ${command}`, `state: ${view.state}`, `exit: ${describeExit(view)}`];
   if (view.error !== null) lines.push(`error: ${view.error}`);
   if (view.runtime_ms !== null) lines.push(`runtime: ${(view.runtime_ms / 1000).toFixed(1)} s`);
   if (view.sandbox !== null) lines.push(`sandbox: ${describeSandbox(view.sandbox)}`);
   if (view.lingering > 0) lines.push(`still alive: ${view.lingering} process(es) of the task (kill ends them)`);
-  if (view.ports.length > 0) lines.push(`listening: ${view.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`);
-  if ((view.pids_limit_hits ?? 0) > 0) lines.push(`forks refused at max_processes ${view.limits.max_processes}: ${view.pids_limit_hits}`);
+  if (view.ports.length > 0)
+    lines.push(
+      `listening: ${view.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`,
+    );
+  if ((view.pids_limit_hits ?? 0) > 0)
+    lines.push(`forks refused at max_processes ${view.limits.max_processes}: ${view.pids_limit_hits}`);
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = lastLines(view[`${stream}_tail`]);
     lines.push(describeStream({ ...view, [`${stream}_tail`]: tail }, stream));

@@ -10,9 +10,20 @@ import { type Answer, POST_TIMEOUT_MS } from './http.js';
 import { TOOL_NAMES } from './values.js';
 
 const KNOWN_TOOL_ERRORS = new Set([
-  'ERR_INVALID_INPUT', 'ERR_UNKNOWN_TASK', 'ERR_NAME_BUSY', 'ERR_PORT_BUSY', 'ERR_QUEUE_FULL', 'ERR_STATE_DIR_FULL',
-  'ERR_INPUT_NOT_INTERACTIVE', 'ERR_INPUT_PENDING', 'ERR_INPUT_ENDED', 'ERR_INPUT_STDIN_CLOSED', 'ERR_INPUT_NO_ANSWER', 'ERR_INPUT_WRITE_FAILED',
-  'ERR_SANDBOX_NOT_ALLOWED', 'ERR_SANDBOX_UNAVAILABLE',
+  'ERR_INVALID_INPUT',
+  'ERR_UNKNOWN_TASK',
+  'ERR_NAME_BUSY',
+  'ERR_PORT_BUSY',
+  'ERR_QUEUE_FULL',
+  'ERR_STATE_DIR_FULL',
+  'ERR_INPUT_NOT_INTERACTIVE',
+  'ERR_INPUT_PENDING',
+  'ERR_INPUT_ENDED',
+  'ERR_INPUT_STDIN_CLOSED',
+  'ERR_INPUT_NO_ANSWER',
+  'ERR_INPUT_WRITE_FAILED',
+  'ERR_SANDBOX_NOT_ALLOWED',
+  'ERR_SANDBOX_UNAVAILABLE',
 ]);
 const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001, -32020, -32021, -32022]);
 const HTTP_STATUSES = new Set([200, 202, 400, 404, 405, 406, 413, 415]);
@@ -23,7 +34,10 @@ export const TIMED_OUT = Symbol('timed out');
 
 /** A value as JSON for a failure message, long ones cut. */
 export function describeArgs(value: unknown): string {
-  if (typeof value === 'string') return value.length > 300 ? `${JSON.stringify(value.slice(0, 300))}... (${value.length} chars)` : JSON.stringify(value);
+  if (typeof value === 'string')
+    return value.length > 300
+      ? `${JSON.stringify(value.slice(0, 300))}... (${value.length} chars)`
+      : JSON.stringify(value);
   try {
     const text = JSON.stringify(value);
     return text.length > 300 ? `${text.slice(0, 300)}... (${text.length} chars)` : text;
@@ -43,7 +57,10 @@ export function assertToolError(structured: any, text: string, what: string): vo
 
 /** Error (50) and fatal (60) lines of the daemon's log; none is expected from any input. */
 export function errorLines(daemon: TestDaemon): string[] {
-  return daemon.stderr().split('\n').filter((line) => /"level":(50|60)\b/.test(line));
+  return daemon
+    .stderr()
+    .split('\n')
+    .filter((line) => /"level":(50|60)\b/.test(line));
 }
 
 /** Kills whatever is still pending or running and waits until nothing is. */
@@ -51,9 +68,14 @@ async function killEverything(tools: ToolClient): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const { tasks } = await tools.ok('list', { limit: 1000 });
-    const live = (tasks as Array<{ id: string; state: string }>).filter((task) => task.state === 'pending' || task.state === 'running');
+    const live = (tasks as Array<{ id: string; state: string }>).filter(
+      (task) => task.state === 'pending' || task.state === 'running',
+    );
     if (live.length === 0) return;
-    assert.ok(Date.now() < deadline, `tasks left running: ${live.map((task) => `${task.id} ${task.state}`).join(', ')}`);
+    assert.ok(
+      Date.now() < deadline,
+      `tasks left running: ${live.map((task) => `${task.id} ${task.state}`).join(', ')}`,
+    );
     for (const task of live) await tools.call('kill', { id: task.id, force: true });
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -65,7 +87,10 @@ export async function assertHealthy(t: TestContext, daemon: TestDaemon, tools: T
   assert.equal(daemon.child.signalCode, null, `the daemon was killed:\n${daemon.stderr()}`);
   const listed = await within(tools.client.listTools(), POST_TIMEOUT_MS, TIMED_OUT);
   if (listed === TIMED_OUT) assert.fail(`tools/list after the fuzz got no answer within ${POST_TIMEOUT_MS} ms`);
-  assert.deepEqual(listed.tools.map((tool) => tool.name), [...TOOL_NAMES]);
+  assert.deepEqual(
+    listed.tools.map((tool) => tool.name),
+    [...TOOL_NAMES],
+  );
   await killEverything(tools);
   assert.deepEqual(errorLines(daemon), [], 'the daemon logged an error');
   t.diagnostic(`daemon healthy; ${daemon.stderr().split('\n').filter(Boolean).length} log lines (warn and above)`);
@@ -87,9 +112,15 @@ function checkResponse(response: any, where: string): void {
   assert.equal(response.jsonrpc, '2.0', where);
   assert.ok('result' in response !== 'error' in response, `${where}: needs exactly one of result and error`);
   if ('error' in response) {
-    assert.ok(JSON_RPC_ERRORS.has(response.error.code), `${where}: JSON-RPC error ${response.error.code} ${response.error.message}`);
+    assert.ok(
+      JSON_RPC_ERRORS.has(response.error.code),
+      `${where}: JSON-RPC error ${response.error.code} ${response.error.message}`,
+    );
     assert.equal(typeof response.error.message, 'string', where);
-    assert.ok(response.error.message.length <= MAX_ERROR_TEXT, `${where}: an error message of ${response.error.message.length} chars`);
+    assert.ok(
+      response.error.message.length <= MAX_ERROR_TEXT,
+      `${where}: an error message of ${response.error.message.length} chars`,
+    );
     assert.doesNotMatch(response.error.message, /internal error|Maximum call stack|Invalid tools\/call result/i, where);
   } else if (response.result?.isError === true) {
     const text = (response.result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
@@ -128,7 +159,11 @@ export function checkAnswer(answer: Answer, sent: string | Buffer, valid: boolea
   const owed = members.map(owedId).filter((id) => id !== undefined);
   if (answer.status === 200) {
     const answers = Array.isArray(json) ? json : [json];
-    for (const id of owed) assert.ok(answers.some((response: any) => sameId(response.id, id)), `${where}: no answer for id ${JSON.stringify(id)}`);
+    for (const id of owed)
+      assert.ok(
+        answers.some((response: any) => sameId(response.id, id)),
+        `${where}: no answer for id ${JSON.stringify(id)}`,
+      );
     assert.ok(answers.length <= members.length, `${where}: more answers than messages`);
   } else if (answer.status === 202) {
     assert.deepEqual(owed, [], `${where}: requests left unanswered`);

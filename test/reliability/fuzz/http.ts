@@ -17,9 +17,20 @@ export interface Answer {
 }
 
 /** `payload` POSTed with `headers`, and the status, headers and text of the answer. */
-export async function rawPost(url: string, headers: Record<string, string>, payload: string | Buffer, timeout = POST_TIMEOUT_MS): Promise<Answer> {
+export async function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  payload: string | Buffer,
+  timeout = POST_TIMEOUT_MS,
+): Promise<Answer> {
   if (Buffer.byteLength(payload) > MAX_BODY_BYTES) return socketPost(url, headers, payload, timeout);
-  const res = await request(url, { method: 'POST', headers, body: payload, headersTimeout: timeout, bodyTimeout: timeout });
+  const res = await request(url, {
+    method: 'POST',
+    headers,
+    body: payload,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
@@ -28,7 +39,12 @@ export async function rawPost(url: string, headers: Record<string, string>, payl
  * client that meets an early answer while still writing may drop it (undici does, now and then).
  * The daemon answers once it has read the whole body, so that none is lost to a reset.
  */
-function socketPost(url: string, headers: Record<string, string>, payload: string | Buffer, timeout: number): Promise<Answer> {
+function socketPost(
+  url: string,
+  headers: Record<string, string>,
+  payload: string | Buffer,
+  timeout: number,
+): Promise<Answer> {
   const { hostname, port, host, pathname } = new URL(url);
   const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
   return new Promise((resolve, reject) => {
@@ -45,7 +61,8 @@ function socketPost(url: string, headers: Record<string, string>, payload: strin
       const text = Buffer.concat(chunks).toString('utf8');
       const split = text.indexOf('\r\n\r\n');
       const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (failure !== null || split === -1 || status === null) return reject(failure ?? new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
+      if (failure !== null || split === -1 || status === null)
+        return reject(failure ?? new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
       const answerHeaders: Record<string, string> = {};
       for (const line of text.slice(0, split).split('\r\n').slice(1)) {
         const colon = line.indexOf(':');
@@ -57,13 +74,17 @@ function socketPost(url: string, headers: Record<string, string>, payload: strin
         for (let size = parseInt(rest, 16); size > 0; size = parseInt(rest, 16)) {
           const start = rest.indexOf('\r\n') + 2;
           decoded += Buffer.from(rest.slice(start)).subarray(0, size).toString('utf8');
-          rest = Buffer.from(rest.slice(start)).subarray(size + 2).toString('utf8');
+          rest = Buffer.from(rest.slice(start))
+            .subarray(size + 2)
+            .toString('utf8');
         }
         rest = decoded;
       }
       resolve({ status: Number(status[1]), headers: answerHeaders, text: rest });
     });
-    const head = Object.entries({ ...headers, host, 'content-length': String(bytes.length), connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const head = Object.entries({ ...headers, host, 'content-length': String(bytes.length), connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.write(`POST ${pathname} HTTP/1.1\r\n${head}\r\n`);
     socket.end(bytes);
   });
@@ -71,7 +92,10 @@ function socketPost(url: string, headers: Record<string, string>, payload: strin
 
 /** How many sessions the daemon holds, as /healthz says. */
 export async function healthSessions(daemon: TestDaemon): Promise<number> {
-  const res = await request(new URL('/healthz', daemon.url), { headersTimeout: POST_TIMEOUT_MS, bodyTimeout: POST_TIMEOUT_MS });
+  const res = await request(new URL('/healthz', daemon.url), {
+    headersTimeout: POST_TIMEOUT_MS,
+    bodyTimeout: POST_TIMEOUT_MS,
+  });
   return ((await res.body.json()) as { sessions: number }).sessions;
 }
 
@@ -84,6 +108,11 @@ export async function openSession(url: string): Promise<string> {
 
 /** Closes `session` with a DELETE. */
 export async function deleteSession(url: string, session: string): Promise<void> {
-  const res = await request(url, { method: 'DELETE', headers: { 'mcp-session-id': session }, headersTimeout: POST_TIMEOUT_MS, bodyTimeout: POST_TIMEOUT_MS });
+  const res = await request(url, {
+    method: 'DELETE',
+    headers: { 'mcp-session-id': session },
+    headersTimeout: POST_TIMEOUT_MS,
+    bodyTimeout: POST_TIMEOUT_MS,
+  });
   await res.body.text();
 }

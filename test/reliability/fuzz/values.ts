@@ -15,20 +15,65 @@ export class Raw {
 }
 
 const loneSurrogates = fc.constantFrom('\ud800', '\udfff', 'a\udc00b', '\ud83d', '\ude00x');
-const oddStrings = fc.constantFrom('', ' ', '\0', 'a\0b', 'true', 'null', '0', '__proto__', 'constructor', 'toString', '../../etc/passwd', '%s%n%x', '\u202e', '\r\n', '\ufeff', '😀', 'SIGKILL', 'task-1', 'fuzz-a');
+const oddStrings = fc.constantFrom(
+  '',
+  ' ',
+  '\0',
+  'a\0b',
+  'true',
+  'null',
+  '0',
+  '__proto__',
+  'constructor',
+  'toString',
+  '../../etc/passwd',
+  '%s%n%x',
+  '\u202e',
+  '\r\n',
+  '\ufeff',
+  '😀',
+  'SIGKILL',
+  'task-1',
+  'fuzz-a',
+);
 const longString = fc.integer({ min: 1, max: 300_000 }).map((n) => 'x'.repeat(n));
 export const anyString = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 2, arbitrary: oddStrings },
   { weight: 2, arbitrary: loneSurrogates },
-  { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })).map(([a, b]) => `${a}\0${b}`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })).map(([a, b]) => `${a}\0${b}`),
+  },
   { weight: 1, arbitrary: longString },
 );
 
 export const anyNumber = fc.oneof(
   fc.double(),
   fc.integer(),
-  fc.constantFrom(1e308, -1e308, 5e-324, -0, 0, 1, -1, 0.5, 1.5, 30, 30.000001, 65535, 65536, 1000, 1001, 4194304, 1e21, 2 ** 53 + 2, -(2 ** 53) - 2, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+  fc.constantFrom(
+    1e308,
+    -1e308,
+    5e-324,
+    -0,
+    0,
+    1,
+    -1,
+    0.5,
+    1.5,
+    30,
+    30.000001,
+    65535,
+    65536,
+    1000,
+    1001,
+    4194304,
+    1e21,
+    2 ** 53 + 2,
+    -(2 ** 53) - 2,
+    Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER,
+  ),
 );
 
 /** Nested `depth` levels deep, as a JS value (for the SDK's client, whose JSON.stringify recurses). */
@@ -37,18 +82,38 @@ function nested(depth: number, kind: 'array' | 'object'): unknown {
   for (let i = 0; i < depth; i++) value = kind === 'array' ? [value] : { a: value };
   return value;
 }
-const deepValue = fc.tuple(fc.integer({ min: 1, max: 2000 }), fc.constantFrom('array' as const, 'object' as const)).map(([depth, kind]) => nested(depth, kind));
+const deepValue = fc
+  .tuple(fc.integer({ min: 1, max: 2000 }), fc.constantFrom('array' as const, 'object' as const))
+  .map(([depth, kind]) => nested(depth, kind));
 
 /** Own keys the prototype chain also has: JSON.parse makes them plain members, and so does this. */
 export function withKeys(base: Record<string, unknown>, entries: Array<[string, unknown]>): Record<string, unknown> {
   const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of entries) Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
   return result;
 }
-export const trickyKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', '\0', '\ud800', 'command ', 'ID', 'wait-seconds', '$ref');
+export const trickyKey = fc.constantFrom(
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '',
+  ' ',
+  '\0',
+  '\ud800',
+  'command ',
+  'ID',
+  'wait-seconds',
+  '$ref',
+);
 const unknownKey = fc.oneof(trickyKey, fc.string({ unit: 'binary', maxLength: 30 }), longString);
 const protoObject = fc
-  .array(fc.tuple(trickyKey, fc.oneof(fc.constant({ polluted: true }), fc.jsonValue({ maxDepth: 2 }))), { maxLength: 3 })
+  .array(fc.tuple(trickyKey, fc.oneof(fc.constant({ polluted: true }), fc.jsonValue({ maxDepth: 2 }))), {
+    maxLength: 3,
+  })
   .map((entries) => withKeys({}, entries));
 
 /** Any JSON value a client could send, of the wrong type for most fields. */
@@ -66,9 +131,28 @@ const junk: fc.Arbitrary<unknown> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // Tool arguments: each field valid most of the time, anything else otherwise, unknown fields beside
 
-export const taskId = fc.oneof(fc.constantFrom('task-1', 'task-2', 'task-3', 'fuzz-a', 'fuzz-b'), fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/));
+export const taskId = fc.oneof(
+  fc.constantFrom('task-1', 'task-2', 'task-3', 'fuzz-a', 'fuzz-b'),
+  fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+);
 const smallWait = fc.double({ min: 0, max: 0.3, noNaN: true });
-const pattern = fc.oneof(fc.constantFrom('ready', 'listening on', '.*', '^$', '(a)\\1', '(?=x)', '(?<=y)z', '[', '\\', 'a{2,1}', '\\p{L}+', 'x'.repeat(1025)), fc.string({ unit: 'binary', maxLength: 30 }));
+const pattern = fc.oneof(
+  fc.constantFrom(
+    'ready',
+    'listening on',
+    '.*',
+    '^$',
+    '(a)\\1',
+    '(?=x)',
+    '(?<=y)z',
+    '[',
+    '\\',
+    'a{2,1}',
+    '\\p{L}+',
+    'x'.repeat(1025),
+  ),
+  fc.string({ unit: 'binary', maxLength: 30 }),
+);
 const port = fc.integer({ min: 1, max: 65535 });
 
 export const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc.Arbitrary<unknown>>> = {
@@ -77,9 +161,30 @@ export const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc
     name: taskId,
     wait_seconds: smallWait,
     timeout_seconds: fc.double({ min: 0.001, max: 31_536_000, noNaN: true }),
-    cwd: fc.constantFrom('/', '/tmp', '.', '..', '/proc', '/proc/self', '/dev/null', '/etc/passwd', '/no/such/dir', 'relative/dir', '/root', '//', '/tmp/../tmp'),
-    env: fc.dictionary(fc.stringMatching(/^[A-Za-z0-9_]{0,12}$/).map((name) => `FUZZ_${name}`), fc.string({ unit: 'binary', maxLength: 50 }), { maxKeys: 4 }),
-    stdin: fc.oneof(fc.string({ unit: 'binary', maxLength: 100 }), fc.constantFrom('', 'y\n', 'x'.repeat(1024 * 1024 + 1))),
+    cwd: fc.constantFrom(
+      '/',
+      '/tmp',
+      '.',
+      '..',
+      '/proc',
+      '/proc/self',
+      '/dev/null',
+      '/etc/passwd',
+      '/no/such/dir',
+      'relative/dir',
+      '/root',
+      '//',
+      '/tmp/../tmp',
+    ),
+    env: fc.dictionary(
+      fc.stringMatching(/^[A-Za-z0-9_]{0,12}$/).map((name) => `FUZZ_${name}`),
+      fc.string({ unit: 'binary', maxLength: 50 }),
+      { maxKeys: 4 },
+    ),
+    stdin: fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 100 }),
+      fc.constantFrom('', 'y\n', 'x'.repeat(1024 * 1024 + 1)),
+    ),
     pty: fc.boolean(),
     cols: fc.integer({ min: 1, max: 1000 }),
     rows: fc.integer({ min: 1, max: 1000 }),
@@ -88,7 +193,13 @@ export const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc
     max_processes: fc.integer({ min: 1, max: 100_000 }),
     cpu_limit: fc.double({ min: 0.01, max: 1024, noNaN: true }),
     sandbox: fc.record(
-      { write: fc.array(fc.oneof(fc.constantFrom('/tmp', '/', '/no/such/dir', 'relative', '/tmp/../tmp', '/dev/null', ''), junk), { maxLength: 3 }), network: fc.oneof(fc.boolean(), junk) },
+      {
+        write: fc.array(
+          fc.oneof(fc.constantFrom('/tmp', '/', '/no/such/dir', 'relative', '/tmp/../tmp', '/dev/null', ''), junk),
+          { maxLength: 3 },
+        ),
+        network: fc.oneof(fc.boolean(), junk),
+      },
       { requiredKeys: [] },
     ),
     wait_for: pattern,
@@ -108,7 +219,10 @@ export const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc
   output: {
     id: taskId,
     stream: fc.constantFrom('stdout', 'stderr', 'both', 'all'),
-    since: fc.oneof(fc.constantFrom('', 'bzEgMDAwMDAwMDAtMDAwMCAwIDEgMCAx', 'bzEgeCAtMSAwIDAgMA'), fc.base64String({ maxLength: 80 })),
+    since: fc.oneof(
+      fc.constantFrom('', 'bzEgMDAwMDAwMDAtMDAwMCAwIDEgMCAx', 'bzEgeCAtMSAwIDAgMA'),
+      fc.base64String({ maxLength: 80 }),
+    ),
     wait_seconds: smallWait,
     grep: pattern,
     context: fc.integer({ min: 0, max: 21 }),
@@ -130,21 +244,36 @@ export const VALID_FIELDS: Record<(typeof TOOL_NAMES)[number], Record<string, fc
   },
   input: {
     id: taskId,
-    text: fc.oneof(fc.string({ unit: 'binary', maxLength: 100 }), fc.constantFrom('', 'y\n', 'x'.repeat(1024 * 1024 + 1))),
+    text: fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 100 }),
+      fc.constantFrom('', 'y\n', 'x'.repeat(1024 * 1024 + 1)),
+    ),
     eof: fc.boolean(),
   },
 };
 
 /** Keeps a call harmless and quick: `true` or a command refused before it runs, short waits. */
 export function harmless(tool: string, args: Record<string, unknown>): Record<string, unknown> {
-  if (tool === 'run' && typeof args.command === 'string' && args.command.length > 0 && !args.command.includes('\0') && Buffer.byteLength(args.command) <= 256 * 1024) {
+  if (
+    tool === 'run' &&
+    typeof args.command === 'string' &&
+    args.command.length > 0 &&
+    !args.command.includes('\0') &&
+    Buffer.byteLength(args.command) <= 256 * 1024
+  ) {
     args.command = 'true';
   }
-  if ((tool === 'run' || tool === 'status' || tool === 'output') && typeof args.wait_seconds === 'number' && args.wait_seconds > 0.5) args.wait_seconds = 0.5;
+  if (
+    (tool === 'run' || tool === 'status' || tool === 'output') &&
+    typeof args.wait_seconds === 'number' &&
+    args.wait_seconds > 0.5
+  )
+    args.wait_seconds = 0.5;
   if (tool === 'run' && args.env !== null && typeof args.env === 'object' && !Array.isArray(args.env)) {
     // bash reads BASH_ENV and friends at start: a valid name that is not FUZZ_* is dropped.
     const env = args.env as Record<string, unknown>;
-    for (const name of Object.keys(env)) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !name.startsWith('FUZZ_')) delete env[name];
+    for (const name of Object.keys(env))
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !name.startsWith('FUZZ_')) delete env[name];
   }
   return args;
 }
@@ -152,10 +281,17 @@ export function harmless(tool: string, args: Record<string, unknown>): Record<st
 /** One tool's name and its arguments, each field valid most of the time, unknown fields beside now and then. */
 export const toolCall = fc.constantFrom(...TOOL_NAMES).chain((tool) => {
   const fields = Object.fromEntries(
-    Object.entries(VALID_FIELDS[tool]).map(([name, valid]) => [name, fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: junk })]),
+    Object.entries(VALID_FIELDS[tool]).map(([name, valid]) => [
+      name,
+      fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: junk }),
+    ]),
   );
   return fc
-    .tuple(fc.record(fields, { requiredKeys: [] }), fc.array(fc.tuple(unknownKey, junk), { maxLength: 3 }), fc.double({ min: 0, max: 1, noNaN: true }))
+    .tuple(
+      fc.record(fields, { requiredKeys: [] }),
+      fc.array(fc.tuple(unknownKey, junk), { maxLength: 3 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+    )
     .map(([args, extra, p]) => ({ tool, args: harmless(tool, p < 0.7 ? withKeys(args, []) : withKeys(args, extra)) }));
 });
 
@@ -176,10 +312,19 @@ export function serialize(value: unknown): string {
   while (pending.length > 0) {
     const item = pending.pop();
     if (item instanceof Raw) parts.push(item.text);
-    else if (Array.isArray(item)) push([new Raw('['), ...item.flatMap((element, i) => (i === 0 ? [element] : [new Raw(','), element])), new Raw(']')]);
+    else if (Array.isArray(item))
+      push([
+        new Raw('['),
+        ...item.flatMap((element, i) => (i === 0 ? [element] : [new Raw(','), element])),
+        new Raw(']'),
+      ]);
     else if (item !== null && typeof item === 'object') {
       const entries = Object.entries(item).filter(([, member]) => member !== undefined);
-      push([new Raw('{'), ...entries.flatMap(([key, member], i) => [new Raw(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`), member]), new Raw('}')]);
+      push([
+        new Raw('{'),
+        ...entries.flatMap(([key, member], i) => [new Raw(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`), member]),
+        new Raw('}'),
+      ]);
     } else parts.push(JSON.stringify(item) ?? 'null');
   }
   return parts.join('');
@@ -187,6 +332,30 @@ export function serialize(value: unknown): string {
 
 const deepRaw = fc
   .tuple(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom('array', 'object'))
-  .map(([depth, kind]) => new Raw(kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`));
-export const numberLiterals = fc.constantFrom('-0', '1e999', '-1e999', '1E2', '0.0', '1.0', '-0.0', '5e-324', '1e-400', '1e21', '9007199254740993', '123456789012345678901234567890').map((text) => new Raw(text));
-export const rawJunk: fc.Arbitrary<unknown> = fc.oneof({ weight: 6, arbitrary: junk }, { weight: 1, arbitrary: deepRaw }, { weight: 1, arbitrary: numberLiterals });
+  .map(
+    ([depth, kind]) =>
+      new Raw(
+        kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`,
+      ),
+  );
+export const numberLiterals = fc
+  .constantFrom(
+    '-0',
+    '1e999',
+    '-1e999',
+    '1E2',
+    '0.0',
+    '1.0',
+    '-0.0',
+    '5e-324',
+    '1e-400',
+    '1e21',
+    '9007199254740993',
+    '123456789012345678901234567890',
+  )
+  .map((text) => new Raw(text));
+export const rawJunk: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: junk },
+  { weight: 1, arbitrary: deepRaw },
+  { weight: 1, arbitrary: numberLiterals },
+);

@@ -12,13 +12,20 @@ export const inputTool = defineTool({
   inputSchema: z.strictObject({
     id: taskIdField(),
     text: inputTextField('The text to write, e.g. "yes\\n". May be empty (with eof, to close stdin only).', true),
-    eof: field(z.boolean().default(false), 'true or false', 'Close stdin after the text, so the task reads end-of-file; no input is taken after it.'),
+    eof: field(
+      z.boolean().default(false),
+      'true or false',
+      'Close stdin after the text, so the task reads end-of-file; no input is taken after it.',
+    ),
   }),
   outputSchema: z.object({
     id: z.string().describe('The task id'),
     state: z.enum(TASK_STATES).describe('The state of the task'),
     bytes_written: z.number().int().describe('Bytes of text written (UTF-8)'),
-    pending_bytes: z.number().int().describe('Bytes the task has not read yet, after a second (its stdin is full: it is not reading)'),
+    pending_bytes: z
+      .number()
+      .int()
+      .describe('Bytes the task has not read yet, after a second (its stdin is full: it is not reading)'),
     stdin_open: z.boolean().describe('Whether further input is taken'),
     message: z.string().describe('What happened, in words'),
   }),
@@ -26,10 +33,18 @@ export const inputTool = defineTool({
   async handler(input, { tasks }) {
     const { record, pendingBytes, stdinOpen } = await tasks.control.input(input.id, input.text, input.eof);
     const bytes = Buffer.byteLength(input.text);
-    const waiting = pendingBytes > 0 ? `; ${pendingBytes} of them not read yet (the task is not reading its stdin)` : '';
+    const waiting =
+      pendingBytes > 0 ? `; ${pendingBytes} of them not read yet (the task is not reading its stdin)` : '';
     const message = `wrote ${bytes} bytes to the stdin of task ${record.id}${waiting}${stdinOpen ? '' : '; stdin is now closed'}`;
     return {
-      structured: { id: record.id, state: record.state, bytes_written: bytes, pending_bytes: pendingBytes, stdin_open: stdinOpen, message },
+      structured: {
+        id: record.id,
+        state: record.state,
+        bytes_written: bytes,
+        pending_bytes: pendingBytes,
+        stdin_open: stdinOpen,
+        message,
+      },
       text: message,
     };
   },

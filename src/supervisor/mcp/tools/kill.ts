@@ -12,7 +12,11 @@ export const killTool = defineTool({
     "Stop a task: the signal (SIGINT unless you choose another) goes to every process the task started, and whatever is still alive after the daemon's grace period gets SIGKILL. Returns at once; you are notified when the task has ended. A pending task is cancelled before it starts. A finished task whose background processes linger can be killed too.",
   inputSchema: z.strictObject({
     id: taskIdField(),
-    force: field(z.boolean().default(false), 'true or false', 'Send SIGKILL at once instead of asking the task to stop first.'),
+    force: field(
+      z.boolean().default(false),
+      'true or false',
+      'Send SIGKILL at once instead of asking the task to stop first.',
+    ),
     signal: field(
       z.enum(KILL_SIGNALS).optional(),
       `one of ${KILL_SIGNALS.join(', ')}`,
@@ -30,9 +34,12 @@ export const killTool = defineTool({
     const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
     const { record, signal: sent, leftovers } = tasks.control.kill(input.id, signal);
     let message: string;
-    if (record.state === 'killed' && sent === null && record.startedAt === null) message = `task ${record.id} was cancelled before it started`;
-    else if (!isFinished(record.state)) message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
-    else if (leftovers > 0) message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${leftovers} process(es) it left running`;
+    if (record.state === 'killed' && sent === null && record.startedAt === null)
+      message = `task ${record.id} was cancelled before it started`;
+    else if (!isFinished(record.state))
+      message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
+    else if (leftovers > 0)
+      message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${leftovers} process(es) it left running`;
     else message = `task ${record.id} had already finished (${record.state}) and nothing of it is left running`;
     return { structured: { id: record.id, state: record.state, signal: sent, message }, text: message };
   },

@@ -11,22 +11,49 @@ const COMMAND_PREVIEW_CHARS = 200;
 export const listTool = defineTool({
   name: 'list',
   title: 'List tasks',
-  description: 'List tasks, newest first, with their state, command, start time, runtime, exit code and what each costs now (CPU, memory, processes). Filter by state, e.g. "running" to see what is still going.',
+  description:
+    'List tasks, newest first, with their state, command, start time, runtime, exit code and what each costs now (CPU, memory, processes). Filter by state, e.g. "running" to see what is still going.',
   inputSchema: z.strictObject({
     state: field(z.enum(TASK_STATES).optional(), `one of ${TASK_STATES.join(', ')}`, 'Only tasks in this state.'),
-    limit: field(z.number().int().min(1).max(MAX_LIST_LIMIT).default(50), `an integer from 1 to ${MAX_LIST_LIMIT}`, 'At most this many tasks (default 50).'),
-    ports: field(z.boolean().default(false), 'true or false', 'Also give the ports each running task listens on (which task holds port 3000?).'),
+    limit: field(
+      z.number().int().min(1).max(MAX_LIST_LIMIT).default(50),
+      `an integer from 1 to ${MAX_LIST_LIMIT}`,
+      'At most this many tasks (default 50).',
+    ),
+    ports: field(
+      z.boolean().default(false),
+      'true or false',
+      'Also give the ports each running task listens on (which task holds port 3000?).',
+    ),
   }),
   outputSchema: z.object({
-    tasks: z.array(
-      taskViewSchema
-        .pick({ id: true, name: true, state: true, pty: true, started_at: true, ended_at: true, runtime_ms: true, exit_code: true, signal: true, cpu_ms: true, memory_bytes: true, processes: true, sandbox: true })
-        .extend({ ports: taskViewSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now') })
-        .extend({
-          command: z.string().describe('The first 200 characters of the command'),
-          created_at: z.string().describe('ISO 8601 time run was called'),
-        }),
-    ).describe('Newest first'),
+    tasks: z
+      .array(
+        taskViewSchema
+          .pick({
+            id: true,
+            name: true,
+            state: true,
+            pty: true,
+            started_at: true,
+            ended_at: true,
+            runtime_ms: true,
+            exit_code: true,
+            signal: true,
+            cpu_ms: true,
+            memory_bytes: true,
+            processes: true,
+            sandbox: true,
+          })
+          .extend({
+            ports: taskViewSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now'),
+          })
+          .extend({
+            command: z.string().describe('The first 200 characters of the command'),
+            created_at: z.string().describe('ISO 8601 time run was called'),
+          }),
+      )
+      .describe('Newest first'),
   }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
@@ -55,9 +82,12 @@ export const listTool = defineTool({
         ...(input.ports ? { ports: tasks.probes.portsOf(record, table) } : {}),
       };
     });
-    const text = rows.length === 0
-      ? 'no tasks'
-      : rows.map((row) => `${row.id}\t${row.state}\t${row.exit_code ?? ''}\t${row.command.split('\n')[0]}`).join('\n');
+    const text =
+      rows.length === 0
+        ? 'no tasks'
+        : rows
+            .map((row) => `${row.id}\t${row.state}\t${row.exit_code ?? ''}\t${row.command.split('\n')[0]}`)
+            .join('\n');
     return { structured: { tasks: rows }, text };
   },
 });

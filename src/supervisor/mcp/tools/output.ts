@@ -33,13 +33,20 @@ const lineCountField = (which: string) =>
 
 const inputSchema = z.strictObject({
   id: taskIdField(),
-  stream: field(z.enum(['stdout', 'stderr', 'both']).default('both'), 'one of stdout, stderr, both', 'Which stream to read (default both, each in its own member). A pty task writes everything to stdout.'),
+  stream: field(
+    z.enum(['stdout', 'stderr', 'both']).default('both'),
+    'one of stdout, stderr, both',
+    'Which stream to read (default both, each in its own member). A pty task writes everything to stdout.',
+  ),
   since: field(
     z.string().min(1).max(MAX_CURSOR_CHARS).optional(),
     'the "next" of an earlier output answer',
-    'Read only what was written after an earlier answer: pass its next here. Without it, from the start. Each byte comes once, also across a daemon restart; a name reused by a new run is read from that run\'s start (restarted: true).',
+    "Read only what was written after an earlier answer: pass its next here. Without it, from the start. Each byte comes once, also across a daemon restart; a name reused by a new run is read from that run's start (restarted: true).",
   ),
-  wait_seconds: waitSecondsField(0, 'With nothing new to read: wait up to this many seconds (0 to 30, default 0) for new output or the task\'s end. With since, the loop {"id": "build", "since": NEXT, "wait_seconds": 30} reads a task to its end, each line once.'),
+  wait_seconds: waitSecondsField(
+    0,
+    'With nothing new to read: wait up to this many seconds (0 to 30, default 0) for new output or the task\'s end. With since, the loop {"id": "build", "since": NEXT, "wait_seconds": 30} reads a task to its end, each line once.',
+  ),
   grep: field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
@@ -57,11 +64,15 @@ const inputSchema = z.strictObject({
     `an integer from 1 to ${MAX_MAX_BYTES}`,
     `The most bytes of text to return (default ${DEFAULT_MAX_BYTES}; with both streams stderr gets at most half). A larger selection comes back as its beginning and its end, with how many lines and bytes were left out between them.`,
   ),
-  raw: field(z.boolean().default(false), 'true or false', 'For a pty task: the bytes as the terminal got them (escape sequences, \\r), instead of clean text.'),
+  raw: field(
+    z.boolean().default(false),
+    'true or false',
+    'For a pty task: the bytes as the terminal got them (escape sequences, \\r), instead of clean text.',
+  ),
   screen: field(
     z.boolean().default(false),
     'true or false',
-    'For a pty task: what its terminal shows now, as a person would see it (rows of text, the cursor, whether a full-screen program is up), instead of its text. Use it to drive top, vim, a REPL or an installer\'s menu with input.',
+    "For a pty task: what its terminal shows now, as a person would see it (rows of text, the cursor, whether a full-screen program is up), instead of its text. Use it to drive top, vim, a REPL or an installer's menu with input.",
   ),
 });
 
@@ -82,7 +93,9 @@ export const outputTool = defineTool({
     const since = input.since === undefined ? null : decodeCursor(input.since);
     let record = tasks.get(input.id);
     if (input.screen && !record.pty) {
-      throw new ToolInputError(`Invalid output input: "screen" is for a task run with pty: true; task ${record.id} runs on pipes, so read its text instead; got ${echoValue(input.screen)}`);
+      throw new ToolInputError(
+        `Invalid output input: "screen" is for a task run with pty: true; task ${record.id} runs on pipes, so read its text instead; got ${echoValue(input.screen)}`,
+      );
     }
     const streams: StreamName[] = input.stream === 'both' ? ['stdout', 'stderr'] : [input.stream];
     let task = outputTaskOf(tasks, record);
@@ -100,7 +113,15 @@ export const outputTool = defineTool({
       const view = viewOf({ ...base, next: cursorAtEnd(task, cursor) }, {}, screen);
       return { structured: view, text: describeOutput(view) };
     }
-    const query = { streams, since: cursor, grep, head: input.head ?? null, tail: input.tail ?? null, maxBytes: input.max_bytes, raw: input.raw };
+    const query = {
+      streams,
+      since: cursor,
+      grep,
+      head: input.head ?? null,
+      tail: input.tail ?? null,
+      maxBytes: input.max_bytes,
+      raw: input.raw,
+    };
     const answer = await readOutput(task, cursor, query, restarted);
     const view = viewOf({ ...base, next: answer.next }, answer.members, null);
     return { structured: view, text: describeOutput(view) };
@@ -109,11 +130,16 @@ export const outputTool = defineTool({
 
 function checkCombinations(input: z.output<typeof inputSchema>): void {
   if (input.context !== undefined && input.grep === undefined) {
-    throw new ToolInputError(`Invalid output input: "context" is taken only with grep (the lines around each match); got ${echoValue(input.context)} without grep`);
+    throw new ToolInputError(
+      `Invalid output input: "context" is taken only with grep (the lines around each match); got ${echoValue(input.context)} without grep`,
+    );
   }
   if (input.screen) {
     const reading = (['grep', 'head', 'tail'] as const).find((name) => input[name] !== undefined);
-    if (reading !== undefined) throw new ToolInputError(`Invalid output input: "screen" returns the terminal instead of the text, and is taken without grep, head or tail; got screen with ${reading} ${echoValue(input[reading])}`);
+    if (reading !== undefined)
+      throw new ToolInputError(
+        `Invalid output input: "screen" returns the terminal instead of the text, and is taken without grep, head or tail; got screen with ${reading} ${echoValue(input[reading])}`,
+      );
   }
 }
 
@@ -136,11 +162,20 @@ function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
 }
 
 /** Waits up to `seconds` for bytes past `cursor` in `streams`, or the task's end. */
-async function awaitNewOutput(tasks: TaskService, record: TaskRecord, task: OutputTask, streams: StreamName[], cursor: { stdout: { offset: number }; stderr: { offset: number } }, seconds: number): Promise<void> {
+async function awaitNewOutput(
+  tasks: TaskService,
+  record: TaskRecord,
+  task: OutputTask,
+  streams: StreamName[],
+  cursor: { stdout: { offset: number }; stderr: { offset: number } },
+  seconds: number,
+): Promise<void> {
   const stop = new AbortController();
   const paths = streams.map((stream) => task.paths[stream]);
   // A cursor of another run reads from the start: any byte is new.
-  const sizes = streams.map((stream) => (cursor[stream].offset > fileSize(task.paths[stream]) ? 0 : cursor[stream].offset));
+  const sizes = streams.map((stream) =>
+    cursor[stream].offset > fileSize(task.paths[stream]) ? 0 : cursor[stream].offset,
+  );
   const ended = tasks.live.get(record.id)?.ended.reached ?? Promise.resolve();
   try {
     await within(Promise.race([awaitGrowth(paths, sizes, stop.signal), ended]), seconds * 1000, undefined);

@@ -5,7 +5,15 @@ import { directoryProblem, echoValue, ToolInputError } from '../../../errors.js'
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
-import { inputTextField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, waitForField, waitForPortField, waitOutcomeFields, waitSecondsField } from '../fields.js';
+import {
+  inputTextField,
+  TASK_ID_ACCEPTS,
+  TASK_ID_PATTERN,
+  waitForField,
+  waitForPortField,
+  waitOutcomeFields,
+  waitSecondsField,
+} from '../fields.js';
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
@@ -27,7 +35,11 @@ const terminalSizeField = (name: string, defaultSize: number) =>
 const noNul = (text: string) => !text.includes('\0');
 const inputSchema = z.strictObject({
   command: field(
-    z.string().min(1).refine(noNul).refine((text) => Buffer.byteLength(text) <= MAX_COMMAND_BYTES),
+    z
+      .string()
+      .min(1)
+      .refine(noNul)
+      .refine((text) => Buffer.byteLength(text) <= MAX_COMMAND_BYTES),
     `a non-empty string of at most ${MAX_COMMAND_BYTES} bytes with no NUL character`,
     'The shell command, run as `bash -c COMMAND` in a process group of its own. Pipes, &&, redirections and `&` jobs all work; everything it starts is ended by kill.',
   ),
@@ -53,7 +65,7 @@ const inputSchema = z.strictObject({
   env: field(
     z.record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul)).optional(),
     'an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL',
-    "Environment variables added to the daemon's task environment, e.g. {\"NODE_ENV\": \"test\"}.",
+    'Environment variables added to the daemon\'s task environment, e.g. {"NODE_ENV": "test"}.',
   ),
   stdin: inputTextField(
     "Text written to the task's standard input, which is then closed (unless interactive). Without it stdin is /dev/null, so a command that asks a question gets end-of-file instead of hanging.",
@@ -74,7 +86,7 @@ const inputSchema = z.strictObject({
   memory_limit_mb: field(
     z.number().int().min(1).max(MAX_MEMORY_LIMIT_MB).optional(),
     `an integer of MiB from 1 to ${MAX_MEMORY_LIMIT_MB}`,
-    'Cap the memory of the whole task, e.g. 2048 for a build that may leak. Past it the kernel kills the task (all of it) and it ends with oom_killed: true, instead of taking the container down. Default: the daemon\'s --task-memory-limit-mb (none unless set).',
+    "Cap the memory of the whole task, e.g. 2048 for a build that may leak. Past it the kernel kills the task (all of it) and it ends with oom_killed: true, instead of taking the container down. Default: the daemon's --task-memory-limit-mb (none unless set).",
   ),
   max_processes: field(
     z.number().int().min(1).max(MAX_PROCESSES_LIMIT).optional(),
@@ -117,7 +129,9 @@ export const runTool = defineTool({
     checkDirectory(cwd, input.cwd);
     for (const size of ['cols', 'rows'] as const) {
       if (input[size] !== undefined && input.pty !== true) {
-        throw new ToolInputError(`Invalid run input: "${size}" sets the size of a terminal and is taken only with pty: true; got ${echoValue(input[size])} with pty ${echoValue(input.pty)}`);
+        throw new ToolInputError(
+          `Invalid run input: "${size}" sets the size of a terminal and is taken only with pty: true; got ${echoValue(input[size])} with pty ${echoValue(input.pty)}`,
+        );
       }
     }
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for);
@@ -134,9 +148,10 @@ export const runTool = defineTool({
       limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
       sandbox: input.sandbox,
     });
-    const waited = pattern === null && input.wait_for_port === undefined
-      ? (await tasks.waitForEnd(record.id, input.wait_seconds), null)
-      : await awaitReadiness(tasks, record.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
+    const waited =
+      pattern === null && input.wait_for_port === undefined
+        ? (await tasks.waitForEnd(record.id, input.wait_seconds), null)
+        : await awaitReadiness(tasks, record.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
     const current = tasks.settleRun(record.id);
     return describeWaited(snapshotTask(current, DEFAULT_TAIL_BYTES, tasks.probes), waited);
   },
@@ -145,6 +160,8 @@ export const runTool = defineTool({
 function checkDirectory(path: string, given: string | undefined): void {
   const problem = directoryProblem(path);
   if (problem !== null) {
-    throw new ToolInputError(`Invalid run input: "cwd" must be the path of an existing directory; got ${echoValue(given)}: ${problem}`);
+    throw new ToolInputError(
+      `Invalid run input: "cwd" must be the path of an existing directory; got ${echoValue(given)}: ${problem}`,
+    );
   }
 }

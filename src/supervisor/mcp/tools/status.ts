@@ -7,12 +7,25 @@ import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
 import { defineTool, field } from '../tool.js';
-import { tailBytesField, TASK_ID_ACCEPTS, TASK_ID_PATTERN, taskIdField, waitForField, waitForPortField, waitOutcomeFields, waitSecondsField } from '../fields.js';
+import {
+  tailBytesField,
+  TASK_ID_ACCEPTS,
+  TASK_ID_PATTERN,
+  taskIdField,
+  waitForField,
+  waitForPortField,
+  waitOutcomeFields,
+  waitSecondsField,
+} from '../fields.js';
 import { describeTask, describeWaited, taskViewSchema } from '../task-view.js';
 
 const severalSchema = z.object({
   tasks: z.array(taskViewSchema).describe('Each task named in ids, in that order'),
-  wait_result: z.enum(['ended', 'timeout']).describe('"ended" once the first (wait "any") or every (wait "all") task had finished; "timeout" when wait_seconds passed first'),
+  wait_result: z
+    .enum(['ended', 'timeout'])
+    .describe(
+      '"ended" once the first (wait "any") or every (wait "all") task had finished; "timeout" when wait_seconds passed first',
+    ),
   ended_ids: z.array(z.string()).describe('The ids of the tasks that have finished'),
 });
 
@@ -36,7 +49,10 @@ export const statusTool = defineTool({
       'one of any, all',
       'With ids: wait until "all" of them have ended (default) or "any" one has.',
     ),
-    wait_seconds: waitSecondsField(0, 'Block until the task finishes (or is ready, with wait_for or wait_for_port) or this many seconds pass (0 to 30, default 0: answer at once).'),
+    wait_seconds: waitSecondsField(
+      0,
+      'Block until the task finishes (or is ready, with wait_for or wait_for_port) or this many seconds pass (0 to 30, default 0: answer at once).',
+    ),
     wait_for: waitForField(),
     wait_for_port: waitForPortField(),
     tail_bytes: tailBytesField(),
@@ -49,24 +65,38 @@ export const statusTool = defineTool({
   outputSchema: z.union([taskViewSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
-    const read = (id: string) => snapshotTask(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes, tasks.probes);
+    const read = (id: string) =>
+      snapshotTask(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes, tasks.probes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
-        throw new ToolInputError(`Invalid status input: "ids" is taken alone: without id, wait_for or wait_for_port; got ids with ${echoValue(input.id ?? input.wait_for ?? input.wait_for_port)}`);
+        throw new ToolInputError(
+          `Invalid status input: "ids" is taken alone: without id, wait_for or wait_for_port; got ids with ${echoValue(input.id ?? input.wait_for ?? input.wait_for_port)}`,
+        );
       }
       const { result, endedIds } = await awaitTasks(tasks, input.ids, input.wait, input.wait_seconds);
       const views = input.ids.map(read);
-      const text = [`wait_result ${result}: ${endedIds.length} of ${views.length} ended`, ...views.map(describeTask)].join('\n\n');
+      const text = [
+        `wait_result ${result}: ${endedIds.length} of ${views.length} ended`,
+        ...views.map(describeTask),
+      ].join('\n\n');
       return { structured: { tasks: views, wait_result: result, ended_ids: endedIds }, text };
     }
-    if (input.id === undefined) throw new ToolInputError('Invalid status input: "id" is required (a task id), or "ids" for several tasks at once');
+    if (input.id === undefined)
+      throw new ToolInputError(
+        'Invalid status input: "id" is required (a task id), or "ids" for several tasks at once',
+      );
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
       await tasks.waitForEnd(input.id, input.wait_seconds);
       return describeWaited(read(input.id), null);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
-    const waited = await awaitReadiness(tasks, input.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
+    const waited = await awaitReadiness(
+      tasks,
+      input.id,
+      { pattern, port: input.wait_for_port ?? null },
+      input.wait_seconds,
+    );
     return describeWaited(read(input.id), waited);
   },
 });
