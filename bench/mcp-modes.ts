@@ -6,7 +6,7 @@
 // medians, ratios the median of each round's own.
 // Usage: node dist/bench/mcp-modes.js [--calls N] [--rounds N] [--connections N]
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -59,7 +59,8 @@ type Mode = 'bare' | 'stateless' | 'stateful' | 'daemon';
 function serve(mode: Mode): HttpServer {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const ownSessions = new Map<string, JsonHttpTransport>();
-  return createServer(async (req, res) => {
+  return createServer((req, res) => void answer(req, res));
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJson(req);
     if (mode === 'bare') {
       res
@@ -95,7 +96,7 @@ function serve(mode: Mode): HttpServer {
       await makeServer().connect(transport);
     }
     await transport.handleRequest(req, res, body);
-  });
+  }
 }
 
 async function measure(mode: Mode): Promise<number> {

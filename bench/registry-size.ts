@@ -12,7 +12,7 @@ import { connectClients, runTasks, startBenchDaemon } from './lib.js';
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '100,10000,100000' }, tasks: { type: 'string', default: '300' } },
 });
-const SIZES = values.sizes!.split(',').map(Number);
+const SIZES = values.sizes.split(',').map(Number);
 const KEEP = ['--retention-count', '10000000', '--retention-days', '3650'];
 
 /** Adds `count` finished tasks straight into the registry of a stopped daemon. */

@@ -84,11 +84,11 @@ function measureXargs(): Row {
 
 const daemon = await startBenchDaemon([
   '--max-running',
-  values['max-running']!,
+  values['max-running'],
   '--retention-count',
   String(TASKS * (ROUNDS + 1) * 2),
   '--containment',
-  values.containment!,
+  values.containment,
 ]);
 const meter = daemonCpuMeter(daemon.pid);
 let rows: Array<Row & { round: number }> = [];

@@ -131,6 +131,12 @@ export function describeFreeBytes(dir: string): string {
   }
 }
 
+/** The string `code` an error carries (errno's, SQLite's), or '' when it has none. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
 /** Anything wrong on the command line or in the environment; the program exits with code 2. */
 export class ConfigError extends HiveError {
   override readonly code = 'ERR_CONFIG';

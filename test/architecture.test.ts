@@ -81,6 +81,22 @@ test('the task model stands on nothing of storage, orchestration or todos', () =
   assert.deepEqual(found, []);
 });
 
+/** Policies the daemon's config reads (limits, sandboxes, the tasks' environment): functions of their inputs, no state. */
+const POLICY_MODULES = ['task-environment.ts', 'task-limits.ts', 'task-sandbox.ts'].map(
+  (file) => `src/supervisor/tasks/${file}`,
+);
+
+test('the task service keeps its state: outside src/supervisor/tasks/ only the service, its events and the policies are imported', () => {
+  const allowed = ['task-service.ts', 'task-events.ts'].map((file) => `src/supervisor/tasks/${file}`);
+  const outside = SOURCES.filter((file) => !file.path.startsWith('src/supervisor/tasks/')).flatMap((file) =>
+    file.imports
+      .filter((target) => target.startsWith('src/supervisor/tasks/task-') || target.endsWith('/tasks/live-task.ts'))
+      .filter((target) => !allowed.includes(target) && !POLICY_MODULES.includes(target))
+      .map((target) => `${file.path} imports ${target}`),
+  );
+  assert.deepEqual(outside, []);
+});
+
 test('readiness stands on the tasks: nothing below it imports it', () => {
   const found = ['model', 'registry', 'tasks', 'todos', 'output'].flatMap((folder) =>
     crossings(`src/supervisor/${folder}/`, 'src/supervisor/readiness/'),

@@ -21,7 +21,7 @@ const HELP = [
   '  -h, --help      this text',
 ].join('\n');
 
-function readSocketPath(): string | 'help' {
+function readSocketPath(): { path: string } | 'help' {
   let parsed;
   try {
     parsed = parseArgs({
@@ -37,7 +37,7 @@ function readSocketPath(): string | 'help' {
     fail(`expected one socket path; got ${parsed.positionals.length}: ${JSON.stringify(parsed.positionals)}`);
   const path = parsed.values.socket ?? parsed.positionals[0] ?? process.env.HIVE_AGENT_SOCKET;
   if (!path) fail('no socket path: pass --socket PATH (or PATH), or set HIVE_AGENT_SOCKET');
-  return resolve(path);
+  return { path: resolve(path) };
 }
 
 function fail(message: string): never {
@@ -48,8 +48,9 @@ function fail(message: string): never {
 const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 async function main(): Promise<void> {
-  const path = readSocketPath();
-  if (path === 'help') return void process.stdout.write(`${HELP}\n`);
+  const socket = readSocketPath();
+  if (socket === 'help') return void process.stdout.write(`${HELP}\n`);
+  const { path } = socket;
   const board = new TodoBoard();
   let server;
   try {

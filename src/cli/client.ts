@@ -51,7 +51,7 @@ export class DaemonClient {
       throw this.describeFailure(error);
     }
     const result = era === 'modern' ? await this.callModern(name, args) : await this.callLegacy(name, args);
-    const structured = result.structuredContent as Record<string, any> | undefined;
+    const structured = result.structuredContent;
     if (result.isError) {
       const refusal = structured?.error as { code?: string; message?: string } | undefined;
       const text = (result.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
@@ -215,10 +215,11 @@ function readToken(path: string): string {
 
 /** The errno-like code of a failed connection anywhere in an error's cause chain, or null. */
 function networkCode(error: unknown): string | null {
-  for (let current: any = error, depth = 0; current && depth < 5; current = current.cause, depth++) {
+  type Link = { code?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  for (let current = error as Link, depth = 0; current && depth < 5; current = current.cause as Link, depth++) {
     if (typeof current.code === 'string' && NETWORK_ERROR_CODES.has(current.code)) return current.code;
     if (Array.isArray(current.errors)) {
-      const inner = current.errors.map(networkCode).find((code: string | null) => code !== null);
+      const inner = current.errors.map(networkCode).find((code) => code !== null);
       if (inner) return inner;
     }
   }

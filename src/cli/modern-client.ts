@@ -40,11 +40,8 @@ export interface ToolCallResult {
 export async function offersModern(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<boolean> {
   const { status, body, text } = await post(url, headers, 'server/discover', {}, timeoutMs);
   if (status === 401 || status === 403) throw new HttpStatusError(status, text);
-  return (
-    status === 200 &&
-    Array.isArray(body?.result?.supportedVersions) &&
-    body.result.supportedVersions.includes(MODERN_VERSION)
-  );
+  const versions = (body?.result as { supportedVersions?: unknown } | undefined)?.supportedVersions;
+  return status === 200 && Array.isArray(versions) && versions.includes(MODERN_VERSION);
 }
 
 /** Calls tool `name` in 2026-07-28; the tool's result, or an RpcAnswerError / HttpStatusError. */
@@ -59,6 +56,12 @@ export async function callModernTool(
   if (body?.error !== undefined) throw new RpcAnswerError(body.error.code, String(body.error.message));
   if (status !== 200 || body?.result === undefined) throw new HttpStatusError(status, text);
   return body.result as ToolCallResult;
+}
+
+/** A JSON-RPC answer as it came: a result, or an error with its code and message. */
+interface RpcAnswer {
+  result?: unknown;
+  error?: { code: number; message: unknown };
 }
 
 async function post(
@@ -89,9 +92,9 @@ async function post(
     signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();
-  let body: any;
+  let body: RpcAnswer | undefined;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text) as RpcAnswer;
   } catch {
     body = undefined;
   }

@@ -156,7 +156,7 @@ function delegateOwnCgroup(ownDir: string): Found {
 }
 
 /** At a stop: removes the shared folders the daemon created, unless another daemon's tasks still use them. */
-export function releaseContainment(containment: Containment): void {
+export function removeSharedCgroups(containment: Containment): void {
   const shared = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
   if (containment.ownsCgroupRoot && containment.cgroupRoot !== null) shared.push(containment.cgroupRoot);
   for (const dir of shared) {

@@ -107,7 +107,9 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   // close. fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and
   // warns when a number it thinks is still open comes back from another open.
   for (const fd of new Set(childEnds))
-    if (fd !== terminalFd && fd !== hostProc) (fd === devNull ? closeSync : addon.close)(fd);
+    if (fd === terminalFd || fd === hostProc) continue;
+    else if (fd === devNull) closeSync(fd);
+    else addon.close(fd);
   if (spawned === null) {
     for (const fd of [stdinWrite!, stdoutRead!, stderrRead!, channelOurs!]) if (fd !== -1) addon.close(fd);
     return failedLaunch(failure ?? new SpawnError('spawn request', null), request.cgroups);

@@ -70,7 +70,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     signal: (signal) => group?.signal(signal),
     cpuMsSoFar: () => null,
     limitFigures: () => NO_LIMIT_FIGURES,
-    release: async () => NO_FINAL_FIGURES,
+    teardown: () => Promise.resolve(NO_FINAL_FIGURES),
   };
 }
 

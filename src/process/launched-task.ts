@@ -31,8 +31,8 @@ export interface LaunchedTask {
   cpuMsSoFar(): number | null;
   /** What the task's limits did so far, from its cgroups (nulls where it has none). */
   limitFigures(): LimitFigures;
-  /** Frees what the launcher holds once the task is gone (its cgroups); returns the final figures. */
-  release(): Promise<FinalFigures>;
+  /** Once the task is gone: removes what the launcher made for it (its cgroups) and returns the final figures. */
+  teardown(): Promise<FinalFigures>;
 }
 
 export interface LeaderStart {

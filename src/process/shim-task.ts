@@ -12,7 +12,7 @@ import {
   type LeaderStart,
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
-import { killOrphans, type TaskProcesses } from './leftovers.js';
+import { killOrphans, type TaskProcesses } from './lingering.js';
 import { readCpuMs } from './resources.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
 import type { SpawnAnswer } from './spawner-client.js';
@@ -112,7 +112,7 @@ export function trackShim(
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
     cpuMsSoFar: () => (cgroups.v2 === null ? subtreeCpuMs : readCpuMs(cgroups.v2.dir)),
     limitFigures: () => readLimitFigures(cgroups),
-    release: async () => {
+    teardown: async () => {
       const { pidsLimitHits, memoryPeakBytes } = readLimitFigures(cgroups);
       return { cpuMs: (await removeTaskCgroups(cgroups)) ?? subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
     },
@@ -137,6 +137,6 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
     signal() {},
     cpuMsSoFar: () => null,
     limitFigures: () => NO_LIMIT_FIGURES,
-    release: async () => NO_FINAL_FIGURES,
+    teardown: () => Promise.resolve(NO_FINAL_FIGURES),
   };
 }

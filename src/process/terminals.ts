@@ -27,7 +27,7 @@ let native: PtyNative | null = null;
 function ptyNative(): PtyNative {
   if (native === null) {
     const { loadNativeModule } = createRequire(import.meta.url)('node-pty/lib/utils.js') as {
-      loadNativeModule(name: string): { module: PtyNative };
+      loadNativeModule: (name: string) => { module: PtyNative };
     };
     native = loadNativeModule('pty').module;
   }

@@ -10,6 +10,6 @@ export const MAX_TAIL_BYTES = 65_536;
 export const MAX_LIST_LIMIT = 1000;
 
 /** package.json's version: the daemon's serverInfo, hive-bash's clientInfo, --version. */
-export const VERSION: string = JSON.parse(
-  readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+export const VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;

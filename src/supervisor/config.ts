@@ -95,8 +95,9 @@ function parseFlags(argv: string[]): Record<string, string | boolean | undefined
 /** The text of --help, listing every flag with its variable and default. */
 export function helpText(): string {
   const lines = OPTIONS.map((option) => {
-    const value = option.default === null ? 'none' : String(option.default);
-    return `  --${option.flag.padEnd(22)} ${option.help} (${envName(option)}; default ${value})`;
+    const { default: value } = option;
+    const shown = value === null ? 'none' : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    return `  --${option.flag.padEnd(22)} ${option.help} (${envName(option)}; default ${shown})`;
   });
   return [
     'Usage: hive-bash-daemon [options]',

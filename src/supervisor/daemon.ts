@@ -17,7 +17,7 @@ import { lockStateDir } from './state-lock.js';
 import {
   chooseContainment,
   describeControllers,
-  releaseContainment,
+  removeSharedCgroups,
   type Containment,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
@@ -29,7 +29,6 @@ import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
-import { interruptAll, removeUnreleasedCgroups } from './tasks/shutdown.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
@@ -132,7 +131,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       key: entry.key,
       version: entry.version,
       queued_at: new Date(entry.queuedAt).toISOString(),
-      request: JSON.parse(entry.line),
+      request: JSON.parse(entry.line) as unknown,
     })),
   });
   const server = createHttpServer({
@@ -176,7 +175,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       server.close();
       server.closeAllConnections();
       await sessions.closeAll();
-      await interruptAll(tasks);
+      await tasks.stop();
       store.commit(); // the interrupted ends' todos are in the outbox before its drain is awaited
       await delivery?.drain(STOP_DRAIN_MS);
       delivery?.stop();
@@ -184,8 +183,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       clearInterval(storage);
       await pool.close();
       namespace.stop();
-      await removeUnreleasedCgroups(tasks);
-      releaseContainment(containment);
+      await tasks.removeUnreleasedCgroups();
+      removeSharedCgroups(containment);
       store.close();
       unlock();
     },

@@ -3,7 +3,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
-import type { LiveTask } from './tasks/live-task.js';
+import type { SteppedTask } from './tasks/task-events.js';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -136,7 +136,7 @@ export class DaemonMetrics {
   }
 
   /** Counts a task's lifecycle event (the TaskService's transition listener). */
-  observeTransition(task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects): void {
+  observeTransition(task: SteppedTask, event: LifecycleEvent, effects: LifecycleEffects): void {
     const { record } = task;
     if (event.type === 'started') {
       this.started.inc({ kind: record.pty ? 'pty' : 'pipe' });

@@ -75,7 +75,7 @@ function takeLock(draft: string, own: BigIntStats, stateDir: string): void {
         continue;
       }
     }
-    if (settled(own, stateDir)) return;
+    if (stillOursOnceDecided(own, stateDir)) return;
   }
   throw new StateDirBusyError(
     `the state directory ${stateDir} changed hands ${TAKE_ATTEMPTS} times while this daemon tried to take it (${path}); another hive-bash-daemon is starting there: stop it or choose another --state-dir`,
@@ -93,7 +93,7 @@ function linkIfAbsent(from: string, to: string): boolean {
 }
 
 /** Waits until no other start is deciding while daemon.pid names `own`: true then, false once it does not (it was moved aside). */
-function settled(own: BigIntStats, stateDir: string): boolean {
+function stillOursOnceDecided(own: BigIntStats, stateDir: string): boolean {
   const deadline = Date.now() + SETTLE_MS;
   const isOurs = () => sameFile(statOrNull(join(stateDir, LOCK_FILE)), own);
   for (;;) {

@@ -11,7 +11,7 @@ export interface TaskInput {
   /** Writes `text`, then end of file when `eof`. Resolves once the pipe or terminal has taken it all; rejects if it cannot. */
   write(text: string, eof: boolean): Promise<void>;
   /** Stops writing for good: at the task's end, before what it writes to is closed. */
-  release(): void;
+  stop(): void;
 }
 
 /**
@@ -55,7 +55,7 @@ export class PipeInput implements TaskInput {
     });
   }
 
-  release(): void {
+  stop(): void {
     this.isClosed = true;
     this.pipe.destroy();
   }
@@ -83,7 +83,7 @@ interface QueuedWrite {
  */
 export class TerminalInput implements TaskInput {
   private isClosed = false;
-  private released = false;
+  private stopped = false;
   private atLineStart = true;
   private readonly queue: QueuedWrite[] = [];
   private retry: NodeJS.Timeout | null = null;
@@ -92,7 +92,7 @@ export class TerminalInput implements TaskInput {
   constructor(private readonly masterFd: number) {}
 
   get closed(): boolean {
-    return this.isClosed || this.released;
+    return this.isClosed || this.stopped;
   }
 
   get pendingBytes(): number {
@@ -118,7 +118,7 @@ export class TerminalInput implements TaskInput {
    */
   keepAtEndOfFile(lineMode: () => boolean): void {
     this.feeder = setInterval(() => {
-      if (this.queue.length > 0 || this.released) return;
+      if (this.queue.length > 0 || this.stopped) return;
       let canonical = false;
       try {
         canonical = lineMode();
@@ -129,8 +129,8 @@ export class TerminalInput implements TaskInput {
     }, END_OF_FILE_EVERY_MS);
   }
 
-  release(): void {
-    this.released = true;
+  stop(): void {
+    this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
     if (this.feeder) clearInterval(this.feeder);
     for (const queued of this.queue.splice(0)) queued.settle(new Error('the task ended'));
@@ -145,7 +145,7 @@ export class TerminalInput implements TaskInput {
 
   private pump(): void {
     this.retry = null;
-    while (!this.released && this.queue.length > 0) {
+    while (!this.stopped && this.queue.length > 0) {
       const head = this.queue[0]!;
       let written: number;
       try {

@@ -1,4 +1,4 @@
-// One task on a worker thread, from spawn to the release of its output: launches it, pumps its
+// One task on a worker thread, from spawn until its worker lets go of it (the release): launches it, pumps its
 // output into capped files, writes its input, times it out, and reports each change on its port.
 import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -33,7 +33,7 @@ export class TaskRun {
   private terminal: TaskTerminal | null = null;
   private input: TaskInput | null = null;
   /** Set once the task is let go: input has nowhere to go. */
-  private released = false;
+  private writingStopped = false;
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -50,14 +50,14 @@ export class TaskRun {
     try {
       await this.supervise();
     } finally {
-      this.release(); // whatever failed
+      this.stopWriting(); // whatever failed
     }
   }
 
   /** Nothing more is written to the task, and its terminal is closed (idempotent). */
-  private release(): void {
-    this.released = true;
-    this.input?.release();
+  private stopWriting(): void {
+    this.writingStopped = true;
+    this.input?.stop();
     this.terminal?.close();
   }
 
@@ -146,8 +146,8 @@ export class TaskRun {
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
     if (native) await launched.gone();
-    this.release();
-    const final = await launched.release();
+    this.stopWriting();
+    const final = await launched.teardown();
     const released = { type: 'released', stdoutBytes, stderrBytes, ...final } as const;
     this.report(together ? { type: 'ended-and-released', ended: { ...ended, ...final }, released } : released);
   }
@@ -169,7 +169,7 @@ export class TaskRun {
 
   private async onInput(requestId: number, text: string, eof: boolean): Promise<void> {
     let refusal: InputRefusal | null = null;
-    if (this.released) refusal = { code: 'ERR_INPUT_ENDED', detail: null };
+    if (this.writingStopped) refusal = { code: 'ERR_INPUT_ENDED', detail: null };
     else if (this.input === null) refusal = { code: 'ERR_INPUT_NOT_INTERACTIVE', detail: 'the task has no open stdin' };
     else if (this.input.closed) refusal = { code: 'ERR_INPUT_STDIN_CLOSED', detail: null };
     else {

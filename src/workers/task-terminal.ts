@@ -122,7 +122,7 @@ export class TaskTerminal {
   close(): void {
     this.finished = true;
     // Input first: no write may reach the master's fd number once it is closed (and reused).
-    this.input.release();
+    this.input.stop();
     if (!this.sink.writableEnded) this.sink.end();
     this.master.destroy();
     if (this.slaveFd !== -1) {

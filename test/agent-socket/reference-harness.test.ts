@@ -33,9 +33,9 @@ async function startReferenceHarness(t: TestContext, path?: string): Promise<Ref
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const lines: Array<Record<string, unknown>> = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+  createInterface({ input: child.stdout }).on('line', (line) => lines.push(JSON.parse(line)));
   assert.ok(await waitFor(() => lines.length > 0), `hive-agent-socket did not start: ${stderr}`);
   assert.deepEqual(lines[0], { event: 'listening', socket: path });
   return { path, child, lines, stderr: () => stderr };

@@ -42,8 +42,8 @@ export function startCli(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const done = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

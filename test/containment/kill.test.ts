@@ -44,7 +44,7 @@ function assertCpuMs(containment: TestContainment, cpuMs: unknown, what: 'runnin
   else
     assert.ok(
       Number.isInteger(cpuMs) && (cpuMs as number) >= 0,
-      `${what}: cpu_ms ${cpuMs} is the CPU time the task used (${containment})`,
+      `${what}: cpu_ms ${String(cpuMs)} is the CPU time the task used (${containment})`,
     );
 }
 
@@ -149,7 +149,7 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
           'the grandchild (and the shim) are gone',
         );
         const after = await tools.ok('status', { id: task.id });
-        assert.equal(after.state, 'done', 'killing leftovers does not change how the task ended');
+        assert.equal(after.state, 'done', 'killing lingering processes does not change how the task ended');
         assert.equal(after.lingering, 0);
       },
     );

@@ -117,7 +117,7 @@ export async function launchDaemon(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const teardown = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');

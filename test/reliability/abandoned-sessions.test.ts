@@ -116,7 +116,7 @@ test(`${SESSIONS} abandoned MCP sessions keep the daemon's memory bounded and ar
     idle_limit_s: idleSeconds,
     opening_ms: openingMs,
     counted_open: open,
-    sweep_after_last_opened_ms: (sweptAt as number) - answeredAt,
+    sweep_after_last_opened_ms: sweptAt - answeredAt,
     rss_kb: { before: before.rssKb, open: whileOpen.rssKb, swept: after.rssKb },
     fds: { before: before.fds, open: whileOpen.fds, swept: after.fds },
   });

@@ -112,7 +112,7 @@ test(`${TASKS} tasks leave the daemon at its steady RSS and open files, with no 
   if (daemon.cgroupRoot !== null)
     assert.ok(
       await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 10_000),
-      `task cgroups left: ${listTaskCgroups(daemon.cgroupRoot!).length}`,
+      `task cgroups left: ${listTaskCgroups(daemon.cgroupRoot).length}`,
     );
   assert.ok(after.threads <= steady.threads, `threads ${after.threads}, steady ${steady.threads}`);
   const health = await healthz(daemon.origin);

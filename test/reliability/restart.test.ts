@@ -149,6 +149,6 @@ test(`a daemon SIGKILLed among ${RUNNING} running and ${FINISHED} finished tasks
     load_ms: loaded - began,
     left_by_crash: left,
     restart_to_listening_ms: listening - restartedAt,
-    restart_to_no_leftover_ms: cleanedAt - restartedAt,
+    restart_to_none_lingering_ms: cleanedAt - restartedAt,
   });
 });

@@ -5,7 +5,7 @@ import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 test('after a crash the next start kills what the tasks left and marks them interrupted', async (t) => {
-  // Without the tasks' own namespace, whose init would take the leftovers with it at the crash
+  // Without the tasks' own namespace, whose init would take the lingering processes with it at the crash
   // (test/reliability/task-reach.test.ts): here they wait for the next start.
   const first = await startTestDaemon(t, { args: ['--max-running', '1', '--task-namespace', 'off'] });
   const tools = await connectClient(t, first.url);
@@ -35,7 +35,7 @@ test('after a crash the next start kills what the tasks left and marks them inte
     args: ['--task-namespace', 'off'],
     env: { HIVE_TEST_MARK: first.marker },
   });
-  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the leftovers were killed at start');
+  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the lingering processes were killed at start');
   const again = await connectClient(t, second.url);
   const long = await again.ok('status', { id: 'long' });
   assert.equal(long.state, 'interrupted');

@@ -183,9 +183,9 @@ async function startRacer(
   const child = spawn(process.execPath, [MAIN_JS, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const listening = new Promise<null>((resolve) =>
-    createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('listening on ') && resolve(null)),
+    createInterface({ input: child.stdout }).on('line', (line) => line.startsWith('listening on ') && resolve(null)),
   );
   const closed = once(child, 'close').then(([code]) => code as number | null);
   return { child, code: await Promise.race([listening, closed]), stderr: () => stderr };

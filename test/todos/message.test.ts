@@ -23,7 +23,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
     outputPaths: (id) => ({ stdout: join(dir, `${id}.out`), stderr: join(dir, `${id}.err`) }),
     outputTails: (record, tailBytes) =>
       readOutputTails({ stdout: join(dir, `${record.id}.out`), stderr: join(dir, `${record.id}.err`) }, tailBytes),
-    countLeftovers: () => 2,
+    countLingering: () => 2,
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
     portsOf: () => [],
     stdinOpen: () => false,
@@ -87,11 +87,11 @@ test('an upsert sums the end up in one line and gives the command, exit, tails a
   );
 });
 
-test('a todo counts leftovers only for a task that ended by itself, and shows no resource figures', (t) => {
+test('a todo counts lingering processes only for a task that ended by itself, and shows no resource figures', (t) => {
   const live = withFiles(t, '', '');
   const source = todoSnapshotSource(live);
-  assert.equal(source.countLeftovers(DONE), 2);
-  assert.equal(source.countLeftovers({ ...DONE, state: 'killed' }), 0);
+  assert.equal(source.countLingering(DONE), 2);
+  assert.equal(source.countLingering({ ...DONE, state: 'killed' }), 0);
   assert.deepEqual(source.resourcesOf(DONE), NO_RESOURCES);
 });
 

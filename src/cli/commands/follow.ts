@@ -43,7 +43,7 @@ function readingArgs(values: OptionValues): { stream: StreamChoice; args: Record
     );
   if (values.context !== undefined && values.grep === undefined)
     throw new UsageError(
-      `-C is taken only with --grep (the lines around each match); got -C ${values.context} without --grep`,
+      `-C is taken only with --grep (the lines around each match); got -C ${String(values.context)} without --grep`,
     );
   const stream: StreamChoice = values.stdout ? 'stdout' : values.stderr ? 'stderr' : 'both';
   const args: Record<string, unknown> = { stream };

@@ -10,8 +10,8 @@ const LEAVE_SCREEN = '\x1b[?25h\x1b[?1049l';
 const CLEAR = '\x1b[H\x1b[2J';
 const QUIT_KEYS = new Set(['q', 'Q', '\x03', '\x04']);
 
-/** Resolves when a quit key is pressed; the terminal is in raw mode until `release`. */
-function watchKeys(): { quit: Promise<void>; release(): void } {
+/** Resolves when a quit key is pressed; the terminal is in raw mode until `restore`. */
+function watchKeys(): { quit: Promise<void>; restore(): void } {
   const stdin = process.stdin;
   let onData: (data: Buffer) => void = () => {};
   const quit = new Promise<void>((resolve) => {
@@ -23,7 +23,7 @@ function watchKeys(): { quit: Promise<void>; release(): void } {
   stdin.on('data', onData).resume();
   return {
     quit,
-    release() {
+    restore() {
       stdin.off('data', onData);
       stdin.setRawMode(false);
       stdin.pause();
@@ -56,7 +56,7 @@ async function showLive(context: CommandContext, sort: SortKey): Promise<void> {
       clearTimeout(timer);
     }
   } finally {
-    keys.release();
+    keys.restore();
     context.write(LEAVE_SCREEN);
   }
 }

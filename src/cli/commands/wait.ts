@@ -112,7 +112,7 @@ export const waitCommand: Command = {
       context.write(outcomes.map((outcome) => `${describeOutcome(outcome, pattern)}\n`).join(''));
       if (timedOut)
         context.warn(
-          `--timeout ${values.timeout} s passed first; still going: ${outcomes
+          `--timeout ${String(values.timeout)} s passed first; still going: ${outcomes
             .filter((o) => o.outcome === 'timeout')
             .map((o) => o.id)
             .join(', ')}`,

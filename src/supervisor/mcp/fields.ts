@@ -56,7 +56,7 @@ export const waitForPortField = () =>
     'Return as soon as one of the task\'s processes listens on this TCP port (any address): wait_result "listening". Use it to know a server is up before calling it.',
   );
 
-/** What run and status add to a task's view when they waited for readiness. */
+/** What run and status add to a task's snapshot when they waited for readiness. */
 export const waitOutcomeFields = {
   wait_result: z
     .enum(['matched', 'listening', 'ended', 'timeout'])

@@ -141,12 +141,12 @@ export class JsonHttpTransport implements Transport {
       const post = id === undefined ? undefined : this.posts.get(id);
       if (post === undefined) continue;
       post.cancelled.add(id!);
-      this.settle(post);
+      this.answerWhenComplete(post);
     }
   }
 
   /** Answers a POST once each of its requests has a response or was cancelled (202 if none has one). */
-  private settle(post: PendingPost): void {
+  private answerWhenComplete(post: PendingPost): void {
     if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
     for (const id of post.ids) this.posts.delete(id);
     const answers = [
@@ -161,18 +161,19 @@ export class JsonHttpTransport implements Transport {
     post.done();
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  send(message: JSONRPCMessage): Promise<void> {
     // Only responses have a place to go; a notification outside a stream is dropped, as the
     // SDK's transport does in JSON mode.
-    if (!('result' in message || 'error' in message) || message.id === undefined) return;
+    if (!('result' in message || 'error' in message) || message.id === undefined) return Promise.resolve();
     const post = this.posts.get(message.id);
-    if (!post) return; // cancelled, its client gone, or the session closed meanwhile
+    if (!post) return Promise.resolve(); // cancelled, its client gone, or the session closed meanwhile
     post.responses.set(message.id, message);
-    this.settle(post);
+    this.answerWhenComplete(post);
+    return Promise.resolve();
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.closed = true;
     for (const post of new Set(this.posts.values())) {
       if (!post.res.headersSent)
@@ -181,6 +182,7 @@ export class JsonHttpTransport implements Transport {
     }
     this.posts.clear();
     this.onclose?.();
+    return Promise.resolve();
   }
 }
 

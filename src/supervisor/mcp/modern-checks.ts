@@ -72,7 +72,7 @@ function checkEnvelope(message: { params?: unknown }): Envelope | RpcError {
   const meta = requestMeta(message);
   const required = `params._meta with "${PROTOCOL_VERSION_META}" (a version string such as "${MODERN_PROTOCOL_VERSIONS[0]}") and "${CLIENT_CAPABILITIES_META}" (an object)`;
   if (meta === undefined) {
-    const params = isObject(message) ? (message as { params?: unknown }).params : undefined;
+    const params = isObject(message) ? message.params : undefined;
     const got =
       params === undefined
         ? 'no params'

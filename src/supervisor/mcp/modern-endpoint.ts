@@ -83,9 +83,7 @@ export class ModernEndpoint {
       case 'tools/call': {
         const name = params.name as string;
         const result = await this.tools.call(name, params.arguments);
-        const taskId = declaresTasks(envelope.capabilities)
-          ? outlivedWait(name, result as { structuredContent?: Record<string, unknown> })
-          : null;
+        const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result) : null;
         return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
       }
     }

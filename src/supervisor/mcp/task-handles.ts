@@ -2,12 +2,12 @@
 // handle a run answers with when its task outlives the wait, and tasks/get, tasks/cancel and
 // tasks/update on it. A task of the extension is the daemon's task: taskId is its id.
 import { UnknownTaskError } from '../../errors.js';
-import { DEFAULT_TAIL_BYTES, snapshotTask, summarizeTask } from '../model/task-snapshot.js';
+import { DEFAULT_TAIL_BYTES, summarizeTask } from '../model/task-snapshot.js';
 import { isFinished, type TaskRecord } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { isObject } from './eras.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { describeTask } from './task-view.js';
+import { describeTask } from './task-snapshot-schema.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** How often a client should poll tasks/get; a task's end also reaches the harness as a todo. */
@@ -32,11 +32,11 @@ export function outlivedWait(
   toolName: string,
   result: { isError?: boolean; structuredContent?: Record<string, unknown> },
 ): string | null {
-  const view = result.structuredContent;
-  if (toolName !== 'run' || result.isError === true || view === undefined) return null;
-  if (view.state !== 'pending' && view.state !== 'running') return null;
-  if (typeof view.wait_result === 'string' && READY_RESULTS.has(view.wait_result)) return null;
-  return typeof view.id === 'string' ? view.id : null;
+  const snapshot = result.structuredContent;
+  if (toolName !== 'run' || result.isError === true || snapshot === undefined) return null;
+  if (snapshot.state !== 'pending' && snapshot.state !== 'running') return null;
+  if (typeof snapshot.wait_result === 'string' && READY_RESULTS.has(snapshot.wait_result)) return null;
+  return typeof snapshot.id === 'string' ? snapshot.id : null;
 }
 
 export class TaskHandles {
@@ -56,13 +56,13 @@ export class TaskHandles {
     const record = this.find(taskId);
     const current = isFinished(record.state) ? this.tasks.handOver(taskId) : record;
     this.tasks.commit();
-    const { task, view } = this.describe(current);
+    const { task, snapshot } = this.describe(current);
     if (task.status === 'completed') {
       const isError = !(current.state === 'done' && current.exitCode === 0);
       return {
         resultType: 'complete',
         ...task,
-        result: { content: [{ type: 'text', text: describeTask(view) }], structuredContent: view, isError },
+        result: { content: [{ type: 'text', text: describeTask(snapshot) }], structuredContent: snapshot, isError },
       };
     }
     if (task.status === 'failed')
@@ -73,7 +73,7 @@ export class TaskHandles {
   /** tasks/cancel: the task is killed as `kill` kills it (SIGINT, SIGKILL after the grace period). */
   cancel(taskId: string): Record<string, unknown> {
     this.find(taskId);
-    this.tasks.control.kill(taskId, 'SIGINT');
+    this.tasks.kill(taskId, 'SIGINT');
     this.tasks.commit();
     return { resultType: 'complete' };
   }
@@ -98,18 +98,18 @@ export class TaskHandles {
   }
 
   private describe(record: TaskRecord) {
-    const view = snapshotTask(record, DEFAULT_TAIL_BYTES, this.tasks.probes);
+    const snapshot = this.tasks.snapshot(record, DEFAULT_TAIL_BYTES);
     const iso = (ms: number) => new Date(ms).toISOString();
     const task = {
       taskId: record.id,
       status: statusOf(record),
-      statusMessage: summarizeTask(view),
+      statusMessage: summarizeTask(snapshot),
       createdAt: iso(record.createdAt),
       lastUpdatedAt: iso(record.endedAt ?? record.startedAt ?? record.createdAt),
       ttlMs: this.ttlMs,
       pollIntervalMs: POLL_INTERVAL_MS,
     };
-    return { task, view };
+    return { task, snapshot };
   }
 }
 

@@ -28,7 +28,11 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
     idempotentHint?: boolean;
     openWorldHint?: boolean;
   };
-  handler(input: z.output<Input>, context: ToolContext): Promise<ToolResult<z.output<Output>>>;
+  /** Synchronous where it need not wait: then its answer goes out in the same turn. */
+  handler(
+    input: z.output<Input>,
+    context: ToolContext,
+  ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 
 /** Declares a tool; a function only so that TypeScript ties the handler's types to the schemas. */
@@ -45,7 +49,7 @@ const ACCEPTS = new WeakMap<z.ZodType, string>();
  * and its description (what an agent reads to decide how to call the tool).
  */
 export function field<Schema extends z.ZodType>(schema: Schema, accepts: string, description: string): Schema {
-  const described = schema.describe(description) as Schema;
+  const described = schema.describe(description);
   ACCEPTS.set(described, accepts);
   return described;
 }
@@ -75,7 +79,7 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
     const nested = typeof key === 'string' && shape[key] !== undefined && NESTED.has(shape[key]);
     if (nested && (issue.path.length > 1 || (issue.code === 'unrecognized_keys' && issue.path.length === 1))) {
       const where = pathText(issue.path);
-      if (!problems.has(where)) problems.set(where, describeNestedIssue(issue, input, shape[key as string]!));
+      if (!problems.has(where)) problems.set(where, describeNestedIssue(issue, input, shape[key]!));
     } else if (issue.code === 'unrecognized_keys') {
       // A few of them, each cut short: a client's field names are echoed within bounds too.
       const shown = issue.keys
@@ -141,7 +145,7 @@ export const errorOutputSchema = z.strictObject({
 export function listedTool(tool: ToolDefinition) {
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
     const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
-    return rest as { [key: string]: unknown };
+    return rest;
   };
   // A result is the tool's own output or, with isError, the error body; clients (the SDK's among
   // them) validate structured content against this schema on errors too.

@@ -1,5 +1,5 @@
 // A task's snapshot: its record with what only the moment knows (output tails and sizes, what is
-// left of it, its resource figures), in the fields every reader gets. The MCP view and the todo
+// left of it, its resource figures), in the fields every reader gets. The MCP snapshot and the todo
 // message are both made from it.
 import type { ListeningPort } from '../../process/ports.js';
 import type { Sandbox } from '../../process/sandbox.js';
@@ -60,7 +60,7 @@ export interface SnapshotSource {
   outputPaths(id: string): { stdout: string; stderr: string };
   /** The last `tailBytes` of each of the task's output files, with their sizes. */
   outputTails(record: TaskRecord, tailBytes: number): OutputTails;
-  countLeftovers(record: TaskRecord): number;
+  countLingering(record: TaskRecord): number;
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
   portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
   stdinOpen(record: TaskRecord): boolean;
@@ -110,7 +110,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     stderr_truncated_reason: record.truncation.stderr,
     stdout_path: paths.stdout,
     stderr_path: paths.stderr,
-    lingering: finished ? tasks.countLeftovers(record) : 0,
+    lingering: finished ? tasks.countLingering(record) : 0,
     cpu_ms: resources.cpuMs,
     memory_bytes: resources.memoryBytes,
     memory_peak_bytes: resources.memoryPeakBytes,
@@ -128,25 +128,25 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
 }
 
 /** One line: `task build-1 done: exit 0 after 12.3 s`. */
-export function summarizeTask(view: TaskSnapshot): string {
-  const seconds = view.runtime_ms === null ? '' : ` after ${(view.runtime_ms / 1000).toFixed(1)} s`;
+export function summarizeTask(snapshot: TaskSnapshot): string {
+  const seconds = snapshot.runtime_ms === null ? '' : ` after ${(snapshot.runtime_ms / 1000).toFixed(1)} s`;
   let outcome: string;
-  if (view.state === 'pending') outcome = 'waiting for a free slot';
-  else if (view.state === 'running')
-    outcome = `pid ${view.pid ?? '?'}, running${seconds}${view.stdin_open ? ', stdin open for input' : ''}`;
-  else if (view.error !== null && view.exit_code === null) outcome = `${view.error}${seconds}`;
-  else if (view.error !== null)
-    outcome = `${view.error}, ${view.signal === null ? `exit ${view.exit_code}` : `${view.signal} (exit ${view.exit_code})`}${seconds}`;
-  else if (view.signal !== null) outcome = `${view.signal} (exit ${view.exit_code})${seconds}`;
-  else outcome = `exit ${view.exit_code}${seconds}`;
-  const lingering = view.lingering > 0 ? `; ${view.lingering} process(es) still alive` : '';
-  return `task ${view.id} ${view.state}: ${outcome}${lingering}`;
+  if (snapshot.state === 'pending') outcome = 'waiting for a free slot';
+  else if (snapshot.state === 'running')
+    outcome = `pid ${snapshot.pid ?? '?'}, running${seconds}${snapshot.stdin_open ? ', stdin open for input' : ''}`;
+  else if (snapshot.error !== null && snapshot.exit_code === null) outcome = `${snapshot.error}${seconds}`;
+  else if (snapshot.error !== null)
+    outcome = `${snapshot.error}, ${snapshot.signal === null ? `exit ${snapshot.exit_code}` : `${snapshot.signal} (exit ${snapshot.exit_code})`}${seconds}`;
+  else if (snapshot.signal !== null) outcome = `${snapshot.signal} (exit ${snapshot.exit_code})${seconds}`;
+  else outcome = `exit ${snapshot.exit_code}${seconds}`;
+  const lingering = snapshot.lingering > 0 ? `; ${snapshot.lingering} process(es) still alive` : '';
+  return `task ${snapshot.id} ${snapshot.state}: ${outcome}${lingering}`;
 }
 
 /** `--- stdout (last 10 of 20 bytes): PATH`: a stream's header line, for the tail below it. */
-export function describeStream(view: TaskSnapshot, stream: 'stdout' | 'stderr'): string {
-  const tailBytes = Buffer.byteLength(view[`${stream}_tail`]);
-  const bytes = view[`${stream}_bytes`];
+export function describeStream(snapshot: TaskSnapshot, stream: 'stdout' | 'stderr'): string {
+  const tailBytes = Buffer.byteLength(snapshot[`${stream}_tail`]);
+  const bytes = snapshot[`${stream}_bytes`];
   const cut = tailBytes < bytes ? `last ${tailBytes} of ${bytes} bytes` : `${bytes} bytes`;
-  return `--- ${stream} (${cut}${view[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${view[`${stream}_path`]}`;
+  return `--- ${stream} (${cut}${snapshot[`${stream}_truncated`] ? ', truncated at the cap' : ''}): ${snapshot[`${stream}_path`]}`;
 }

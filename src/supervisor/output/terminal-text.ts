@@ -53,6 +53,7 @@ function applyLineControl(sequence: string, line: string[], column: number): num
 
 /** One line of terminal output (without its "\n") as it finally showed. */
 export function cleanTerminalLine(raw: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
   if (!/[\x00-\x1f\x7f]/.test(raw)) return raw;
   const line: string[] = [];
   let column = 0;

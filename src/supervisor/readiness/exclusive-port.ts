@@ -8,15 +8,10 @@ import type { TaskService } from '../tasks/task-service.js';
 
 /** Throws PortBusyError when anything listens on TCP `port`. */
 export function assertPortFree(tasks: TaskService, port: number): void {
-  for (const task of tasks.live.values()) {
-    const listener = tasks.probes
-      .portsOf(task.record)
-      .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
-    if (listener)
-      throw new PortBusyError(
-        port,
-        `task ${JSON.stringify(task.record.id)} (pid ${listener.pid}, ${listener.address}:${port})`,
-      );
+  const held = tasks.listenerOn(port);
+  if (held) {
+    const { id, listener } = held;
+    throw new PortBusyError(port, `task ${JSON.stringify(id)} (pid ${listener.pid}, ${listener.address}:${port})`);
   }
   const [outside] = findTcpListeners(port);
   if (outside)

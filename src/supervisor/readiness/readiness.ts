@@ -31,11 +31,11 @@ export async function awaitReadiness(
   seconds: number,
 ): Promise<ReadinessOutcome> {
   const stop = new AbortController();
-  const paths = tasks.files.pathsOf(id);
+  const paths = tasks.outputPaths(id);
   const waits: Array<Promise<ReadinessOutcome | null>> = [
     sleep(seconds * 1000, { result: 'timeout', matchedLine: null } as const, { signal: stop.signal }).catch(() => null),
   ];
-  const ended = tasks.live.get(id)?.ended.reached ?? Promise.resolve();
+  const ended = tasks.whenEnded(id);
   if (want.pattern !== null) {
     const pattern = want.pattern;
     waits.push(
@@ -70,9 +70,9 @@ async function waitForPort(
 ): Promise<ReadinessOutcome | null> {
   while (!signal.aborted) {
     const record = tasks.get(id);
-    if (tasks.probes.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
+    if (tasks.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
       return { result: 'listening', matchedLine: null };
-    if (isFinished(record.state) && !tasks.live.has(id)) return null; // the end answers
+    if (isFinished(record.state) && !tasks.isHeld(record)) return null; // the end answers
     await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
   }
   return null;

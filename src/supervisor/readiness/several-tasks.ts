@@ -15,8 +15,7 @@ export async function awaitTasks(
 ): Promise<{ result: 'ended' | 'timeout'; endedIds: string[] }> {
   for (const id of ids) tasks.get(id); // an unknown id is refused before any wait
   const pending = [...new Set(ids)].flatMap((id) => {
-    const task = tasks.live.get(id);
-    return task && !isFinished(task.record.state) ? [task.ended.reached] : [];
+    return isFinished(tasks.get(id).state) ? [] : [tasks.whenEnded(id)];
   });
   const done = () => ids.filter((id) => isFinished(tasks.get(id).state));
   const satisfied = () => (wait === 'all' ? done().length === ids.length : done().length > 0);

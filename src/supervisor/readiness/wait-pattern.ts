@@ -18,6 +18,7 @@ export const MAX_PATTERN_CHARS = 1024;
 /** Compiles `source` (a JavaScript regular expression without slashes) for matching line by line. */
 export function compileWaitPattern(source: string, field = 'wait_for', tool = 'run', flags = ''): RegExp {
   try {
+    // eslint-disable-next-line no-invalid-regexp -- 'l' (linear) is V8's, behind --enable-experimental-regexp-engine
     new RegExp(source, 'l'); // refused here if the linear engine cannot run it
   } catch (error) {
     const reason = (error as Error).message.replace(/^Invalid regular expression: /, '');

@@ -4,6 +4,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCode } from '../../errors.js';
 import { openDatabase } from './database.js';
 
 /** A damaged registry this start set aside: where it is now, and what was wrong with it. */
@@ -59,7 +60,7 @@ function findDamage(file: string): string | null {
 
 /** SQLite's codes for a file it cannot read as a database: damage, not a fault of the disk or a bug. */
 function isDamage(error: unknown): boolean {
-  return /^SQLITE_(CORRUPT|NOTADB)/.test(String((error as { code?: unknown }).code ?? ''));
+  return /^SQLITE_(CORRUPT|NOTADB)/.test(errorCode(error));
 }
 
 /** Renames `file` and its companions to `<file>.damaged-<ISO 8601 basic time>` (plus -wal, -shm); returns the new name of `file`. */

@@ -5,7 +5,6 @@
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../shared/todo-protocol.js';
 import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
-import { FINISHED_SQL } from './database.js';
 import { openRegistry, type SetAsideRegistry } from './damaged-registry.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';
@@ -78,7 +77,7 @@ export class TaskStore {
   }
 
   /** Before a read of many rows: what this turn changed goes to disk first (a held write stays held, and its record overlays the row). */
-  private settle(): void {
+  private flushBeforeRead(): void {
     if (this.buffer.fault === null) this.commit();
   }
 
@@ -155,32 +154,32 @@ export class TaskStore {
   }
 
   list(state: TaskState | null, limit: number): TaskRecord[] {
-    this.settle();
+    this.flushBeforeRead();
     const rows = state === null ? this.statements.list.all(limit) : this.statements.listByState.all(state, limit);
     return rows.map((row) => this.buffer.get(row.id) ?? fromRow(row));
   }
 
   countByState(): Record<TaskState, number> {
-    this.settle();
+    this.flushBeforeRead();
     const counts = Object.fromEntries(TASK_STATES.map((state) => [state, 0])) as Record<TaskState, number>;
     for (const { state, count } of this.statements.counts.all()) counts[state] = count;
     return counts;
   }
 
   countFinished(): number {
-    this.settle();
+    this.flushBeforeRead();
     return this.statements.countFinished.get()?.count ?? 0;
   }
 
   /** The run key of every task in the registry. */
   listRunKeys(): string[] {
-    this.settle();
+    this.flushBeforeRead();
     return this.statements.runKeys.all().map((row) => row.run_key);
   }
 
   /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
   listUnfinished(): TaskRecord[] {
-    this.settle();
+    this.flushBeforeRead();
     return this.statements.unfinished.all().map(fromRow);
   }
 

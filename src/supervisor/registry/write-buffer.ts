@@ -2,6 +2,7 @@
 // in one transaction at its end, and those a disk that cannot take writes refused (a full disk, a
 // read-only or failing file system under the state dir), kept until it takes them again. The
 // newest record per task and every todo in order; nothing is lost while the daemon lives.
+import { errorCode } from '../../errors.js';
 import type { TodoRequest } from '../../shared/todo-protocol.js';
 import type { TaskRecord } from '../model/task.js';
 
@@ -10,7 +11,7 @@ const STORAGE_FAULT = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
 
 /** Whether `error` says the disk under the registry cannot take writes now (rather than a bug). */
 export function isStorageFault(error: unknown): boolean {
-  return STORAGE_FAULT.test(String((error as { code?: unknown }).code ?? ''));
+  return STORAGE_FAULT.test(errorCode(error));
 }
 
 export class WriteBuffer {

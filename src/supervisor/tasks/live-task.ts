@@ -1,7 +1,8 @@
 // A task this daemon holds in memory: from run until it has finished and its worker let go of it.
+import { randomUUID } from 'node:crypto';
 import type { TaskLimits } from '../../process/limits.js';
 import type { RequestedSandbox } from './task-sandbox.js';
-import type { TaskRecord } from '../model/task.js';
+import { createTaskRecord, type TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
 
@@ -69,4 +70,26 @@ export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTas
     stdinOpen: request.interactive,
     inputs: new Map(),
   };
+}
+
+/** The first record of a run as task `id`, with the limits, sandbox and timeout the daemon resolved for it. */
+export function recordOfRun(
+  id: string,
+  request: RunRequest,
+  resolved: { limits: TaskLimits; sandbox: TaskRecord['sandbox']; timeoutSeconds: number | null },
+): TaskRecord {
+  const { timeoutSeconds } = resolved;
+  return createTaskRecord({
+    id,
+    name: request.name,
+    command: request.command,
+    cwd: request.cwd,
+    pty: request.terminal !== null,
+    terminalSize: request.terminal,
+    interactive: request.interactive,
+    runKey: randomUUID(),
+    timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
+    limits: resolved.limits,
+    sandbox: resolved.sandbox,
+  });
 }

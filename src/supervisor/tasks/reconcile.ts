@@ -2,7 +2,7 @@
 // ended (a finished task may have left a setsid'd grandchild when the daemon died), and the tasks
 // the registry shows as pending or running are marked interrupted, each with its todo.
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
-import { killStaleTasks } from '../../process/leftovers.js';
+import { killStaleTasks } from '../../process/lingering.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
@@ -24,7 +24,7 @@ export async function interruptStaleTasks(
   const source: SnapshotSource = {
     outputPaths: (id) => files.pathsOf(id),
     outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes),
-    countLeftovers: () => 0,
+    countLingering: () => 0,
     resourcesOf: () => NO_RESOURCES,
     portsOf: () => [],
     stdinOpen: () => false,

@@ -1,8 +1,8 @@
-// Control of a task once admitted: kill (cancel a pending one, signal a running one, end what a
-// finished one left) and input (to an interactive task's stdin, answered by its worker).
+// Control of a task once admitted: signal a running one, end what a finished one left, and input
+// (to an interactive task's stdin, answered by its worker). Cancelling a pending one is the service's.
 import { InputRefusedError } from '../../errors.js';
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
-import { killGroupLeftovers } from '../../process/leftovers.js';
+import { killLingering } from '../../process/lingering.js';
 import type { KillSignal } from '../../process/signals.js';
 import type { TaskRecord } from '../model/task.js';
 import type { InputAnswer, LiveTask } from './live-task.js';
@@ -16,7 +16,7 @@ export interface KillOutcome {
   /** The signal sent, or null when nothing was left to signal. */
   signal: KillSignal | null;
   /** Processes of a finished task that were still alive and are now being ended. */
-  leftovers: number;
+  lingering: number;
 }
 
 export interface InputOutcome {
@@ -26,55 +26,45 @@ export interface InputOutcome {
   stdinOpen: boolean;
 }
 
-/** What control needs of the service. */
-export interface ControlHost {
-  readonly live: ReadonlyMap<string, LiveTask>;
-  readonly probes: TaskProbes;
-  readonly containment: Containment;
-  readonly killGraceMs: number;
-  get(id: string): TaskRecord;
-  /** Ends a pending task before it starts. */
-  cancel(task: LiveTask): void;
-}
-
+/**
+ * Kill and input for tasks the service holds. The service cancels a pending task itself; this
+ * signals a running one through its worker, ends what a finished one left, and writes input.
+ */
 export class TaskControl {
   private inputRequests = 0;
 
-  constructor(private readonly host: ControlHost) {}
+  constructor(
+    private readonly probes: TaskProbes,
+    private readonly containment: Containment,
+    private readonly killGraceMs: number,
+  ) {}
 
-  /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */
-  kill(id: string, signal: KillSignal): KillOutcome {
-    const task = this.host.live.get(id);
-    if (task?.record.state === 'pending') {
-      this.host.cancel(task);
-      return { record: task.record, signal: null, leftovers: 0 };
-    }
-    if (task?.worker && task.record.state === 'running') {
+  /** Signals all of a running task, or ends what a finished one left; `task` is its live side, if held. */
+  kill(task: LiveTask | undefined, record: TaskRecord, signal: KillSignal): KillOutcome {
+    if (task?.worker && record.state === 'running') {
       task.killedAt ??= Date.now();
       task.worker.send({ type: 'kill', signal });
-      return { record: task.record, signal, leftovers: 0 };
+      return { record, signal, lingering: 0 };
     }
-    const record = this.host.get(id);
-    const leftovers = this.host.probes.countLeftovers(record);
-    if (leftovers > 0) {
+    const lingering = this.probes.countLingering(record);
+    if (lingering > 0) {
       // Finished but not released: the worker still holds the task and ends what it left.
       if (task?.worker) {
         task.killedAt ??= Date.now();
         task.worker.send({ type: 'kill', signal });
       } else
-        killGroupLeftovers(
-          { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.host.containment, record.runKey) },
+        killLingering(
+          { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.containment, record.runKey) },
           signal,
-          this.host.killGraceMs,
+          this.killGraceMs,
         );
     }
-    return { record, signal: leftovers > 0 ? signal : null, leftovers };
+    return { record, signal: lingering > 0 ? signal : null, lingering };
   }
 
   /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
-  async input(id: string, text: string, eof: boolean): Promise<InputOutcome> {
-    const task = this.host.live.get(id);
-    const record = task?.record ?? this.host.get(id);
+  async input(task: LiveTask | undefined, record: TaskRecord, text: string, eof: boolean): Promise<InputOutcome> {
+    const { id } = record;
     if (!record.interactive) throw new InputRefusedError(id, 'ERR_INPUT_NOT_INTERACTIVE');
     if (record.state === 'pending') throw new InputRefusedError(id, 'ERR_INPUT_PENDING');
     if (!task?.worker || record.state !== 'running')

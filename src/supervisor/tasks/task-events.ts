@@ -2,9 +2,14 @@
 // bookkeeping and retention), each lifecycle step (for the metrics), each replaced record.
 import type { LifecycleEffects, LifecycleEvent } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
-import type { LiveTask } from './live-task.js';
 
-type TransitionListener = (task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects) => void;
+/** A task as a step left it: its record, and when a kill of it was first asked for (null: never). */
+export interface SteppedTask {
+  record: TaskRecord;
+  killedAt: number | null;
+}
+
+type TransitionListener = (task: SteppedTask, event: LifecycleEvent, effects: LifecycleEffects) => void;
 
 export class TaskEvents {
   private readonly ended: Array<(record: TaskRecord) => void> = [];
@@ -26,7 +31,7 @@ export class TaskEvents {
     this.replaced.push(listener);
   }
 
-  emitTransition(task: LiveTask, event: LifecycleEvent, effects: LifecycleEffects): void {
+  emitTransition(task: SteppedTask, event: LifecycleEvent, effects: LifecycleEffects): void {
     for (const listener of this.transitions) listener(task, event, effects);
     if (effects.finished) for (const listener of this.ended) listener(task.record);
   }

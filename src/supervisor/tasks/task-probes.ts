@@ -1,7 +1,7 @@
 // What only the moment knows of a task, read from the OS: processes still alive after its leader
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
-import { countLeftovers } from '../../process/leftovers.js';
+import { countLingering } from '../../process/lingering.js';
 import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
 import {
   countCgroupProcesses,
@@ -21,10 +21,10 @@ import type { OutputFiles } from '../output/output-files.js';
 import type { LiveTask } from './live-task.js';
 
 /** Finished tasks whose tails (of at most the default size) are kept. */
-const SETTLED_TAILS = 256;
+const FINISHED_TAILS = 256;
 
 export class TaskProbes implements SnapshotSource {
-  private readonly settledTails = new BoundedCache<string, OutputTails>(SETTLED_TAILS);
+  private readonly finishedTails = new BoundedCache<string, OutputTails>(FINISHED_TAILS);
 
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
@@ -38,27 +38,27 @@ export class TaskProbes implements SnapshotSource {
 
   /** A task's tails: a finished task's files no longer change once its worker let go, so those are kept. */
   outputTails(record: TaskRecord, tailBytes: number): OutputTails {
-    const settled = isFinished(record.state) && !this.isLive(record) && tailBytes <= DEFAULT_TAIL_BYTES;
+    const final = isFinished(record.state) && !this.isLive(record) && tailBytes <= DEFAULT_TAIL_BYTES;
     const key = `${record.runKey} ${tailBytes}`;
-    const cached = settled ? this.settledTails.get(key) : undefined;
+    const cached = final ? this.finishedTails.get(key) : undefined;
     if (cached) return cached;
     const tails = readOutputTails(this.files.pathsOf(record.id), tailBytes);
-    if (settled) this.settledTails.set(key, tails);
+    if (final) this.finishedTails.set(key, tails);
     return tails;
   }
 
   /** Processes of a finished task still alive after its leader exited. */
-  countLeftovers(record: TaskRecord): number {
+  countLingering(record: TaskRecord): number {
     const processes = {
       runKey: record.runKey,
       pgid: record.pgid,
       cgroupDir: taskCgroupDir(this.containment, record.runKey),
     };
-    if (this.containment.spawner === 'node') return countLeftovers(processes, 'group');
+    if (this.containment.spawner === 'node') return countLingering(processes, 'group');
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
     if (!this.isLive(record)) return 0;
     if (processes.cgroupDir !== null) return countCgroupProcesses(processes.cgroupDir) ?? 0;
-    return countLeftovers(processes, 'anywhere');
+    return countLingering(processes, 'anywhere');
   }
 
   /** CPU, memory and process figures of a task: read while its worker holds it, as recorded once it let go. */

@@ -11,13 +11,13 @@ export interface QueueLimits {
 export class TaskQueue {
   /** Pending tasks in arrival order (a Map keeps insertion order and deletes in O(1)). */
   private readonly waiting = new Map<string, LiveTask>();
-  private runningCount = 0;
+  private slotsTaken = 0;
 
   constructor(private readonly limits: QueueLimits) {}
 
   /** Throws QueueFullError when both the slots and the queue are full. */
   assertRoom(): void {
-    if (this.waiting.size >= this.limits.maxPending && this.runningCount >= this.limits.maxRunning) {
+    if (this.waiting.size >= this.limits.maxPending && this.slotsTaken >= this.limits.maxRunning) {
       throw new QueueFullError(this.limits.maxPending);
     }
   }
@@ -29,17 +29,17 @@ export class TaskQueue {
 
   /** The next task to start, its slot taken; undefined while every slot is busy or nothing waits. */
   takeNext(): LiveTask | undefined {
-    if (this.runningCount >= this.limits.maxRunning) return undefined;
+    if (this.slotsTaken >= this.limits.maxRunning) return undefined;
     const next = this.waiting.values().next();
     if (next.done) return undefined;
     this.waiting.delete(next.value.record.id);
-    this.runningCount++;
+    this.slotsTaken++;
     return next.value;
   }
 
   /** A running task ended: its slot is free. */
   freeSlot(): void {
-    this.runningCount--;
+    this.slotsTaken--;
   }
 
   /** Takes a pending task out of the queue (cancelled); false when it was not waiting. */
@@ -58,7 +58,8 @@ export class TaskQueue {
     return this.waiting.size;
   }
 
+  /** Tasks holding a slot: dispatched to a worker (state running), started or not. */
   get running(): number {
-    return this.runningCount;
+    return this.slotsTaken;
   }
 }

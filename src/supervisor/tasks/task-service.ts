@@ -1,23 +1,24 @@
 // The task orchestrator: admits tasks, starts them on workers as slots free, feeds every report
-// through the lifecycle and carries out its effects (one registry write per event), and answers
-// the tools. Control (kill, input) and the stop are in modules of their own.
-import { randomUUID } from 'node:crypto';
+// through the lifecycle and carries out its effects (one registry write per event), kills, writes
+// input and stops. Its state (the live tasks, the registry, the queue) is its own: the reads are in
+// task-reads.ts, kill and input's work in task-control.ts, the stop's waits in shutdown.ts.
 import type { Logger } from 'pino';
-import { NameBusyError, UnknownTaskError } from '../../errors.js';
+import { NameBusyError } from '../../errors.js';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
+import type { KillSignal } from '../../process/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
-import { advance, type LifecycleEvent } from '../model/lifecycle.js';
-import { createTaskRecord, isFinished, type TaskRecord, type TaskState } from '../model/task.js';
+import { advance, STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
+import { isFinished, type TaskRecord } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
-import { createLiveTask, type LiveTask, type RunRequest } from './live-task.js';
-import type { ShutdownHost } from './shutdown.js';
+import { createLiveTask, recordOfRun, type LiveTask, type RunRequest } from './live-task.js';
+import { endDispatched, removeCgroupsOf } from './shutdown.js';
 import { TaskEvents } from './task-events.js';
-import { refuseWaitingInputs, TaskControl, type ControlHost } from './task-control.js';
-import { TaskProbes } from './task-probes.js';
+import { refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
 import { TaskQueue } from './task-queue.js';
+import { TaskReads } from './task-reads.js';
 import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
 import { resolveSandbox, type SandboxPolicy } from './task-sandbox.js';
 import { buildTaskSpec } from './task-spec.js';
@@ -34,60 +35,43 @@ export interface ServiceSettings {
   sandboxPolicy: SandboxPolicy;
 }
 
-export class TaskService implements ControlHost, ShutdownHost {
-  readonly live = new Map<string, LiveTask>();
-  readonly probes: TaskProbes;
-  readonly killGraceMs: number;
-  private readonly queue: TaskQueue;
-  /** Kill and input. */
-  readonly control = new TaskControl(this);
+export class TaskService extends TaskReads {
+  private readonly control: TaskControl;
   private readonly todoSource;
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
+  /** A start of pending tasks is queued for the end of this turn (a slot was freed by a report). */
+  private startQueued = false;
   /** Ends, lifecycle steps and replaced records, for whoever listens. */
   readonly events = new TaskEvents();
 
   constructor(
-    private readonly store: TaskStore,
+    store: TaskStore,
     private readonly pool: WorkerPool,
-    readonly files: OutputFiles,
-    private readonly limits: ServiceSettings,
-    readonly containment: Containment,
+    private readonly files: OutputFiles,
+    private readonly settings: ServiceSettings,
+    private readonly containment: Containment,
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
   ) {
-    this.queue = new TaskQueue(limits);
-    this.probes = new TaskProbes(this.live, containment, files);
+    super(store, new TaskQueue(settings), containment, files);
+    this.control = new TaskControl(this.probes, containment, settings.killGraceMs);
     this.todoSource = todoSnapshotSource(this.probes);
-    this.killGraceMs = limits.killGraceMs;
   }
 
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
-    const limits = resolveTaskLimits(request.limits, this.limits.limitPolicy, this.containment.controllers);
+    const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.containment.controllers);
     const sandbox = resolveSandbox(
       request.sandbox,
       request.cwd,
       { ...this.baseEnv, ...request.env },
-      this.limits.sandboxPolicy,
+      this.settings.sandboxPolicy,
       this.containment.sandbox,
     );
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
-    const timeoutSeconds = request.timeoutSeconds ?? this.limits.defaultTimeoutSeconds;
-    const build = (id: string) =>
-      createTaskRecord({
-        id,
-        name: request.name,
-        command: request.command,
-        cwd: request.cwd,
-        pty: request.terminal !== null,
-        terminalSize: request.terminal,
-        interactive: request.interactive,
-        runKey: randomUUID(),
-        timeoutMs: timeoutSeconds === null ? null : Math.round(timeoutSeconds * 1000),
-        limits,
-        sandbox,
-      });
+    const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
+    const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
     if (admitted.replaced) {
@@ -101,36 +85,31 @@ export class TaskService implements ControlHost, ShutdownHost {
     return task.record;
   }
 
+  /**
+   * Runs a task and waits for it as `wait` says (its end, a line, a port); then a finished task
+   * goes back whole and makes no todo, and one still going gets its todo. The hand-over is
+   * synchronous, so a task ends either before it (inline) or after (its end is upserted).
+   */
+  async runAndWait<T>(
+    request: RunRequest,
+    wait: (id: string) => Promise<T>,
+  ): Promise<{ record: TaskRecord; waited: T }> {
+    const { id } = this.run(request);
+    const waited = await wait(id);
+    const task = this.live.get(id);
+    const record = !task || isFinished(task.record.state) ? this.handOver(id) : this.apply(task, { type: 'shown' });
+    return { record, waited };
+  }
+
   /** Writes this turn's changes to the registry now: before an answer that shows them goes out. */
   commit(): void {
     this.store.commit();
   }
 
-  /** The task's current record: live from memory, finished from the registry. */
-  get(id: string): TaskRecord {
-    const record = this.live.get(id)?.record ?? this.store.get(id);
-    if (!record) throw new UnknownTaskError(id);
-    return record;
-  }
-
   /** Waits up to `seconds` for the task to finish; returns its record either way. */
   async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
-    const task = this.live.get(id);
-    if (task && seconds > 0) {
-      await within(task.ended.reached, seconds * 1000, undefined);
-    }
+    if (seconds > 0) await within(this.whenEnded(id), seconds * 1000, undefined);
     return this.get(id);
-  }
-
-  /**
-   * Run's wait is over: a finished task goes back inline and makes no todo; one still going gets
-   * its todo now. Synchronous, so a task ends either before this (inline) or after (its end is upserted).
-   */
-  settleRun(id: string): TaskRecord {
-    const task = this.live.get(id);
-    if (!task || isFinished(task.record.state)) return this.handOver(id);
-    this.apply(task, { type: 'shown' });
-    return task.record;
   }
 
   /** The task's record for a caller; a finished one is being handed over, so its todo is cleared. */
@@ -140,33 +119,43 @@ export class TaskService implements ControlHost, ShutdownHost {
     return this.applyStored(this.get(id), { type: 'handed-over' });
   }
 
-  cancel(task: LiveTask): void {
-    this.queue.remove(task.record.id);
-    this.apply(task, { type: 'cancelled', endedAt: Date.now() });
-  }
-
-  /** The newest tasks, as the registry has them but with live ones as they are now. */
-  list(state: TaskState | null, limit: number): TaskRecord[] {
-    // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
-    if (state === 'pending' || state === 'running') {
-      return [...this.live.values()]
-        .reverse()
-        .map((task) => task.record)
-        .filter((record) => record.state === state)
-        .slice(0, limit);
+  /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */
+  kill(id: string, signal: KillSignal): KillOutcome {
+    const task = this.live.get(id);
+    if (task?.record.state === 'pending') {
+      this.queue.remove(id);
+      this.apply(task, { type: 'cancelled', endedAt: Date.now() });
+      return { record: task.record, signal: null, lingering: 0 };
     }
-    const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
-    return state === null ? rows : rows.filter((record) => record.state === state);
+    return this.control.kill(task, task?.record ?? this.get(id), signal);
   }
 
-  countByState(): Record<TaskState, number> {
-    // Pending and running tasks are all this daemon's, and the queue knows them as they are now.
-    return { ...this.store.countByState(), pending: this.queue.pending, running: this.queue.running };
+  /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
+  input(id: string, text: string, eof: boolean): Promise<InputOutcome> {
+    const task = this.live.get(id);
+    return this.control.input(task, task?.record ?? this.get(id), text, eof);
   }
 
-  beginStop(): LiveTask[] {
+  /** The daemon stops: pending tasks are dropped, running ones ended by their workers within the grace period; all end as interrupted. */
+  async stop(): Promise<void> {
     this.stopping = true;
-    return this.queue.drain();
+    for (const task of this.queue.drain())
+      this.apply(task, {
+        type: 'interrupted',
+        error: 'the daemon stopped before the task started',
+        endedAt: Date.now(),
+      });
+    // Running tasks, and finished ones whose lingering processes the workers still hold.
+    const dispatched = [...this.live.values()].filter((task) => task.worker !== null);
+    await endDispatched(dispatched, this.settings.killGraceMs);
+    for (const task of dispatched)
+      if (task.record.state === 'running')
+        this.apply(task, { type: 'interrupted', error: STOPPED_WHILE_RUNNING, endedAt: Date.now() });
+  }
+
+  /** After the workers are gone: removes the cgroups of tasks they did not release in time, so a stop leaves none. */
+  removeUnreleasedCgroups(): Promise<void> {
+    return removeCgroupsOf(this.live.values(), this.containment);
   }
 
   private startPending(): void {
@@ -181,15 +170,12 @@ export class TaskService implements ControlHost, ShutdownHost {
     try {
       if (request.terminal !== null) terminal = openTerminal(request.terminal.cols, request.terminal.rows);
     } catch (error) {
-      this.apply(task, {
-        type: 'failed',
-        error: `spawn failed: no terminal could be opened: ${(error as Error).message}`,
-        endedAt: Date.now(),
-      });
+      const reason = `spawn failed: no terminal could be opened: ${(error as Error).message}`;
+      this.apply(task, { type: 'failed', error: reason, endedAt: Date.now() });
       return;
     }
     const spec = buildTaskSpec(task.record, request, terminal, {
-      limits: this.limits,
+      limits: this.settings,
       containment: this.containment,
       files: this.files,
       baseEnv: this.baseEnv,
@@ -210,11 +196,9 @@ export class TaskService implements ControlHost, ShutdownHost {
   }
 
   /** Advances a live task and carries out the effects; returns its new record. */
-  apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
-    const { record, effects } = advance(task.record, event, { stopping: this.stopping });
+  private apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
+    const { record, effects } = this.step(task.record, event);
     task.record = record;
-    if (effects.persist)
-      this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
     if (effects.finished) {
       task.stdinOpen = false;
       task.ended.reach();
@@ -227,7 +211,7 @@ export class TaskService implements ControlHost, ShutdownHost {
       this.live.delete(record.id);
     if (effects.freedSlot) {
       this.queue.freeSlot();
-      this.startPending();
+      this.queueStart();
     }
     this.events.emitTransition(task, event, effects);
     return record;
@@ -235,9 +219,27 @@ export class TaskService implements ControlHost, ShutdownHost {
 
   /** Advances a task that only the registry holds (finished, its worker gone). */
   private applyStored(stored: TaskRecord, event: LifecycleEvent): TaskRecord {
-    const { record, effects } = advance(stored, event, { stopping: this.stopping });
-    if (effects.persist)
-      this.store.save(record, effects.todo === null ? null : composeTodo(record, effects.todo, this.todoSource));
-    return record;
+    return this.step(stored, event).record;
+  }
+
+  /** One step of the lifecycle, written to the registry with the todo it causes. */
+  private step(from: TaskRecord, event: LifecycleEvent) {
+    const step = advance(from, event, { stopping: this.stopping });
+    const { persist, todo } = step.effects;
+    if (persist) this.store.save(step.record, todo === null ? null : composeTodo(step.record, todo, this.todoSource));
+    return step;
+  }
+
+  /**
+   * Starts pending tasks once the current report has been carried out: a slot freed inside a
+   * worker's report does not dispatch from within that report (no re-entry into the pool).
+   */
+  private queueStart(): void {
+    if (this.startQueued) return;
+    this.startQueued = true;
+    queueMicrotask(() => {
+      this.startQueued = false;
+      this.startPending();
+    });
   }
 }

@@ -19,14 +19,14 @@ const SUMMARY_CHARS = 300;
 
 /**
  * What a todo's snapshot reads through `live` (the service's own source): only a task that ended by
- * itself can have leftovers worth reporting (a kill, timeout or interruption is still escalating
+ * itself can have lingering processes worth reporting (a kill, timeout or interruption is still escalating
  * when its end is reported: what it counts is about to die), and a todo shows no resource figures.
  */
 export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
   return {
     outputPaths: (id) => live.outputPaths(id),
     outputTails: (record, tailBytes) => live.outputTails(record, tailBytes),
-    countLeftovers: (record) => (record.state === 'done' ? live.countLeftovers(record) : 0),
+    countLingering: (record) => (record.state === 'done' ? live.countLingering(record) : 0),
     resourcesOf: () => NO_RESOURCES,
     portsOf: (record) => live.portsOf(record),
     stdinOpen: (record) => live.stdinOpen(record),
@@ -40,14 +40,14 @@ export function composeTodo(record: TaskRecord, todo: 'upsert' | 'clear', source
 
 /** The upsert that shows `record` in its current state. */
 export function composeUpsert(record: TaskRecord, source: SnapshotSource): TodoUpsert {
-  const view = snapshotTask(record, TAIL_BYTES, source);
+  const snapshot = snapshotTask(record, TAIL_BYTES, source);
   return {
     cmd: 'todo_upsert',
     source: TODO_SOURCE,
     key: record.id,
     state: record.state,
-    summary: oneLine(`bash ${summarizeTask(view)}`),
-    body: composeBody(view),
+    summary: oneLine(`bash ${summarizeTask(snapshot)}`),
+    body: composeBody(snapshot),
     updated_at: record.endedAt ?? record.startedAt ?? record.createdAt,
   };
 }
@@ -57,33 +57,36 @@ export function composeClear(id: string): TodoClear {
   return { cmd: 'todo_clear', source: TODO_SOURCE, key: id };
 }
 
-function composeBody(view: TaskSnapshot): string {
+function composeBody(snapshot: TaskSnapshot): string {
   const command =
-    view.command.length > COMMAND_CHARS
-      ? `${view.command.slice(0, COMMAND_CHARS)}... (${view.command.length - COMMAND_CHARS} more characters)`
-      : view.command;
-  const lines = [`command: ${command}`, `state: ${view.state}`, `exit: ${describeExit(view)}`];
-  if (view.error !== null) lines.push(`error: ${view.error}`);
-  if (view.runtime_ms !== null) lines.push(`runtime: ${(view.runtime_ms / 1000).toFixed(1)} s`);
-  if (view.sandbox !== null) lines.push(`sandbox: ${describeSandbox(view.sandbox)}`);
-  if (view.lingering > 0) lines.push(`still alive: ${view.lingering} process(es) of the task (kill ends them)`);
-  if (view.ports.length > 0)
+    snapshot.command.length > COMMAND_CHARS
+      ? `${snapshot.command.slice(0, COMMAND_CHARS)}... (${snapshot.command.length - COMMAND_CHARS} more characters)`
+      : snapshot.command;
+  const lines = [`command: ${command}`, `state: ${snapshot.state}`, `exit: ${describeExit(snapshot)}`];
+  if (snapshot.error !== null) lines.push(`error: ${snapshot.error}`);
+  if (snapshot.runtime_ms !== null) lines.push(`runtime: ${(snapshot.runtime_ms / 1000).toFixed(1)} s`);
+  if (snapshot.sandbox !== null) lines.push(`sandbox: ${describeSandbox(snapshot.sandbox)}`);
+  if (snapshot.lingering > 0) lines.push(`still alive: ${snapshot.lingering} process(es) of the task (kill ends them)`);
+  if (snapshot.ports.length > 0)
     lines.push(
-      `listening: ${view.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`,
+      `listening: ${snapshot.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`,
     );
-  if ((view.pids_limit_hits ?? 0) > 0)
-    lines.push(`forks refused at max_processes ${view.limits.max_processes}: ${view.pids_limit_hits}`);
+  if ((snapshot.pids_limit_hits ?? 0) > 0)
+    lines.push(`forks refused at max_processes ${snapshot.limits.max_processes}: ${snapshot.pids_limit_hits}`);
   for (const stream of ['stdout', 'stderr'] as const) {
-    const tail = lastLines(view[`${stream}_tail`]);
-    lines.push(describeStream({ ...view, [`${stream}_tail`]: tail }, stream));
+    const tail = lastLines(snapshot[`${stream}_tail`]);
+    lines.push(describeStream({ ...snapshot, [`${stream}_tail`]: tail }, stream));
     if (tail.length > 0) lines.push(tail.endsWith('\n') ? tail.slice(0, -1) : tail);
   }
   return lines.join('\n');
 }
 
-function describeExit(view: TaskSnapshot): string {
-  if (view.exit_code === null) return view.state === 'running' || view.state === 'pending' ? 'none yet' : 'none';
-  return view.signal === null ? `code ${view.exit_code}` : `signal ${view.signal} (code ${view.exit_code})`;
+function describeExit(snapshot: TaskSnapshot): string {
+  if (snapshot.exit_code === null)
+    return snapshot.state === 'running' || snapshot.state === 'pending' ? 'none yet' : 'none';
+  return snapshot.signal === null
+    ? `code ${snapshot.exit_code}`
+    : `signal ${snapshot.signal} (code ${snapshot.exit_code})`;
 }
 
 function lastLines(text: string): string {

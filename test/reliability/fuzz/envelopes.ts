@@ -464,7 +464,7 @@ export const rawCase = fc.oneof(
     weight: 1,
     arbitrary: fc.tuple(
       initializeBody,
-      headerSet.map((choice) => ({ ...choice, session: 'none' as SessionChoice })),
+      headerSet.map((choice) => ({ ...choice, session: 'none' })),
     ),
   },
   {

@@ -31,7 +31,7 @@ export const inputTool = defineTool({
   }),
   annotations: { destructiveHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
-    const { record, pendingBytes, stdinOpen } = await tasks.control.input(input.id, input.text, input.eof);
+    const { record, pendingBytes, stdinOpen } = await tasks.input(input.id, input.text, input.eof);
     const bytes = Buffer.byteLength(input.text);
     const waiting =
       pendingBytes > 0 ? `; ${pendingBytes} of them not read yet (the task is not reading its stdin)` : '';

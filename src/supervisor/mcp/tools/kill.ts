@@ -30,16 +30,16 @@ export const killTool = defineTool({
     message: z.string().describe('What happened, in words'),
   }),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  handler(input, { tasks }) {
     const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
-    const { record, signal: sent, leftovers } = tasks.control.kill(input.id, signal);
+    const { record, signal: sent, lingering } = tasks.kill(input.id, signal);
     let message: string;
     if (record.state === 'killed' && sent === null && record.startedAt === null)
       message = `task ${record.id} was cancelled before it started`;
     else if (!isFinished(record.state))
       message = `sent ${sent} to task ${record.id}; anything still alive after the grace period gets SIGKILL`;
-    else if (leftovers > 0)
-      message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${leftovers} process(es) it left running`;
+    else if (lingering > 0)
+      message = `task ${record.id} had already finished (${record.state}); sent ${sent} to the ${lingering} process(es) it left running`;
     else message = `task ${record.id} had already finished (${record.state}) and nothing of it is left running`;
     return { structured: { id: record.id, state: record.state, signal: sent, message }, text: message };
   },

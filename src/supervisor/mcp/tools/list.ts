@@ -4,7 +4,7 @@ import { ProcessTableCache } from '../../../process/resources.js';
 import { TASK_STATES } from '../../model/task.js';
 import { MAX_LIST_LIMIT } from '../../../shared/tool-bounds.js';
 import { defineTool, field } from '../tool.js';
-import { taskViewSchema } from '../task-view.js';
+import { taskSnapshotSchema } from '../task-snapshot-schema.js';
 
 const COMMAND_PREVIEW_CHARS = 200;
 
@@ -29,7 +29,7 @@ export const listTool = defineTool({
   outputSchema: z.object({
     tasks: z
       .array(
-        taskViewSchema
+        taskSnapshotSchema
           .pick({
             id: true,
             name: true,
@@ -46,7 +46,7 @@ export const listTool = defineTool({
             sandbox: true,
           })
           .extend({
-            ports: taskViewSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now'),
+            ports: taskSnapshotSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now'),
           })
           .extend({
             command: z.string().describe('The first 200 characters of the command'),
@@ -56,13 +56,13 @@ export const listTool = defineTool({
       .describe('Newest first'),
   }),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  handler(input, { tasks }) {
     const now = Date.now();
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     // Tasks without a cgroup share one read of /proc.
     const table = new ProcessTableCache();
     const rows = tasks.list(input.state ?? null, input.limit).map((record) => {
-      const resources = tasks.probes.resourcesOf(record, table);
+      const resources = tasks.resourcesOf(record, table);
       return {
         id: record.id,
         name: record.name,
@@ -79,7 +79,7 @@ export const listTool = defineTool({
         memory_bytes: resources.memoryBytes,
         processes: resources.processes,
         sandbox: record.sandbox,
-        ...(input.ports ? { ports: tasks.probes.portsOf(record, table) } : {}),
+        ...(input.ports ? { ports: tasks.portsOf(record, table) } : {}),
       };
     });
     const text =

@@ -151,13 +151,13 @@ function compileGrep(source: string, context: number) {
 
 /** The task as its output's reader needs it. */
 function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
-  const paths = tasks.files.pathsOf(record.id);
+  const paths = tasks.outputPaths(record.id);
   return {
     runKey: record.runKey,
     pty: record.pty,
     paths,
     truncated: { stdout: record.stdoutTruncated, stderr: record.stderrTruncated },
-    complete: isFinished(record.state) && !tasks.probes.isLive(record),
+    complete: isFinished(record.state) && !tasks.isHeld(record),
   };
 }
 
@@ -176,7 +176,7 @@ async function awaitNewOutput(
   const sizes = streams.map((stream) =>
     cursor[stream].offset > fileSize(task.paths[stream]) ? 0 : cursor[stream].offset,
   );
-  const ended = tasks.live.get(record.id)?.ended.reached ?? Promise.resolve();
+  const ended = tasks.whenEnded(record.id);
   try {
     await within(Promise.race([awaitGrowth(paths, sizes, stop.signal), ended]), seconds * 1000, undefined);
   } finally {

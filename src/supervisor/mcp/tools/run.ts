@@ -18,8 +18,8 @@ import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
-import { DEFAULT_TAIL_BYTES, snapshotTask } from '../../model/task-snapshot.js';
-import { describeWaited, taskViewSchema } from '../task-view.js';
+import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
+import { describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
@@ -122,7 +122,7 @@ export const runTool = defineTool({
     'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
   ].join(' '),
   inputSchema,
-  outputSchema: taskViewSchema.extend(waitOutcomeFields),
+  outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
   async handler(input, { tasks }) {
     const cwd = resolve(input.cwd ?? process.cwd());
@@ -136,7 +136,7 @@ export const runTool = defineTool({
     }
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for);
     if (input.exclusive_port !== undefined) assertPortFree(tasks, input.exclusive_port);
-    const record = tasks.run({
+    const request = {
       command: input.command,
       name: input.name ?? null,
       timeoutSeconds: input.timeout_seconds ?? null,
@@ -147,13 +147,14 @@ export const runTool = defineTool({
       interactive: input.interactive ?? false,
       limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
       sandbox: input.sandbox,
-    });
-    const waited =
-      pattern === null && input.wait_for_port === undefined
-        ? (await tasks.waitForEnd(record.id, input.wait_seconds), null)
-        : await awaitReadiness(tasks, record.id, { pattern, port: input.wait_for_port ?? null }, input.wait_seconds);
-    const current = tasks.settleRun(record.id);
-    return describeWaited(snapshotTask(current, DEFAULT_TAIL_BYTES, tasks.probes), waited);
+    };
+    const want = { pattern, port: input.wait_for_port ?? null };
+    const { record, waited } = await tasks.runAndWait(request, async (id) =>
+      want.pattern === null && want.port === null
+        ? (await tasks.waitForEnd(id, input.wait_seconds), null)
+        : await awaitReadiness(tasks, id, want, input.wait_seconds),
+    );
+    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited);
   },
 });
 

@@ -2,7 +2,6 @@
 // the end, for a line of output or a listening port.
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../../errors.js';
-import { snapshotTask } from '../../model/task-snapshot.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
@@ -17,10 +16,10 @@ import {
   waitOutcomeFields,
   waitSecondsField,
 } from '../fields.js';
-import { describeTask, describeWaited, taskViewSchema } from '../task-view.js';
+import { describeTask, describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
 
 const severalSchema = z.object({
-  tasks: z.array(taskViewSchema).describe('Each task named in ids, in that order'),
+  tasks: z.array(taskSnapshotSchema).describe('Each task named in ids, in that order'),
   wait_result: z
     .enum(['ended', 'timeout'])
     .describe(
@@ -42,7 +41,7 @@ export const statusTool = defineTool({
     ids: field(
       z.array(z.string().regex(TASK_ID_PATTERN)).min(1).max(MAX_STATUS_IDS).optional(),
       `an array of 1 to ${MAX_STATUS_IDS} task ids (each ${TASK_ID_ACCEPTS})`,
-      'Several tasks at once, instead of id: their views come back in this order.',
+      'Several tasks at once, instead of id: their snapshots come back in this order.',
     ),
     wait: field(
       z.enum(['any', 'all']).default('all'),
@@ -62,11 +61,10 @@ export const statusTool = defineTool({
       "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
     ),
   }),
-  outputSchema: z.union([taskViewSchema.extend(waitOutcomeFields), severalSchema]),
+  outputSchema: z.union([taskSnapshotSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
-    const read = (id: string) =>
-      snapshotTask(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes, tasks.probes);
+    const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
         throw new ToolInputError(
@@ -74,12 +72,12 @@ export const statusTool = defineTool({
         );
       }
       const { result, endedIds } = await awaitTasks(tasks, input.ids, input.wait, input.wait_seconds);
-      const views = input.ids.map(read);
+      const snapshots = input.ids.map(read);
       const text = [
-        `wait_result ${result}: ${endedIds.length} of ${views.length} ended`,
-        ...views.map(describeTask),
+        `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended`,
+        ...snapshots.map(describeTask),
       ].join('\n\n');
-      return { structured: { tasks: views, wait_result: result, ended_ids: endedIds }, text };
+      return { structured: { tasks: snapshots, wait_result: result, ended_ids: endedIds }, text };
     }
     if (input.id === undefined)
       throw new ToolInputError(

@@ -1,4 +1,4 @@
-// The task view of run and status: the snapshot's fields as an output schema (what an agent reads
+// The task snapshot as run and status answer it: the snapshot's fields as an output schema (what an agent reads
 // about each field), and the short text beside the structured content.
 import { z } from 'zod';
 import { TASK_STATES } from '../model/task.js';
@@ -9,12 +9,12 @@ import { readStreamHead } from '../output/stream-head.js';
 const isoTime = z.string().nullable();
 
 /** A sandbox as status, list and the todo body show it. */
-export const sandboxViewSchema = z.object({
+export const sandboxSnapshotSchema = z.object({
   write: z.array(z.string()).describe('The directories it may write beneath; everywhere else is read-only to it'),
   network: z.boolean().describe('false: its own network, loopback only'),
 });
 
-export const taskViewSchema = z.object({
+export const taskSnapshotSchema = z.object({
   id: z.string().describe('The task id: its name, or a generated task-N'),
   name: z.string().nullable().describe('The name given to run, or null'),
   command: z.string().describe('The command, run as bash -c COMMAND'),
@@ -90,7 +90,7 @@ export const taskViewSchema = z.object({
     .int()
     .nullable()
     .describe('Processes of the task alive now (0 once nothing of it is left); null while pending'),
-  sandbox: sandboxViewSchema
+  sandbox: sandboxSnapshotSchema
     .nullable()
     .describe(
       "The sandbox in force (run's own, else the operator's default or floor), or null: the task may write wherever the daemon's user may, and reach any network",
@@ -124,16 +124,16 @@ export const taskViewSchema = z.object({
 
 // The schema describes the snapshot exactly: a field added to one and not the other fails to compile.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const schemaMatchesSnapshot: Same<z.output<typeof taskViewSchema>, TaskSnapshot> = true;
+const schemaMatchesSnapshot: Same<z.output<typeof taskSnapshotSchema>, TaskSnapshot> = true;
 void schemaMatchesSnapshot;
 
-/** A view with what a readiness wait found, and its text (the outcome first). */
-export function describeWaited(view: TaskSnapshot, waited: ReadinessOutcome | null) {
-  if (waited === null) return { structured: view, text: describeTask(view) };
+/** A snapshot with what a readiness wait found, and its text (the outcome first). */
+export function describeWaited(snapshot: TaskSnapshot, waited: ReadinessOutcome | null) {
+  if (waited === null) return { structured: snapshot, text: describeTask(snapshot) };
   const outcome = waited.result === 'matched' ? `matched: ${waited.matchedLine}` : waited.result;
   return {
-    structured: { ...view, wait_result: waited.result, matched_line: waited.matchedLine },
-    text: `wait_result ${outcome}\n${describeTask(view)}`,
+    structured: { ...snapshot, wait_result: waited.result, matched_line: waited.matchedLine },
+    text: `wait_result ${outcome}\n${describeTask(snapshot)}`,
   };
 }
 
@@ -141,18 +141,18 @@ export function describeWaited(view: TaskSnapshot, waited: ReadinessOutcome | nu
  * The summary line and each non-empty tail, for the text content of run and status; a stream
  * longer than its tail shows its first lines too, and what lies between.
  */
-export function describeTask(view: TaskSnapshot): string {
-  const parts = [summarizeTask(view)];
+export function describeTask(snapshot: TaskSnapshot): string {
+  const parts = [summarizeTask(snapshot)];
   for (const stream of ['stdout', 'stderr'] as const) {
-    const tail = view[`${stream}_tail`];
+    const tail = snapshot[`${stream}_tail`];
     if (tail.length === 0) continue;
-    const tailStart = view[`${stream}_bytes`] - Buffer.byteLength(tail);
-    const head = tailStart > 0 ? readStreamHead(`${view.started_at}`, view[`${stream}_path`], tailStart) : null;
+    const tailStart = snapshot[`${stream}_bytes`] - Buffer.byteLength(tail);
+    const head = tailStart > 0 ? readStreamHead(`${snapshot.started_at}`, snapshot[`${stream}_path`], tailStart) : null;
     const between =
       head === null
         ? ''
         : `${head.text}[... ${head.betweenLines} lines (${head.betweenBytes} bytes) between; the output tool reads them ...]\n`;
-    parts.push(`${describeStream(view, stream)}\n${between}${tail}`);
+    parts.push(`${describeStream(snapshot, stream)}\n${between}${tail}`);
   }
   return parts.join('\n');
 }
