@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -9,6 +9,13 @@
  * status lines for it: "start PID" once the leader has exec'd, then "exit CODE" or "signal N" at
  * its end, and "cpu USEC" (the CPU time of its whole reaped subtree) just before the shim exits; or, when a step before the exec fails, "error ERRNO CALL", ERRNO the positive errno in
  * decimal and CALL the failing call and its object (say "error 13 write DIR/cgroup.procs"). With
+ * -o BYTES, fds 1 and 2 are the task's output files, open for writing: the leader gets a pipe for
+ * each instead, and the shim copies what comes into the file (shim-output.c), keeping at most BYTES
+ * of each stream (0: all); then "truncated STREAM cap|reserve|write ERRNO" says when a stream
+ * (stdout, stderr) first drops a byte (the cap, the disk's reserve, a failed write), at any time,
+ * and "output OUT_BYTES ERR_BYTES" (what the task wrote to each, kept or not) comes once both are
+ * at EOF, before "cpu"; the leader's "exit" or "signal" comes once what it wrote is in the files,
+ * and the shim exits only once its subtree is gone and both pipes are at EOF. With
  * -t, fd 0 is a terminal: the shim (a session leader, as the spawner starts it) makes it its
  * session's controlling terminal and the leader's process group its foreground group, so the task
  * reads and writes it as a program run from a shell does. With -s FD, the leader gets FD as its fd 3
@@ -18,7 +25,8 @@
  * up in the leader before its exec, so the whole task inherits it): -N gives the leader a network
  * namespace of its own with only loopback up; -L confines its writes with Landlock to beneath each
  * -w DIR (and the devices a shell needs). Usage errors and failures after the start (nothing may
- * follow "start" but the end) are told on stderr as "hive-task-shim: CALL: ...".
+ * follow "start" but the end, and truncations) are told on stderr as "hive-task-shim: CALL: ..."
+ * (with -o, through the stderr stream: counted and capped like the task's own)..
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
@@ -52,13 +60,14 @@
 #include "sys.h"
 #include "sandbox.h"
 #include "shim.h"
+#include "shim-output.h"
 #include "tree.h"
 
 #define CONTROL_FD 3
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 /* Where the leader finds the script fd given with -s. */
 #define LEADER_SCRIPT_FD 3
 
@@ -84,6 +93,14 @@ static int host_proc_fd = -1;
 static int isolated_network = 0, confined_writes = 0;
 static const char *write_dirs[MAX_WRITE_DIRS];
 static int write_count = 0;
+/* With -o: the task's stdout and stderr, copied here into fds 1 and 2, at most `max_output` bytes
+ * each; the pipes' write ends until the leader has its own. */
+#define OUTPUT_BUDGET (4LL * 1024 * 1024)
+static int copying_output = 0;
+static long long max_output = 0;
+static struct output_stream outputs[2];
+static int leader_outputs[2] = {-1, -1};
+static const char *const output_names[2] = {"stdout", "stderr"};
 
 /* Writes one status line to STATUS_FD: 0 or -errno. */
 static int report(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -97,6 +114,18 @@ static int report(const char *format, ...) {
   if (length > (int)sizeof line - 2) length = sizeof line - 2;
   line[length++] = '\n';
   return write(STATUS_FD, line, (size_t)length) < 0 ? -errno : 0;
+}
+
+/* Reports why output stream `index` (0: stdout, 1: stderr) was cut. */
+static void report_cut(int index) {
+  const struct output_stream *stream = &outputs[index];
+  if (stream->cut == OUTPUT_CUT_WRITE) report("truncated %s write %d", output_names[index], stream->cut_errno);
+  else report("truncated %s %s", output_names[index], stream->cut == OUTPUT_CUT_CAP ? "cap" : "reserve");
+}
+
+/* Copies up to `budget` bytes of output stream `index` into its file. */
+static void copy_output(int index, long long budget) {
+  if (output_copy(&outputs[index], max_output, budget)) report_cut(index);
 }
 
 /* Reports "error ERRNO CALL"; on stderr instead when the status fd takes nothing. Returns 125. */
@@ -120,7 +149,14 @@ static int fail_usage(int err, const char *format, ...) {
 static void log_failure(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static void log_failure(int err, const char *format, ...) {
   FORMAT_CALL(call, format);
-  dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
+  if (!copying_output || outputs[1].file != 2) { /* stderr is the task's, or its file not set up yet */
+    dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
+    return;
+  }
+  char line[LINE_MAX_BYTES];
+  int length = snprintf(line, sizeof line, "hive-task-shim: %s: %s\n", call, strerror(err));
+  if (length >= (int)sizeof line) length = sizeof line - 1;
+  if (length > 0 && output_note(&outputs[1], max_output, line, (size_t)length)) report_cut(1);
 }
 
 static int set_close_on_exec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 ? 0 : -errno; }
@@ -150,6 +186,10 @@ static void exec_leader(char **argv, pid_t shim, int sync) __attribute__((noretu
 static void exec_leader(char **argv, pid_t shim, int sync) {
   int err;
   const char *call;
+  /* dup2 onto another number clears close-on-exec: the leader keeps these. */
+  for (int i = 0; copying_output && i < 2; i++) {
+    if (dup2(leader_outputs[i], i + 1) < 0) fail_start(sync, errno, "dup2 fd %d to %d (the %s pipe)", leader_outputs[i], i + 1, output_names[i]);
+  }
   if (setpgid(0, 0) != 0) fail_start(sync, errno, "setpgid 0 0");
   /* Signals are still blocked here, so tcsetpgrp from what is yet a background group is not stopped by SIGTTOU. */
   if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, errno, "tcsetpgrp fd 0");
@@ -224,6 +264,8 @@ static int reap_children(pid_t leader, int *leader_done) {
     if (pid < 0) return errno == ECHILD ? 1 : 0;
     if (pid != leader) continue;
     *leader_done = 1;
+    /* What the leader wrote is all in the pipes now: it goes into the files before its end is told. */
+    for (int i = 0; copying_output && i < 2; i++) copy_output(i, output_pending(&outputs[i]));
     /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
     if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
     else report("exit %d", WEXITSTATUS(status));
@@ -322,16 +364,18 @@ static void report_subtree_cpu(void) {
 }
 
 static int supervise(pid_t leader, int child_events) {
-  struct pollfd fds[2] = {{.fd = child_events, .events = POLLIN}, {.fd = CONTROL_FD, .events = POLLIN}};
+  struct pollfd fds[4] = {{.fd = child_events, .events = POLLIN}, {.fd = CONTROL_FD, .events = POLLIN}, {.fd = -1, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
   char control[256];
   size_t used = 0;
   int leader_done = 0, err;
   for (;;) {
-    if (reap_children(leader, &leader_done) && leader_done) {
+    for (int i = 0; copying_output && i < 2; i++) fds[2 + i].fd = outputs[i].pipe;
+    if (reap_children(leader, &leader_done) && leader_done && fds[2].fd < 0 && fds[3].fd < 0) {
+      if (copying_output) report("output %lld %lld", outputs[0].produced, outputs[1].produced);
       report_subtree_cpu();
       return 0;
     }
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) {
+    if (poll(fds, 4, -1) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;
     }
@@ -342,6 +386,9 @@ static int supervise(pid_t leader, int child_events) {
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       /* The daemon closed control: keep reaping; PR_SET_PDEATHSIG covers its death. */
       if (!read_control(control, &used, sizeof control, leader, &leader_done)) fds[1].fd = -1;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (fds[2 + i].fd >= 0 && (fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))) copy_output(i, OUTPUT_BUDGET);
     }
   }
 }
@@ -375,6 +422,13 @@ int run_shim(int argc, char **argv) {
       *(argv[1][1] == 's' ? &script_fd : &host_proc_fd) = (int)fd;
       argv += 2;
       argc -= 2;
+    } else if (argc > 2 && strcmp(argv[1], "-o") == 0) {
+      long bytes;
+      if (parse_decimal(argv[2], 0, LONG_MAX, &bytes) < 0) return fail_usage(EINVAL, "argv: -o '%.32s' (bytes, from 0)", argv[2]);
+      copying_output = 1;
+      max_output = bytes;
+      argv += 2;
+      argc -= 2;
     } else if (argc > 2 && strcmp(argv[1], "-j") == 0) {
       if (joined_count == MAX_JOINED) return fail_usage(E2BIG, "argv: more than %d -j cgroups", MAX_JOINED);
       joined_dirs[joined_count++] = argv[2];
@@ -405,11 +459,15 @@ int run_shim(int argc, char **argv) {
   if ((err = check_parent((pid_t)parent)) < 0) return fail_setup(-err, "getppid: the spawner is gone");
   const char *call;
   if (on_terminal && (err = take_terminal(&call)) < 0) return fail_setup(-err, "%s", call);
+  for (int i = 0; copying_output && i < 2; i++) {
+    if ((err = output_open(&outputs[i], i + 1, &leader_outputs[i])) < 0) return fail_setup(-err, "pipe2 (%s)", output_names[i]);
+  }
   int sync[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return fail_setup(errno, "pipe2");
   pid_t leader = start_leader(argv + 3, sync);
   if (leader < 0) return fail_setup(errno, "vfork");
   close(sync[1]);
+  for (int i = 0; copying_output && i < 2; i++) close(leader_outputs[i]); /* EOF comes once the task's own copies are gone */
   if (script_fd >= 0) close(script_fd); /* the leader has its own copy, or failed */
   char reason[LINE_MAX_BYTES - 16];
   int state = await_exec(sync[0], reason, sizeof reason);

@@ -1,0 +1,140 @@
+/* A task's output copied by its shim from a pipe into its file (see shim-output.h). The limits are
+ * the daemon's (src/workers/output-cap.ts): writing stops while the file system has less than its
+ * reserve free (64 MiB, or a tenth of a smaller one; looked at once per MiB kept), and past the cap
+ * the rest of the stream is read and discarded. A stream is cut only when a byte is dropped. */
+#define _GNU_SOURCE
+#include "shim-output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#define RESERVE_MAX_BYTES (64LL * 1024 * 1024)
+#define RESERVE_CHECK_BYTES (1024LL * 1024)
+/* The most one splice asks for (a pipe holds 64 KiB unless resized). */
+#define SPLICE_BYTES (1024 * 1024)
+
+/* Where bytes are read to be written (no splice) or dropped (cut). */
+static char scratch[64 * 1024];
+
+int output_open(struct output_stream *stream, int file, int *leader_end) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return -errno;
+  /* Only the shim's end: the task's writes block as they would on any pipe. */
+  if (fcntl(ends[0], F_SETFL, O_NONBLOCK) != 0) {
+    int err = -errno;
+    close(ends[0]);
+    close(ends[1]);
+    return err;
+  }
+  *stream = (struct output_stream){.pipe = ends[0], .file = file};
+  *leader_end = ends[1];
+  return 0;
+}
+
+/* Whether the file system of `file` has less than its reserve free; 0 when that cannot be read. */
+static int below_reserve(int file) {
+  struct statfs stats;
+  if (fstatfs(file, &stats) != 0) return 0;
+  long long tenth = (long long)stats.f_blocks * stats.f_bsize / 10;
+  long long reserve = tenth < RESERVE_MAX_BYTES ? tenth : RESERVE_MAX_BYTES;
+  return (long long)stats.f_bavail * stats.f_bsize < reserve;
+}
+
+/* Marks the stream cut, once: 1 if this call did. */
+static int stop_keeping(struct output_stream *stream, enum output_cut cut, int err) {
+  if (stream->cut != OUTPUT_KEPT) return 0;
+  stream->cut = cut;
+  stream->cut_errno = err;
+  return 1;
+}
+
+/* How many of the stream's next bytes may be kept; when none, `*why` says what a dropped byte
+ * would be cut by (OUTPUT_KEPT once the stream is cut already). */
+static long long room_for(struct output_stream *stream, long long max_bytes, enum output_cut *why) {
+  *why = OUTPUT_KEPT;
+  if (stream->cut != OUTPUT_KEPT) return 0;
+  if (stream->kept >= stream->next_check) {
+    /* Looked at again on every call while the disk is short: it is marked only once a byte is dropped. */
+    if (below_reserve(stream->file)) {
+      *why = OUTPUT_CUT_RESERVE;
+      return 0;
+    }
+    stream->next_check = stream->kept + RESERVE_CHECK_BYTES;
+  }
+  if (max_bytes == 0) return LLONG_MAX;
+  if (stream->kept >= max_bytes) *why = OUTPUT_CUT_CAP;
+  return max_bytes - stream->kept;
+}
+
+/* Writes all of `data` to the file; a failed write cuts the stream (1), the bytes it held lost. */
+static int keep(struct output_stream *stream, const char *data, size_t length) {
+  for (size_t done = 0; done < length;) {
+    ssize_t written = write(stream->file, data + done, length - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return stop_keeping(stream, OUTPUT_CUT_WRITE, errno);
+    done += (size_t)written;
+  }
+  stream->kept += (long long)length;
+  return 0;
+}
+
+int output_copy(struct output_stream *stream, long long max_bytes, long long budget) {
+  int cut = 0;
+  for (long long moved = 0; stream->pipe >= 0 && moved < budget;) {
+    enum output_cut why;
+    long long room = room_for(stream, max_bytes, &why);
+    ssize_t got;
+    if (room == 0) {
+      got = read(stream->pipe, scratch, sizeof scratch);
+      if (got > 0) cut |= stop_keeping(stream, why, 0);
+    } else if (!stream->no_splice) {
+      got = splice(stream->pipe, NULL, stream->file, NULL, room < SPLICE_BYTES ? (size_t)room : SPLICE_BYTES, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (got > 0) stream->kept += got;
+      /* A file that takes no splice is written with write(2) from here on. */
+      if (got < 0 && errno == EINVAL) {
+        stream->no_splice = 1;
+        continue;
+      }
+      /* Any other error but the pipe's EAGAIN is the file's: the bytes stay in the pipe, to be dropped. */
+      if (got < 0 && errno != EAGAIN && errno != EINTR) {
+        cut |= stop_keeping(stream, OUTPUT_CUT_WRITE, errno);
+        continue;
+      }
+    } else {
+      got = read(stream->pipe, scratch, room < (long long)sizeof scratch ? (size_t)room : sizeof scratch);
+      if (got > 0) cut |= keep(stream, scratch, (size_t)got);
+    }
+    if (got > 0) {
+      stream->produced += got;
+      moved += got;
+    } else if (got < 0 && errno == EINTR) {
+      continue;
+    } else if (got < 0 && errno == EAGAIN) {
+      break;
+    } else {
+      /* EOF, or a read error, which ends the stream like EOF. */
+      close(stream->pipe);
+      stream->pipe = -1;
+    }
+  }
+  return cut;
+}
+
+long long output_pending(const struct output_stream *stream) {
+  int bytes = 0;
+  if (stream->pipe < 0 || ioctl(stream->pipe, FIONREAD, &bytes) != 0) return 0;
+  return bytes;
+}
+
+int output_note(struct output_stream *stream, long long max_bytes, const char *text, size_t length) {
+  enum output_cut why;
+  long long room = room_for(stream, max_bytes, &why);
+  stream->produced += (long long)length;
+  if (room == 0) return stop_keeping(stream, why, 0);
+  if (room < (long long)length) return keep(stream, text, (size_t)room) | stop_keeping(stream, OUTPUT_CUT_CAP, 0);
+  return keep(stream, text, length);
+}
