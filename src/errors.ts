@@ -3,7 +3,7 @@
 // A message names the input, echoes the value and says what would be accepted.
 import { statfsSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import { getSystemErrorName } from 'node:util';
+import { getSystemErrorMap, getSystemErrorName } from 'node:util';
 
 export class HiveError extends Error {
   readonly code: string = 'ERR_HIVE';
@@ -201,6 +201,12 @@ export function describeErrno(errno: number): string {
     // not an errno this platform knows
   }
   return name === null || name.startsWith('Unknown') ? `errno ${errno}` : `${name} (errno ${errno})`;
+}
+
+/** An errno in the words of Node's own error for a failed call: `ENOSPC: no space left on device, write`. */
+export function systemCallError(errno: number, syscall: string): string {
+  const [name, text] = getSystemErrorMap().get(-Math.abs(errno)) ?? [`errno ${errno}`, 'unknown error'];
+  return `${name}: ${text}, ${syscall}`;
 }
 
 /** The shape every refused tool call carries in its structuredContent. */

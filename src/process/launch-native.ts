@@ -1,6 +1,7 @@
 // Starts a task through the native addon: the thread's spawner starts the per-task shim (no
 // fork() of the daemon), which leads the task's session, reaps its subtree, starts the leader in
-// the task's cgroup and reports on fd 4. Its fd 3 (control) and fd 4 (status) are the same end of
+// the task's cgroup and reports on fd 4. Given the output files, the shim gets them as its fds 1
+// and 2 and writes the task's output into them itself; else the output comes back here on pipes. Its fd 3 (control) and fd 4 (status) are the same end of
 // one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
 // shim finds the leader's pid as the daemon sees it.
@@ -29,6 +30,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   };
   const { stdio } = request;
   const terminalFd = 'terminalFd' in stdio ? stdio.terminalFd : -1;
+  const output = 'output' in stdio ? stdio.output : undefined;
   let devNull = -1;
   let ends: number[];
   try {
@@ -36,7 +38,10 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     if (terminalFd !== -1) ends = [terminalFd, -1, -1, terminalFd, -1, terminalFd];
     else {
       devNull = 'stdin' in stdio && stdio.stdin === 'null' ? openSync('/dev/null', 'r') : -1;
-      ends = [...(devNull === -1 ? pipe() : [devNull, -1]), ...pipe(), ...pipe()];
+      ends = [
+        ...(devNull === -1 ? pipe() : [devNull, -1]),
+        ...(output ? [-1, output.fds[0], -1, output.fds[1]] : [...pipe(), ...pipe()]),
+      ];
     }
     const channel = addon.socketPair();
     owned.push(...channel);
@@ -77,6 +82,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     '5',
     ...(request.namespaceFd === null ? [] : ['-P', '6']),
     ...(terminalFd === -1 ? [] : ['-t']),
+    ...(output ? ['-o', String(output.maxBytes)] : []),
     ...sandboxShimArgs(request.sandbox),
   ];
   let spawned: Promise<SpawnAnswer> | null = null;
@@ -103,11 +109,12 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   } catch (error) {
     failure = SpawnError.fromSystemError(error);
   }
-  // The request carries the child's fds: ours can go now. The terminal's fd is the caller's to
-  // close. fs.openSync'd fds must go back through fs.closeSync: a worker thread tracks them, and
-  // warns when a number it thinks is still open comes back from another open.
+  // The request carries the child's fds: ours can go now. The terminal's fd and the output files
+  // are the caller's to close. fs.openSync'd fds must go back through fs.closeSync: a worker thread
+  // tracks them, and warns when a number it thinks is still open comes back from another open.
+  const callers = new Set([terminalFd, hostProc, ...(output?.fds ?? [])]);
   for (const fd of new Set(childEnds))
-    if (fd === terminalFd || fd === hostProc) continue;
+    if (callers.has(fd)) continue;
     else if (fd === devNull) closeSync(fd);
     else addon.close(fd);
   if (spawned === null) {

@@ -63,6 +63,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   return {
     stdout: child.stdout,
     stderr: child.stderr,
+    outputBytes: null,
     stdin: child.stdin,
     started,
     exit,

@@ -14,9 +14,15 @@ export interface LeaderExit {
 }
 
 export interface LaunchedTask {
-  /** The read ends of the output pipes; null on a terminal, which the worker reads itself. */
+  /** The read ends of the output pipes; null on a terminal, which the worker reads itself, and where the shim writes the files. */
   stdout: Readable | null;
   stderr: Readable | null;
+  /**
+   * Where the shim writes the output files (`output` in the request): what the task wrote to each
+   * stream, kept or not, once both are at their end; null if the shim ended without saying (it was
+   * killed). Null where the output comes through `stdout` and `stderr`.
+   */
+  outputBytes: Promise<[number, number] | null> | null;
   /** The write end of the task's stdin pipe, or null when stdin is /dev/null or the terminal. */
   stdin: Writable | null;
   /** Resolves once the leader runs, with its pid, the task's process group and when it was seen starting. */
@@ -47,8 +53,24 @@ export interface LeaderStart {
   shimPid: number | null;
 }
 
-/** The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal (an fd of its slave). */
-export type LaunchStdio = { stdin: 'null' | 'pipe' } | { terminalFd: number };
+/**
+ * The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal
+ * (an fd of its slave). With `output` (the native launcher only), the shim writes the pipes into
+ * those files itself.
+ */
+export type LaunchStdio = { stdin: 'null' | 'pipe'; output?: OutputFiles } | { terminalFd: number };
+
+/** The output files a task's shim writes (stdout, stderr): open for writing, still the caller's to close after the launch. */
+export interface OutputFiles {
+  fds: [number, number];
+  /** Bytes kept per stream; 0: no cap. */
+  maxBytes: number;
+  /** Called once per stream, when its first byte is dropped. */
+  onCut(stream: 'stdout' | 'stderr', cut: OutputCut): void;
+}
+
+/** Why a stream's output stopped being kept: its cap, the disk's reserve, or a failed write (the error's text). */
+export type OutputCut = { cause: 'cap' } | { cause: 'reserve' } | { cause: 'write'; error: string };
 
 export interface LaunchRequest {
   /** The task's command: bash reads it from an fd (TASK_SHELL_ARGV), so it is in no command line. */

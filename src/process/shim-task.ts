@@ -1,8 +1,9 @@
-// A task as its shim runs it: the shim's status lines (start, cpu, error, exit or signal) become
-// the task's start and exit, a kill becomes a control line, and a shim that dies before reporting
-// its task's end takes the task's orphans with it.
+// A task as its shim runs it: the shim's status lines (start, cpu, error, exit or signal; truncated
+// and output where it writes the output files) become the task's start, exit and output, a kill
+// becomes a control line, and a shim that dies before reporting its task's end takes the task's
+// orphans with it.
 import type { Socket } from 'node:net';
-import { SpawnError } from '../errors.js';
+import { SpawnError, systemCallError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';
 import {
   NO_FINAL_FIGURES,
@@ -10,6 +11,7 @@ import {
   type LaunchRequest,
   type LeaderExit,
   type LeaderStart,
+  type OutputCut,
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './lingering.js';
@@ -30,8 +32,11 @@ export function trackShim(
   streams: ShimStreams,
   spawned: Promise<SpawnAnswer>,
   task: TaskProcesses,
-  { cwd, cgroups }: LaunchRequest,
+  { cwd, cgroups, stdio }: LaunchRequest,
 ): LaunchedTask {
+  const output = 'output' in stdio ? stdio.output : undefined;
+  let resolveOutput!: (bytes: [number, number] | null) => void;
+  const outputBytes = output && new Promise<[number, number] | null>((resolve) => (resolveOutput = resolve));
   let resolveStarted!: (value: LeaderStart) => void;
   let resolveExit!: (value: LeaderExit) => void;
   const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
@@ -54,7 +59,14 @@ export function trackShim(
         resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }),
       );
     } else if (word === 'cpu') subtreeCpuMs = Math.round(Number(value) / 1000);
-    else if (word === 'error') startError = parseShimError(value);
+    else if (word === 'truncated') {
+      // "truncated STREAM cap|reserve|write ERRNO"
+      const [stream, cause, errno] = value.split(' ');
+      if (stream === 'stdout' || stream === 'stderr') output?.onCut(stream, parseCut(cause, errno));
+    } else if (word === 'output') {
+      const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
+      resolveOutput?.([stdoutBytes!, stderrBytes!]);
+    } else if (word === 'error') startError = parseShimError(value);
     else if (word === 'exit' || word === 'signal') {
       exitReported = true;
       const number = Number(value);
@@ -74,7 +86,12 @@ export function trackShim(
   readLines(streams.channel, onLine);
   // The channel closes when the shim exits (normally its whole subtree is gone by then), or when
   // the spawner could not start it (the spawner closes the shim's end).
-  const gone = new Promise<void>((resolve) => streams.channel.once('close', () => resolve()));
+  const gone = new Promise<void>((resolve) =>
+    streams.channel.once('close', () => {
+      resolveOutput?.(null); // its copying ended with it, unsaid
+      resolve();
+    }),
+  );
   void Promise.all([gone, spawned]).then(([, answer]) => {
     if (exitReported) return;
     if ('error' in answer) {
@@ -101,6 +118,7 @@ export function trackShim(
   return {
     stdout: streams.stdout,
     stderr: streams.stderr,
+    outputBytes: outputBytes ?? null,
     stdin: streams.stdin,
     started,
     exit,
@@ -125,11 +143,18 @@ function parseShimError(text: string): SpawnError {
   return match ? new SpawnError(match[2]!, Number(match[1])) : new SpawnError(text, null);
 }
 
+/** The cause words of a `truncated` line. */
+function parseCut(cause: string | undefined, errno: string | undefined): OutputCut {
+  if (cause === 'cap' || cause === 'reserve') return { cause };
+  return { cause: 'write', error: systemCallError(Number(errno), 'write') };
+}
+
 export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): LaunchedTask {
   void removeTaskCgroups(cgroups);
   return {
     stdout: null,
     stderr: null,
+    outputBytes: null,
     stdin: null,
     started: new Promise(() => {}),
     exit: Promise.resolve({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() }),

@@ -1,7 +1,11 @@
-// The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest is discarded.
-import { closeSync, openSync, statfsSync, writeSync } from 'node:fs';
+// The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest
+// is discarded. A pipe task's shim does the same in C (native/src/shim-output.c, the same limits),
+// and its cuts are told here in the same words.
+import { closeSync, openSync, statfsSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { LaunchedTask, OutputCut, OutputFiles } from '../process/launched-task.js';
+import type { StreamName, TaskSpec } from './protocol.js';
 
 /**
  * Output never takes the last of the state dir's disk, which the registry needs: writing stops
@@ -35,6 +39,47 @@ export interface OutputFile {
   closed: Promise<number>;
 }
 
+/** Why a stream of the file at `path` was cut, as `status` says it (`*_truncated_reason`). */
+export function cutReason(cut: OutputCut, path: string, maxBytes: number): string {
+  if (cut.cause === 'cap') return `the cap of ${maxBytes} bytes was reached`;
+  if (cut.cause === 'write') return `writing ${path} failed: ${cut.error}`;
+  return `the disk of ${dirname(path)} is nearly full: output stops while less than its reserve is free, so the task registry can still be written`;
+}
+
+/** A task's output files (what TaskSpec says of them) as its shim writes them. */
+type OutputSpec = Pick<TaskSpec, 'stdoutPath' | 'stderrPath' | 'maxOutputBytes'>;
+
+/** The output files (open at `fds`) as a shim writes them: each cut told to `onTruncated` with its reason. */
+export function shimOutputFiles(
+  fds: [number, number],
+  spec: OutputSpec,
+  onTruncated: (stream: StreamName, reason: string) => void,
+): OutputFiles {
+  const { stdoutPath, stderrPath, maxOutputBytes: maxBytes } = spec;
+  return {
+    fds,
+    maxBytes,
+    onCut: (stream, cut) =>
+      onTruncated(stream, cutReason(cut, stream === 'stdout' ? stdoutPath : stderrPath, maxBytes)),
+  };
+}
+
+/**
+ * Once the shim has written the output files (its copies of `fds` are its own; ours are closed
+ * here): the bytes the task wrote to each stream, or, if the shim was killed before it could say,
+ * what the files hold.
+ */
+export async function shimOutputWritten(
+  launched: LaunchedTask,
+  fds: [number, number],
+  spec: OutputSpec,
+): Promise<[number, number]> {
+  for (const fd of fds) closeSync(fd);
+  const bytes = await launched.outputBytes;
+  const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  return bytes ?? [size(spec.stdoutPath), size(spec.stderrPath)];
+}
+
 /** Opens (and empties) `path` with mode 0600 and returns the fd; throws with the path in the message. */
 export function openOutputFile(path: string): number {
   return openSync(path, 'w', 0o600);
@@ -57,10 +102,7 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
     if (discarding) return;
     if (kept >= nextCheck) {
       nextCheck = kept + RESERVE_CHECK_BYTES;
-      if (belowReserve(dir))
-        return stopKeeping(
-          `the disk of ${dir} is nearly full: output stops while less than its reserve is free, so the task registry can still be written`,
-        );
+      if (belowReserve(dir)) return stopKeeping(cutReason({ cause: 'reserve' }, options.path, options.maxBytes));
     }
     const room = options.maxBytes === 0 ? chunk.length : Math.min(chunk.length, options.maxBytes - kept);
     try {
@@ -68,10 +110,10 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
       for (let offset = 0; offset < room;) offset += writeSync(fd, chunk, offset, room - offset);
       kept += Math.max(room, 0);
     } catch (error) {
-      stopKeeping(`writing ${options.path} failed: ${(error as Error).message}`);
+      stopKeeping(cutReason({ cause: 'write', error: (error as Error).message }, options.path, options.maxBytes));
       return;
     }
-    if (room < chunk.length) stopKeeping(`the cap of ${options.maxBytes} bytes was reached`);
+    if (room < chunk.length) stopKeeping(cutReason({ cause: 'cap' }, options.path, options.maxBytes));
   });
   const closed = new Promise<number>((resolve) => {
     source.once('close', () => {

@@ -1,5 +1,7 @@
-// One task on a worker thread, from spawn until its worker lets go of it (the release): launches it, pumps its
-// output into capped files, writes its input, times it out, and reports each change on its port.
+// One task on a worker thread, from spawn until its worker lets go of it (the release): launches
+// it, has its output written into capped files (by its shim for a pipe task, pumped here for a
+// terminal or without the native spawner), writes its input, times it out, and reports each change
+// on its port.
 import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { MessagePort } from 'node:worker_threads';
@@ -9,7 +11,7 @@ import { launchNode } from '../process/launch-node.js';
 import { terminate, type TerminationHandle } from '../process/terminate.js';
 import { watchOomKills } from './oom-watch.js';
 import { NO_LIMIT_FIGURES } from '../process/task-cgroups.js';
-import { openOutputFile, pumpToFile } from './output-cap.js';
+import { openOutputFile, pumpToFile, shimOutputFiles, shimOutputWritten } from './output-cap.js';
 import type {
   ControlMessage,
   EndReason,
@@ -82,10 +84,16 @@ export class TaskRun {
       return;
     }
     const terminal = this.terminal;
+    const stdin = this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe';
+    // A pipe task's shim writes its output files itself: no stream of it passes through this thread.
+    const shimWrites = terminal === null && this.spec.spawner === 'native';
+    const onTruncated = (stream: StreamName, reason: string) => this.report({ type: 'truncated', stream, reason });
     const launched = this.launch(
-      terminal === null
-        ? { stdin: this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe' }
-        : { terminalFd: terminal.slaveFd },
+      terminal !== null
+        ? { terminalFd: terminal.slaveFd }
+        : shimWrites
+          ? { stdin, output: shimOutputFiles(fds, this.spec, onTruncated) }
+          : { stdin },
     );
     this.launched = launched;
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
@@ -105,10 +113,12 @@ export class TaskRun {
         .then(() => terminal.finish())
         .catch(() => terminal.close());
     }
-    const pumps = Promise.all([
-      this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]),
-      this.pump(terminal ? null : launched.stderr, 'stderr', fds[1]),
-    ]);
+    const pumps = shimWrites
+      ? shimOutputWritten(launched, fds, this.spec)
+      : Promise.all([
+          this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]),
+          this.pump(terminal ? null : launched.stderr, 'stderr', fds[1]),
+        ]);
     void launched.started.then((started) => this.onStart(started));
     // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
     const native = this.spec.spawner === 'native';
@@ -122,7 +132,8 @@ export class TaskRun {
     // An OOM kill ends the whole task (memory.oom.group in v2; here, for v1 or a helper that outlived it).
     if (oomKilled) launched.signal('SIGKILL');
     // What the leader wrote before it exited may still sit in the pipes: let it reach the files
-    // first, so the end's report and tails are complete; and the shim may be reaping the last of
+    // first, so the end's report and tails are complete (a shim writing the files has put the
+    // leader's own output there before it tells its exit); and the shim may be reaping the last of
     // the task. A descendant holding a pipe open, or still running, costs at most OUTPUT_DRAIN_MS
     // of delay, never the end itself.
     await within<unknown, undefined>(

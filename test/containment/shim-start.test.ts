@@ -4,7 +4,9 @@
 // executable itself still works on its own.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { readLines } from '../../src/shared/line-reader.js';
@@ -57,12 +59,24 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         );
         // The shim's own: stdio, the channel on 3 and 4, its signalfd; no socket or fd of its
         // spawner's, and neither the command's fd nor the host's /proc once the leader started.
+        // Without a terminal, its fds 1 and 2 are the task's output files, and it holds the read
+        // ends of the pipes it copies into them (the leader's stdout and stderr).
         const fds = openFds(shim);
+        const target = (pid: number, fd: string) => readlinkSync(`/proc/${pid}/fd/${fd}`);
         assert.deepEqual(fds.slice(0, 5), ['0', '1', '2', '3', '4']);
         assert.deepEqual(
-          fds.slice(5).map((fd) => readlinkSync(`/proc/${shim}/fd/${fd}`)),
-          ['anon_inode:[signalfd]'],
+          fds.slice(5).map((fd) => target(shim, fd).replace(/^pipe:\[\d+\]$/, 'pipe')),
+          pty ? ['anon_inode:[signalfd]'] : ['anon_inode:[signalfd]', 'pipe', 'pipe'],
         );
+        if (!pty) {
+          const status = await tools.ok('status', { id: task.id });
+          assert.deepEqual([target(shim, '1'), target(shim, '2')], [status.stdout_path, status.stderr_path]);
+          assert.deepEqual(
+            [target(leader, '1'), target(leader, '2')],
+            fds.slice(6).map((fd) => target(shim, fd)),
+            "the leader writes the shim's pipes",
+          );
+        }
         await tools.ok('kill', { id: task.id, force: true });
       });
     }
@@ -84,6 +98,36 @@ test('the hive-task-shim executable starts its program and reports its start, ex
   assert.deepEqual(lines.slice(1, 2), ['exit 3']);
   assert.match(lines[2] ?? '', /^cpu \d+$/);
   assert.equal(lines.length, 3);
+});
+
+test("with -o, the hive-task-shim executable copies its task's output into the files it was given, keeping the cap and saying why a stream was cut before the end", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hive-bash-shim-output-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const out = openSync(join(dir, 'out'), 'w', 0o600);
+  const full = openSync('/dev/full', 'w'); // every write fails with ENOSPC
+  // The cap is 10 bytes: stdout drops 3; stderr's file takes nothing; a grandchild outlives the
+  // leader and writes once it is gone.
+  const script = 'printf 0123456789ABC; echo err >&2; (sleep 0.3; printf late >&2) &';
+  const shim = spawn(SHIM_PATH, ['-o', '10', String(process.pid), '-', '/bin/sh', '-c', script], {
+    stdio: ['ignore', out, full, 'pipe', 'pipe'],
+  });
+  closeSync(out);
+  closeSync(full);
+  const lines: string[] = [];
+  readLines(shim.stdio[4] as Socket, (line) => lines.push(line));
+  const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
+  assert.equal(code, 0);
+  assert.equal(readFileSync(join(dir, 'out'), 'utf8'), '0123456789');
+  assert.match(lines[0] ?? '', /^start \d+$/);
+  // What the leader wrote is in the files (or cut) before its end is told.
+  assert.deepEqual(
+    lines.slice(1, 3).sort(),
+    [`truncated stderr write ${osConstants.errno.ENOSPC}`, 'truncated stdout cap'],
+    lines.join('\n'),
+  );
+  assert.deepEqual(lines.slice(3, 5), ['exit 0', 'output 13 8'], 'the late write is counted: the shim waited for it');
+  assert.match(lines[5] ?? '', /^cpu \d+$/);
+  assert.equal(lines.length, 6);
 });
 
 test(

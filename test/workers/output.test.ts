@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { test } from 'node:test';
+import { systemCallError } from '../../src/errors.js';
+import { cutReason } from '../../src/workers/output-cap.js';
 import { decodeWholeCharacters } from '../../src/supervisor/output/output-tail.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -78,6 +81,37 @@ test('each stream keeps at most the cap, the task goes on and status says trunca
   assert.equal(task.stderr_tail, 'smallafter-cap\n');
   const tail = await tools.ok('status', { id: task.id, tail_bytes: 10 });
   assert.equal(tail.stdout_tail, 'a'.repeat(10));
+});
+
+test("a task's end is told once its leader's output is in the file, while a grandchild still holds the pipes", async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--max-output-bytes', '0'] });
+  const tools = await connectClient(t, daemon.url);
+  const task = await tools.ok('run', {
+    command: 'sleep 30 & head -c 3000000 /dev/zero | tr "\\0" a; echo -n last; echo -n fault >&2',
+    wait_seconds: 20,
+  });
+  assert.deepEqual([task.state, task.exit_code, task.lingering], ['done', 0, 1]);
+  assert.deepEqual([task.stdout_bytes, task.stderr_bytes], [3_000_004, 5]);
+  assert.match(task.stdout_tail, /aaaalast$/);
+  assert.equal(task.stderr_tail, 'fault');
+  await tools.ok('kill', { id: task.id, force: true });
+});
+
+test('a write the shim could not make is told in the words of a write the daemon could not make', () => {
+  const fd = openSync('/dev/full', 'w');
+  let message = '';
+  try {
+    writeSync(fd, 'x');
+  } catch (error) {
+    message = (error as Error).message;
+  } finally {
+    closeSync(fd);
+  }
+  assert.match(message, /^ENOSPC: /);
+  assert.equal(
+    cutReason({ cause: 'write', error: systemCallError(osConstants.errno.ENOSPC, 'write') }, '/d/x.out', 10),
+    `writing /d/x.out failed: ${message}`,
+  );
 });
 
 test('a cap of 0 keeps all of the output', async (t) => {
