@@ -70,17 +70,17 @@ export function trackShim(
     else if (word === 'exit' || word === 'signal') {
       exitReported = true;
       const number = Number(value);
+      const endedAt = Date.now();
       // A leader that failed before exec never ran: its exit is the failure, with no exit code.
-      if (startError !== null)
-        resolveExit({ exitCode: null, signal: null, error: startError.message, endedAt: Date.now() });
-      else if (word === 'exit') resolveExit({ exitCode: number, signal: null, error: null, endedAt: Date.now() });
-      else
-        resolveExit({
-          exitCode: exitCodeOfSignal(number),
-          signal: signalName(number),
-          error: null,
-          endedAt: Date.now(),
-        });
+      const leaderExit: LeaderExit =
+        startError !== null
+          ? { exitCode: null, signal: null, error: startError.message, endedAt }
+          : word === 'exit'
+            ? { exitCode: number, signal: null, error: null, endedAt }
+            : { exitCode: exitCodeOfSignal(number), signal: signalName(number), error: null, endedAt };
+      // After the start, which waits for the spawner's answer: the end (and the release that can
+      // follow it at once) must not overtake the start, which would come too late to be heard.
+      void spawned.then(() => resolveExit(leaderExit));
     }
   };
   readLines(streams.channel, onLine);

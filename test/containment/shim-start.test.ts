@@ -7,11 +7,14 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { readLines } from '../../src/shared/line-reader.js';
-import { SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
-import { TASK_SHELL_ARGV } from '../../src/process/launched-task.js';
+import { nativeAddon, SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
+import { trackShim } from '../../src/process/shim-task.js';
+import type { SpawnAnswer } from '../../src/process/spawner-client.js';
+import { TASK_SHELL_ARGV, type LaunchRequest } from '../../src/process/launched-task.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -128,6 +131,35 @@ test("with -o, the hive-task-shim executable copies its task's output into the f
   assert.deepEqual(lines.slice(3, 5), ['exit 0', 'output 13 8'], 'the late write is counted: the shim waited for it');
   assert.match(lines[5] ?? '', /^cpu \d+$/);
   assert.equal(lines.length, 6);
+});
+
+test("a task's end is never told before its start, however late the spawner's answer comes", async (t) => {
+  const [ours, theirs] = nativeAddon().socketPair();
+  const channel = new Socket({ fd: ours, readable: true, writable: true });
+  const shim = new Socket({ fd: theirs, readable: true, writable: true });
+  t.after(() => {
+    shim.destroy();
+    channel.destroy();
+  });
+  let answer!: (value: SpawnAnswer) => void;
+  const spawned = new Promise<SpawnAnswer>((resolve) => (answer = resolve));
+  const request = { cwd: '/', stdio: { stdin: 'null' }, cgroups: { v2: null, v1: [] } } as unknown as LaunchRequest;
+  const task = trackShim(
+    { stdout: null, stderr: null, channel, stdin: null },
+    spawned,
+    { runKey: 'order', pgid: null, cgroupDir: null },
+    request,
+  );
+  const seen: string[] = [];
+  void task.started.then(() => seen.push('started'));
+  void task.exit.then(() => seen.push('exit'));
+  shim.write('start 4242\nexit 0\n'); // the shim's lines, before its spawner has answered
+  await waitFor(() => channel.bytesRead > 0);
+  await sleep(50);
+  assert.deepEqual(seen, [], 'nothing is told before the answer');
+  answer({ pid: 4241 });
+  await task.exit;
+  assert.deepEqual(seen, ['started', 'exit']);
 });
 
 test(
