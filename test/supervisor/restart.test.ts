@@ -35,7 +35,10 @@ test('after a crash the next start kills what the tasks left and marks them inte
     args: ['--task-namespace', 'off'],
     env: { HIVE_TEST_MARK: first.marker },
   });
-  assert.ok(await waitFor(() => findMarkedProcesses(marker).length === 0, 5000), 'the lingering processes were killed at start');
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(marker).length === 0, 5000),
+    'the lingering processes were killed at start',
+  );
   const again = await connectClient(t, second.url);
   const long = await again.ok('status', { id: 'long' });
   assert.equal(long.state, 'interrupted');
