@@ -49,6 +49,12 @@ let
     in
     "${npmRegistry}/${name}/-/${basename}-${module.version}.tgz";
 
+  # REGEXP_ENGINE_FLAGS of src/supervisor/readiness/wait-pattern.ts (test/nix/package.test.ts compares).
+  daemonNodeFlags = [
+    "--enable-experimental-regexp-engine"
+    "--enable-experimental-regexp-engine-on-excessive-backtracks"
+  ];
+
   root = toString ../.;
   keepSource =
     path: _type:
@@ -103,6 +109,15 @@ buildNpmPackage {
 
   # `npm run build` (tsc) ran in the build phase; `npm pack` in the install hook need not run it again.
   npmPackFlags = [ "--ignore-scripts" ];
+
+  # The install hook wraps each bin as `node <file>`, which skips the file's shebang and with it the
+  # V8 flags the daemon refuses to start without (README, Quick start): its wrapper is made again
+  # with them. Node takes them only on its command line (not in NODE_OPTIONS).
+  postInstall = ''
+    makeWrapper ${nodejs}/bin/node "$out/bin/hive-bash-daemon" \
+      --add-flags "${builtins.concatStringsSep " " daemonNodeFlags}" \
+      --add-flags "$out/lib/node_modules/${packageJson.name}/${packageJson.bin.hive-bash-daemon}"
+  '';
 
   meta = {
     inherit (packageJson) description;

@@ -1,11 +1,15 @@
-#!/usr/bin/env node
-// hive-bash-daemon: parse the configuration, start the daemon, stop it cleanly on SIGTERM or SIGINT.
+#!/usr/bin/env -S node --enable-experimental-regexp-engine --enable-experimental-regexp-engine-on-excessive-backtracks
+// hive-bash-daemon: parse the configuration, check V8's regexp engine, start the daemon, stop it
+// cleanly on SIGTERM or SIGINT. The shebang passes Node the flags the engine needs (REGEXP_ENGINE_FLAGS
+// in readiness/wait-pattern.ts) when this file runs as the command npm links or installs; `env -S`
+// splits them into words.
 import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
 import { startDaemon } from './daemon.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
+import { checkRegexpEngine } from './readiness/wait-pattern.js';
 import { createLogger } from './log.js';
 
 const EXIT_USAGE = 2;
@@ -22,6 +26,7 @@ async function main(): Promise<void> {
     if (loaded === 'help') return void process.stdout.write(`${helpText()}\n`);
     if (loaded === 'version') return void process.stdout.write(`${VERSION}\n`);
     config = loaded;
+    checkRegexpEngine();
     token = readToken(config);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -10,8 +10,11 @@ import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 import { createTestCgroupRoot, removeTestCgroupRoot } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
+import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 
 export const MAIN_JS = new URL('../../src/supervisor/main.js', import.meta.url).pathname;
+/** Node's flags before MAIN_JS, as every launcher of the daemon gives them (it refuses to start without). */
+export const DAEMON_NODE_FLAGS: readonly string[] = REGEXP_ENGINE_FLAGS;
 
 /** Containment for test daemons: HIVE_TEST_CONTAINMENT, else cgroup where writable. */
 export type TestContainment = 'cgroup' | 'process-group' | 'node';
@@ -111,7 +114,7 @@ export async function launchDaemon(
   // HIVE_DAEMON_NODE_ARGS puts Node's own flags before the daemon's (say `--cpu-prof --cpu-prof-dir=DIR`
   // to profile a benchmark's daemon; Node refuses those in NODE_OPTIONS).
   const nodeArgs = process.env.HIVE_DAEMON_NODE_ARGS?.split(' ').filter((arg) => arg !== '') ?? [];
-  const command = [...wrapper, process.execPath, ...nodeArgs, MAIN_JS, ...args];
+  const command = [...wrapper, process.execPath, ...DAEMON_NODE_FLAGS, ...nodeArgs, MAIN_JS, ...args];
   const child = spawn(command[0]!, command.slice(1), {
     env: { ...cleanEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -140,7 +143,8 @@ export function cleanEnv(): Record<string, string> {
   return env;
 }
 
-async function readListeningUrl(child: ChildProcess, stderr: () => string): Promise<string> {
+/** The URL the daemon prints once it listens; rejects if it exits or closes stdout first. */
+export async function readListeningUrl(child: ChildProcess, stderr: () => string): Promise<string> {
   const lines = createInterface({ input: child.stdout! });
   const exit = once(child, 'exit').then(([code]) => {
     throw new Error(`the daemon exited with code ${code} before listening:\n${stderr()}`);
@@ -155,14 +159,21 @@ async function readListeningUrl(child: ChildProcess, stderr: () => string): Prom
   return Promise.race([listening, exit]);
 }
 
-/** Runs the daemon binary to completion (for flags it refuses) and returns its exit and output. */
+/**
+ * Runs the daemon binary to completion (for flags it refuses) and returns its exit and output.
+ * `nodeFlags` are Node's, before MAIN_JS: by default the ones every launcher gives.
+ */
 export async function runDaemonBinary(
   args: string[],
   env: Record<string, string> = {},
+  nodeFlags: readonly string[] = DAEMON_NODE_FLAGS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, MAIN_JS, ...args], {
     env: { ...cleanEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // One that serves instead of exiting is killed, and the caller sees no exit code.
+    timeout: 60_000,
+    killSignal: 'SIGKILL',
   });
   let stdout = '';
   let stderr = '';

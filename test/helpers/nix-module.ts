@@ -33,6 +33,7 @@ export interface EvaluatedPackage {
   env: Record<string, string>;
   npmRebuildFlags: string[];
   preBuild: string;
+  postInstall: string;
   npmRoot: string;
   packageLock: { packages: Record<string, { resolved?: string; integrity?: string }> };
   mainProgram: string;

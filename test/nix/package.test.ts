@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { evaluatePackage, hasNixInstantiate, REPO_ROOT } from '../helpers/nix-module.js';
 
 const WITHOUT_NIX = hasNixInstantiate() ? false : 'nix-instantiate is not installed (.ci/nix-check installs it)';
@@ -79,6 +80,22 @@ test(
       const evaluated = evaluatePackage(attribute);
       assert.ok(evaluated.nodejs.endsWith(`-${name}`), `${attribute}: ${evaluated.nodejs}`);
       assert.match(evaluated.preBuild, new RegExp(`^export npm_config_nodedir=${evaluated.nodejs}$`, 'm'));
+    }
+  },
+);
+
+test(
+  "hive-bash-daemon's wrapper starts its Node with the regexp engine's flags (the install hook's runs `node FILE`, skipping the shebang)",
+  { skip: WITHOUT_NIX },
+  () => {
+    for (const nodejs of ['', 'nodejs_24']) {
+      const evaluated = evaluatePackage(nodejs);
+      assert.equal(
+        evaluated.postInstall.replace(/\s*\\\n\s*/g, ' ').trim(),
+        `makeWrapper ${evaluated.nodejs}/bin/node "$out/bin/hive-bash-daemon"` +
+          ` --add-flags "${REGEXP_ENGINE_FLAGS.join(' ')}"` +
+          ` --add-flags "$out/lib/node_modules/${packageJson.name}/${packageJson.bin['hive-bash-daemon']}"`,
+      );
     }
   },
 );

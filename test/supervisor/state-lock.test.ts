@@ -17,7 +17,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { createInterface } from 'node:readline';
-import { cleanEnv, MAIN_JS, runDaemonBinary, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import {
+  cleanEnv,
+  DAEMON_NODE_FLAGS,
+  MAIN_JS,
+  runDaemonBinary,
+  startTestDaemon,
+  type TestDaemon,
+} from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -180,7 +187,10 @@ async function startRacer(
   t: TestContext,
   args: string[],
 ): Promise<{ child: ChildProcess; code: number | null; stderr: () => string }> {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN_JS, ...args], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
