@@ -153,6 +153,18 @@ test('output, against one daemon', async (t) => {
     },
   );
 
+  await t.test(
+    'a grep that backtracks without end answers at once: V8 falls back to its linear engine (the launch flags)',
+    async () => {
+      await tools.ok('run', { command: `printf 'a%.0s' $(seq 30000); echo b`, name: 'aaa', wait_seconds: 30 });
+      const hung = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('grep (a+)+$ held the daemon for 20 s')), 20_000).unref(),
+      );
+      const found = await Promise.race([tools.ok('output', { id: 'aaa', grep: '(a+)+$' }), hung]);
+      assert.deepEqual([found.stdout.text, found.stdout.matches], ['', 0], 'no line ends in a');
+    },
+  );
+
   await t.test('bad fields are refused, naming the field and saying what is accepted', async () => {
     assert.match(
       await tools.error('output', { id: 'log', grep: '(a)\\1' }),
