@@ -26,10 +26,10 @@ function scratch(t: TestContext): string {
 test('started without the flags, the daemon refuses to start and says which flags to pass', async (t) => {
   const cases: [string, string[], RegExp][] = [
     ['neither', [], /the RegExp flag 'l' is refused \(--enable-experimental-regexp-engine is not set\)/],
-    [`only ${FALLBACK}`, [FALLBACK!], /the RegExp flag 'l' is refused/],
+    [`only ${FALLBACK}`, [FALLBACK], /the RegExp flag 'l' is refused/],
     [
       `only ${ENGINE}`,
-      [ENGINE!],
+      [ENGINE],
       /\/\(a\+\)\+\$\/ .* still ran after 1000 ms \(--enable-[a-z-]+-on-excessive-backtracks is not set\)/,
     ],
   ];
@@ -72,7 +72,7 @@ async function startListening(t: TestContext, command: string, args: string[], c
     }
   });
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   await readListeningUrl(child, () => stderr);
   return child;
 }

@@ -39,6 +39,7 @@ export function checkRegexpEngine(): void {
 
 function missingEngine(): string | null {
   try {
+    // eslint-disable-next-line no-invalid-regexp -- the very flag whose presence this checks
     new RegExp('', 'l');
   } catch {
     return `the RegExp flag 'l' is refused (${REGEXP_ENGINE_FLAGS[0]} is not set)`;
