@@ -9,8 +9,9 @@ test('a task that outlives run is upserted as running, then with its end; status
   const { peer, daemon, tools } = await startDaemonWithPeer(t);
   const go = join(daemon.stateDir, 'go');
   const command = `echo started; while [ ! -e ${go} ]; do sleep 0.02; done; echo finished; echo oops >&2; exit 3`;
-  const run = await tools.ok('run', { command, name: 'build-1', wait_seconds: 0.2 });
-  assert.equal(run.state, 'running');
+  // Returns once the task has started and written (never on a time: a slow start would upsert twice).
+  const run = await tools.ok('run', { command, name: 'build-1', wait_for: '^started$', wait_seconds: 30 });
+  assert.deepEqual([run.state, run.wait_result], ['running', 'matched']);
 
   const running = await peer.waitForTodo('build-1');
   assert.equal(running.cmd, 'todo_upsert');
