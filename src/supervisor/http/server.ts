@@ -5,6 +5,7 @@ import type { SessionManager } from '../mcp/sessions.js';
 import { isModernRequest } from '../mcp/eras.js';
 import type { ModernEndpoint } from '../mcp/modern-endpoint.js';
 import { sendJsonRpcError } from '../mcp/json-transport.js';
+import { sendJsonText } from '../mcp/rpc-error.js';
 import type { DaemonMetrics } from '../metrics.js';
 import type { RequestGuard } from './guard.js';
 
@@ -48,10 +49,7 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (refusal) return sendText(res, refusal.status, refusal.message);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
-    return;
+    return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
   }
   if (req.method === 'GET' && path === '/metrics') {
     const text = await routes.metrics.registry.metrics();

@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkKnownParams, checkMessage, usableId } from './message-check.js';
+import { sendJsonText } from './rpc-error.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -155,9 +156,10 @@ export class JsonHttpTransport implements Transport {
     ];
     if (answers.length === 0) post.res.writeHead(202).end();
     else
-      post.res
-        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': this.sessionId })
-        .end(JSON.stringify(post.batch ? answers : answers[0]));
+      sendJsonText(post.res, 200, JSON.stringify(post.batch ? answers : answers[0]), [
+        'mcp-session-id',
+        this.sessionId,
+      ]);
     post.done();
   }
 
@@ -189,7 +191,7 @@ export class JsonHttpTransport implements Transport {
 type LooseMessage = { jsonrpc?: unknown; method?: unknown; id?: unknown; result?: unknown; error?: unknown };
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  sendJsonText(res, status, JSON.stringify(body));
 }
 
 /** Why a POST's Accept or Content-Type is refused (406, 415), or null; the same in both eras. */
@@ -222,7 +224,10 @@ export function sendJsonRpcError(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  res
-    .writeHead(status, { ...headers, 'content-type': 'application/json' })
-    .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  sendJsonText(
+    res,
+    status,
+    JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
+    Object.entries(headers).flat(),
+  );
 }

@@ -54,5 +54,22 @@ export function sendRpcResponse(
             ...(answer.error.data === undefined ? {} : { data: answer.error.data }),
           },
         };
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/**
+ * Writes `text` (JSON) as the whole answer in one end(): its length counted once, so node:http
+ * frames it with Content-Length instead of chunks, and the headers as a flat list (`extra`, name
+ * and value in turn, go after content-type).
+ */
+export function sendJsonText(res: ServerResponse, status: number, text: string, extra: readonly string[] = []): void {
+  res
+    .writeHead(status, [
+      'content-type',
+      'application/json',
+      ...extra,
+      'content-length',
+      String(Buffer.byteLength(text)),
+    ])
+    .end(text);
 }
