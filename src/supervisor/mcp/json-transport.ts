@@ -15,6 +15,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkKnownParams, checkMessage, usableId } from './message-check.js';
 import { sendJsonText } from './rpc-error.js';
+import type { DirectAnswerer } from './direct-calls.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -40,7 +41,11 @@ export class JsonHttpTransport implements Transport {
   private isInitialized = false;
   private closed = false;
 
-  constructor(readonly sessionId: string) {}
+  /** `direct` answers the plain calls without the protocol layer (direct-calls.ts). */
+  constructor(
+    readonly sessionId: string,
+    private readonly direct: DirectAnswerer = () => null,
+  ) {}
 
   /** True once an initialize request was taken: the session exists for the client. */
   get initialized(): boolean {
@@ -136,6 +141,11 @@ export class JsonHttpTransport implements Transport {
   /** Hands each message to the protocol; a cancellation also lets its request's POST end without it. */
   private deliver(messages: LooseMessage[]): void {
     for (const message of messages) {
+      const answer = this.direct(message);
+      if (answer !== null) {
+        void answer.then((response) => this.send(response));
+        continue;
+      }
       this.onmessage?.(message as JSONRPCMessage);
       if (message.method !== 'notifications/cancelled') continue;
       const id = (message as { params?: { requestId?: RequestId } }).params?.requestId;

@@ -6,6 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
 import type { ToolRegistry } from './server.js';
+import { directAnswerer, type DirectAnswerer } from './direct-calls.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 /** Beyond this many sessions the least recently used idle one is closed for each new one. */
@@ -22,12 +23,15 @@ export class SessionManager {
   /** In order of last use, oldest first: a touched session is moved to the end. */
   private readonly sessions = new Map<string, Session>();
   private readonly timer: NodeJS.Timeout;
+  /** tools/call and ping in their plain shape, answered without the SDK's protocol layer. */
+  private readonly direct: DirectAnswerer;
 
   constructor(
     private readonly registry: ToolRegistry,
     private readonly idleMs: number,
     private readonly log: Logger,
   ) {
+    this.direct = directAnswerer(registry.call);
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
   }
 
@@ -62,7 +66,7 @@ export class SessionManager {
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     this.evictOverflow();
-    const transport = new JsonHttpTransport(randomUUID());
+    const transport = new JsonHttpTransport(randomUUID(), this.direct);
     const session: Session = { transport, lastSeen: Date.now(), active: 0 };
     transport.onclose = () => {
       if (this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
