@@ -28,6 +28,8 @@ export class TaskStore {
   private commitScheduled = false;
   /** Finished tasks read lately: a status of one reads the row once. */
   private readonly finished = new BoundedCache<string, TaskRecord>(FINISHED_CACHE_SIZE);
+  /** The last generated id's N as the registry has it (read at the first insert), or null before. */
+  private idCounter: number | null = null;
 
   /** After a set-aside, generated ids go on past task-`generatedIdsTaken()`: the forgotten tasks' output files keep theirs. */
   constructor(
@@ -124,10 +126,12 @@ export class TaskStore {
     build: (id: string) => TaskRecord,
     clear: (id: string) => TodoRequest,
   ): { id: string; busyState: TaskState } | { record: TaskRecord; replaced: boolean } {
-    return this.transact(() => {
-      const id = name ?? this.nextId();
+    let counter: number | null = null;
+    const admitted = this.transact(() => {
+      // A generated id is one nextId found free: no row to look up again.
+      const id = name ?? `task-${(counter = this.nextCounter())}`;
       this.finished.delete(id);
-      const existing = this.statements.stateOf.get(id);
+      const existing = name === null ? undefined : this.statements.stateOf.get(id);
       if (existing && !isFinished(existing.state)) return { id, busyState: existing.state };
       if (existing) this.statements.remove.run(id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear(id));
@@ -135,6 +139,8 @@ export class TaskStore {
       this.statements.insert.run(toInsertRow(record));
       return { record, replaced: existing !== undefined };
     });
+    if (counter !== null) this.idCounter = counter; // only once its transaction committed
+    return admitted;
   }
 
   /**
@@ -144,7 +150,9 @@ export class TaskStore {
    */
   save(record: TaskRecord, todo: TodoRequest | null): void {
     this.buffer.add(record, todo);
-    this.finished.delete(record.id);
+    // A finished record is its row once written: a status of it after the commit reads no row.
+    if (isFinished(record.state)) this.finished.set(record.id, record);
+    else this.finished.delete(record.id);
     if (this.buffer.fault !== null || this.commitScheduled) return;
     this.commitScheduled = true;
     setImmediate(() => {
@@ -210,14 +218,15 @@ export class TaskStore {
     }
   }
 
-  /** A fresh generated id (`task-N`) that no task in the registry holds; inside insert's transaction. */
-  private nextId(): string {
-    let next = this.statements.counter.get('id_counter')?.value ?? 0;
-    let id: string;
-    do id = `task-${++next}`;
-    while (this.statements.stateOf.get(id));
+  /**
+   * The N of a fresh generated id (`task-N`) that no task in the registry holds; inside insert's
+   * transaction. The counter is read from the registry once, then kept in memory.
+   */
+  private nextCounter(): number {
+    let next = (this.idCounter ??= this.statements.counter.get('id_counter')?.value ?? 0);
+    while (this.statements.stateOf.get(`task-${++next}`));
     this.statements.setCounter.run('id_counter', next);
-    return id;
+    return next;
   }
 
   close(): void {
