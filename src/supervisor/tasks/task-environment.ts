@@ -46,13 +46,25 @@ export interface TaskEnvironmentRequest {
 }
 
 export function taskEnvironment(base: Record<string, string>, task: TaskEnvironmentRequest): Record<string, string> {
-  return {
-    ...base,
-    ...PAGER_DEFAULTS,
-    ...(task.interactive ? {} : PROMPT_DEFAULTS),
-    ...(task.pty ? { TERM: PTY_TERM } : {}),
-    ...task.env,
-    HIVE_BASH_TASK_ID: task.id,
-    [RUN_MARKER_NAME]: task.runKey,
-  };
+  return { ...defaultsOver(base, task), ...task.env, HIVE_BASH_TASK_ID: task.id, [RUN_MARKER_NAME]: task.runKey };
+}
+
+/** The daemon's environment under the defaults, made once per base and kind of task (the same names in the same order). */
+const DEFAULTED = new WeakMap<Record<string, string>, Map<string, Readonly<Record<string, string>>>>();
+
+function defaultsOver(base: Record<string, string>, task: { pty: boolean; interactive: boolean }) {
+  const kinds = DEFAULTED.get(base) ?? new Map<string, Readonly<Record<string, string>>>();
+  DEFAULTED.set(base, kinds);
+  const kind = `${task.pty} ${task.interactive}`;
+  let env = kinds.get(kind);
+  if (env === undefined) {
+    env = Object.freeze({
+      ...base,
+      ...PAGER_DEFAULTS,
+      ...(task.interactive ? {} : PROMPT_DEFAULTS),
+      ...(task.pty ? { TERM: PTY_TERM } : {}),
+    });
+    kinds.set(kind, env);
+  }
+  return env;
 }
