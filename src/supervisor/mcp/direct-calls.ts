@@ -52,7 +52,7 @@ function errorResponse(id: RequestId, error: { code?: unknown; message?: string;
     jsonrpc: '2.0',
     id,
     error: {
-      code: Number.isSafeInteger(error.code) ? (error.code as number) : -32603,
+      code: Number.isSafeInteger(error.code) ? error.code : -32603,
       message: error.message ?? 'Internal error',
       ...(error.data !== undefined && { data: error.data }),
     },

@@ -31,7 +31,7 @@ export class SessionManager {
     private readonly idleMs: number,
     private readonly log: Logger,
   ) {
-    this.direct = directAnswerer(registry.call);
+    this.direct = directAnswerer((name, args) => registry.call(name, args));
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
   }
 
