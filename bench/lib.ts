@@ -134,6 +134,7 @@ export async function openRawSession(
 /**
  * `total` runs of `command` through `call` (a raw caller: modernCaller's, say) from `concurrency`
  * callers at once, each until done; a run whose answer is not done with `expectStdout` is a failure.
+ * `onDone` is told the count of answers so far after each.
  * The lean load generator: no SDK client, so the caller's own CPU stays small beside the daemon's.
  */
 export async function runRawTasks(
@@ -143,8 +144,10 @@ export async function runRawTasks(
   command: string,
   expectStdout: string,
   extra: Record<string, unknown> = {},
+  onDone: (done: number) => void = () => {},
 ): Promise<{ failures: number }> {
   let next = 0;
+  let done = 0;
   let failures = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -156,6 +159,7 @@ export async function runRawTasks(
             ? (JSON.parse(text).result?.structuredContent as { state?: string; stdout_tail?: string } | undefined)
             : undefined;
         if (task?.state !== 'done' || task.stdout_tail !== expectStdout) failures++;
+        onDone(++done);
       }
     }),
   );

@@ -38,7 +38,12 @@ const BENCHMARKS: Benchmark[] = [
     args: [],
     quickArgs: ['--mib', '32', '--rounds', '1', '--keep-busy-rounds'],
   },
-  { name: 'running-rss', script: 'running-rss.js', args: [], quickArgs: ['--tasks', '50'] },
+  {
+    name: 'running-rss',
+    script: 'running-rss.js',
+    args: [],
+    quickArgs: ['--running', '50', '--growth-tasks', '300', '--idle-wait', '0'],
+  },
   {
     name: 'status-under-flood',
     script: 'status-under-flood.js',
@@ -47,7 +52,12 @@ const BENCHMARKS: Benchmark[] = [
   },
   { name: 'registry-size', script: 'registry-size.js', args: [], quickArgs: ['--sizes', '10,1000', '--tasks', '30'] },
   { name: 'mcp-modes', script: 'mcp-modes.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
-  { name: 'todo-latency', script: 'todo-latency.js', args: [], quickArgs: ['--tasks', '50'] },
+  {
+    name: 'todo-latency',
+    script: 'todo-latency.js',
+    args: [],
+    quickArgs: ['--tasks', '50'],
+  },
   { name: 'output-grep', script: 'output-grep.js', args: [], quickArgs: ['--mib', '16', '--rounds', '1'] },
   { name: 'screen-cost', script: 'screen-cost.js', args: [], quickArgs: ['--tasks', '5', '--feed-mib', '1'] },
 ];
