@@ -143,6 +143,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     metrics,
     log,
   });
+  // An MCP request keeps the worker threads up, or starts them again: a run may follow.
+  server.on('request', (req: { url?: string }) => req.url?.startsWith('/mcp') && pool.warm());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

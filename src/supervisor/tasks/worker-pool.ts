@@ -1,9 +1,11 @@
 // The piscina pool of task workers. Each task is one long-lived piscina task on a worker thread;
 // its reports come, and its control messages go, on its thread's MessagePort, addressed by the
-// task's run key.
+// task's run key. The threads stop once no task has been on them, and no MCP request has come, for
+// a while; the next request or task starts them again: an idle daemon does not pay for them.
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type {
   AttachTask,
   ControlMessage,
@@ -36,16 +38,36 @@ interface Dispatched {
 const ATTACH_ATTEMPTS = 20;
 const ATTACH_RETRY_MS = 20;
 
+/**
+ * How long the threads stay with no task on them and no MCP request before they stop (the next
+ * request or task starts them again). A task that waits for their start pays it: a fresh daemon's
+ * first run took 630 to 710 ms against 280 to 360 ms with the threads up, at a load average of 25.
+ */
+export const IDLE_STOP_MS = 60_000;
+
+/** One start of the pool: its threads and the supervisor's end of each thread's port. */
+interface Started {
+  piscina: Piscina;
+  ports: Set<MessagePort>;
+}
+
 export class WorkerPool {
-  private readonly piscina: Piscina;
+  private started: Started | null = null;
   private readonly dispatched = new Map<string, Dispatched>();
-  /** The supervisor's end of each thread's port. */
-  private readonly ports = new Set<MessagePort>();
+  private idleTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
-  constructor() {
+  /** The threads start at once (the daemon's first task is likely near), and stop if none comes. */
+  constructor(private readonly idleStopMs = IDLE_STOP_MS) {
+    this.warm();
+  }
+
+  /** The pool, started at its first use (piscina is required then: an idle daemon does not load it). */
+  private start(): Started {
+    if (this.started !== null) return this.started;
+    const { Piscina: Pool } = createRequire(import.meta.url)('piscina') as typeof import('piscina');
     const threads = Math.max(2, Math.min(4, availableParallelism()));
-    this.piscina = new Piscina({
+    const piscina = new Pool({
       filename: WORKER_URL.href,
       minThreads: threads,
       maxThreads: threads,
@@ -58,31 +80,57 @@ export class WorkerPool {
       // Measured with 1,000 running tasks (bench/running-rss): 153 MB, 149 MB with 4.
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
     });
+    const started: Started = { piscina, ports: new Set() };
     // Emitted for the first threads (in a microtask, before any task) and for any replacement.
-    this.piscina.on('workerCreate', () => this.attach(0));
+    piscina.on('workerCreate', () => this.attach(started, 0));
+    this.started = started;
+    return started;
+  }
+
+  /** Starts the threads unless they run, and keeps them for `idleStopMs` more (a request came: a run may follow). */
+  warm(): void {
+    if (this.closing) return;
+    this.start();
+    this.armIdleStop();
+  }
+
+  /** Once no task has been on the threads, and nothing warmed them, for `idleStopMs`, they stop. */
+  private armIdleStop(): void {
+    if (this.dispatched.size > 0 || this.started === null) return;
+    if (this.idleTimer !== null) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.stopIdle(), this.idleStopMs).unref();
+  }
+
+  private stopIdle(): void {
+    this.idleTimer = null;
+    if (this.dispatched.size > 0 || this.started === null) return;
+    const { piscina, ports } = this.started;
+    this.started = null;
+    for (const port of ports) port.close();
+    void piscina.destroy();
   }
 
   /** Gives a thread without a port its port: an attach task, held there for the thread's life. */
-  private attach(attempt: number): void {
-    if (this.closing) return;
+  private attach(started: Started, attempt: number): void {
+    if (this.closing || this.started !== started) return;
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (envelope: ReportEnvelope) => this.onReport(envelope, port1));
-    port1.once('close', () => this.ports.delete(port1));
-    this.ports.add(port1);
+    port1.once('close', () => started.ports.delete(port1));
+    started.ports.add(port1);
     const task: AttachTask = { attach: port2 };
-    void this.piscina.run(task, { transferList: [port2] }).then(
+    void started.piscina.run(task, { transferList: [port2] }).then(
       (outcome: TaskOutcome) => {
         if (outcome.ok) return;
         // It reached a thread that had a port: that one is busier now, so the next goes elsewhere.
         port1.close();
-        if (attempt + 1 < ATTACH_ATTEMPTS) setTimeout(() => this.attach(attempt + 1), ATTACH_RETRY_MS).unref();
+        if (attempt + 1 < ATTACH_ATTEMPTS) setTimeout(() => this.attach(started, attempt + 1), ATTACH_RETRY_MS).unref();
       },
       () => port1.close(), // the thread died; its replacement gets an attach of its own
     );
   }
 
   get threads(): number {
-    return this.piscina.threads.length;
+    return this.started?.piscina.threads.length ?? 0;
   }
 
   /**
@@ -92,17 +140,22 @@ export class WorkerPool {
   dispatch(spec: TaskSpec, onReport: (message: PoolReport) => void): DispatchedTask {
     const entry: Dispatched = { onReport, port: null, queued: [] };
     this.dispatched.set(spec.runKey, entry);
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     // A successful run's answer says nothing its `released` report has not (the two travel on
     // different channels, so the answer may even come first): only a failure is read here.
     const failed = (error: string) => {
       if (this.dispatched.get(spec.runKey) !== entry) return;
       this.dispatched.delete(spec.runKey);
+      this.armIdleStop();
       onReport({ type: 'worker-failed', error });
     };
-    void this.piscina.run(spec).then(
-      (result: TaskOutcome) => (result.ok ? undefined : failed(result.error ?? 'the worker failed')),
-      (error: Error) => failed(`worker thread failed: ${error.message}`),
-    );
+    void this.start()
+      .piscina.run(spec)
+      .then(
+        (result: TaskOutcome) => (result.ok ? undefined : failed(result.error ?? 'the worker failed')),
+        (error: Error) => failed(`worker thread failed: ${error.message}`),
+      );
     const send = (message: ControlMessage) => {
       if (entry.port) entry.port.postMessage({ runKey: spec.runKey, message });
       else entry.queued.push(message);
@@ -118,7 +171,10 @@ export class WorkerPool {
       for (const control of entry.queued.splice(0)) port.postMessage({ runKey, message: control });
       return;
     }
-    if (message.type === 'released' || message.type === 'ended-and-released') this.dispatched.delete(runKey);
+    if (message.type === 'released' || message.type === 'ended-and-released') {
+      this.dispatched.delete(runKey);
+      this.armIdleStop();
+    }
     if (message.type !== 'ended-and-released') return entry.onReport(message);
     entry.onReport(message.ended);
     entry.onReport(message.released);
@@ -127,7 +183,8 @@ export class WorkerPool {
   /** At the daemon's stop, once its tasks were ended: the threads go at once (their attach tasks never end). */
   async close(): Promise<void> {
     this.closing = true;
-    for (const port of this.ports) port.close();
-    await this.piscina.destroy();
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    for (const port of this.started?.ports ?? []) port.close();
+    await this.started?.piscina.destroy();
   }
 }
