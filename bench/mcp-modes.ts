@@ -11,7 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Pool } from 'undici';
 import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
 import { alternateRounds, roundRatios, secondsSince, spreadOf } from './lib.js';
@@ -79,7 +83,7 @@ function serve(mode: Mode): HttpServer {
     if (mode === 'daemon') {
       let own = typeof id === 'string' ? ownSessions.get(id) : undefined;
       if (!own) {
-        own = new JsonHttpTransport(randomUUID());
+        own = new JsonHttpTransport(randomUUID(), SUPPORTED_PROTOCOL_VERSIONS);
         ownSessions.set(own.sessionId, own);
         await makeServer().connect(own);
       }

@@ -12,7 +12,7 @@
 // optional GET stream. The refusals use the SDK transport's own status codes and messages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkKnownParams, checkMessage, usableId } from './message-check.js';
 import { sendJsonText } from './rpc-error.js';
 import type { DirectAnswerer } from './direct-calls.js';
@@ -41,9 +41,13 @@ export class JsonHttpTransport implements Transport {
   private isInitialized = false;
   private closed = false;
 
-  /** `direct` answers the plain calls without the protocol layer (direct-calls.ts). */
+  /**
+   * `versions`: the protocol versions the SDK knows (its SUPPORTED_PROTOCOL_VERSIONS); `direct`
+   * answers the plain calls without the protocol layer (direct-calls.ts).
+   */
   constructor(
     readonly sessionId: string,
+    private readonly versions: readonly string[],
     private readonly direct: DirectAnswerer = () => null,
   ) {}
 
@@ -59,7 +63,7 @@ export class JsonHttpTransport implements Transport {
     if (this.closed) return Promise.resolve(sendJsonRpcError(res, 404, -32001, 'Session not found'));
     if (req.method === 'POST') return this.post(req, res, body);
     if (req.method === 'DELETE') {
-      const refusal = protocolVersionRefusal(req);
+      const refusal = protocolVersionRefusal(req, this.versions);
       if (refusal) return Promise.resolve(sendJsonRpcError(res, 400, -32000, refusal));
       res.writeHead(200).end();
       return this.close();
@@ -107,7 +111,7 @@ export class JsonHttpTransport implements Transport {
         return Promise.resolve(sendJsonRpcError(res, 400, -32600, 'Invalid Request: Server already initialized'));
       this.isInitialized = true;
     } else {
-      const refusal = protocolVersionRefusal(req);
+      const refusal = protocolVersionRefusal(req, this.versions);
       if (refusal) return Promise.resolve(sendJsonRpcError(res, 400, -32000, refusal));
     }
     const ids = messages
@@ -219,11 +223,10 @@ export function mediaTypeRefusal(req: IncomingMessage): { status: number; messag
 }
 
 /** After initialization a client may name its protocol version; one this SDK does not know is refused. */
-function protocolVersionRefusal(req: IncomingMessage): string | null {
+function protocolVersionRefusal(req: IncomingMessage, versions: readonly string[]): string | null {
   const version = req.headers['mcp-protocol-version'];
-  if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
-    return null;
-  return `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+  if (version === undefined || (typeof version === 'string' && versions.includes(version))) return null;
+  return `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${versions.join(', ')})`;
 }
 
 /** Answers with a JSON-RPC error object, as the SDK's transport does for its refusals. */

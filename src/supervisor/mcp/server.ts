@@ -1,7 +1,8 @@
 // The tool registry behind tools/list and tools/call, shared by both eras: the SDK's protocol Server
-// for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+// for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly. The SDK
+// is loaded with the first 2025-era session (it is several MB of a daemon's memory).
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
@@ -22,7 +23,7 @@ export interface ToolRegistry {
   /** Calls a tool: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
   call(name: string, args: unknown): Promise<CallToolResult>;
   /** The SDK's protocol server for one 2025-era session. */
-  createServer(): Server;
+  createServer(): Promise<Server>;
 }
 
 /** Lists the tools once and returns the registry both eras serve them from. */
@@ -59,7 +60,11 @@ export function createToolRegistry(
   return {
     listing,
     call,
-    createServer() {
+    async createServer() {
+      const [{ Server }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/server/index.js'),
+        import('@modelcontextprotocol/sdk/types.js'),
+      ]);
       const server = new Server(
         { name: SERVER_NAME, version },
         { capabilities: { tools: {} }, instructions: INSTRUCTIONS },

@@ -2,7 +2,6 @@
 // so that sessions clients open and abandon cost nothing for long.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
 import type { ToolRegistry } from './server.js';
@@ -54,8 +53,11 @@ export class SessionManager {
       return this.serve(sessionId, session, req, res, body);
     }
     // A request, not a notification: only an answer can tell the client its session's id.
-    if (req.method === 'POST' && isInitializeRequest(body) && (body as { id?: unknown }).id !== undefined)
-      return this.open(req, res, body);
+    if (req.method === 'POST' && (body as { id?: unknown } | null)?.id !== undefined) {
+      // The SDK (loaded with the first session) checks that it is an initialize request.
+      const { isInitializeRequest } = await import('@modelcontextprotocol/sdk/types.js');
+      if (isInitializeRequest(body)) return this.open(req, res, body);
+    }
     sendJsonRpcError(
       res,
       400,
@@ -66,12 +68,13 @@ export class SessionManager {
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     this.evictOverflow();
-    const transport = new JsonHttpTransport(randomUUID(), this.direct);
+    const { SUPPORTED_PROTOCOL_VERSIONS } = await import('@modelcontextprotocol/sdk/types.js');
+    const transport = new JsonHttpTransport(randomUUID(), SUPPORTED_PROTOCOL_VERSIONS, this.direct);
     const session: Session = { transport, lastSeen: Date.now(), active: 0 };
     transport.onclose = () => {
       if (this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
     };
-    await this.registry.createServer().connect(transport);
+    await (await this.registry.createServer()).connect(transport);
     await transport.handleRequest(req, res, body);
     // Known to the client only from the answer just sent; a refused initialize leaves no session.
     if (transport.initialized) this.sessions.set(transport.sessionId, session);
