@@ -1,0 +1,25 @@
+// The worker threads stop when nothing has needed them for a while, and start again when something does.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { WorkerPool } from '../../src/supervisor/tasks/worker-pool.js';
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return check();
+}
+
+test('the threads start with the pool, stop once idle for the idle time, and start again when warmed', async (t) => {
+  const pool = new WorkerPool(300);
+  t.after(() => pool.close());
+  assert.ok(pool.threads >= 2, `${pool.threads} threads at the start`);
+  // Warmed again and again within the idle time, the threads stay past it.
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(pool.threads >= 2, `the threads stopped ${(i + 1) * 200} ms in, though warmed every 200 ms`);
+    pool.warm();
+  }
+  assert.ok(await until(() => pool.threads === 0, 10_000), `still ${pool.threads} threads after the idle time`);
+  pool.warm();
+  assert.ok(pool.threads >= 2, `${pool.threads} threads after warm()`);
+});
