@@ -41,7 +41,14 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   commandPipe?.end(request.command);
   const started = new Promise<LeaderStart>((resolve) => {
     child.once('spawn', () =>
-      resolve({ pid: child.pid!, pgid: child.pid!, namespacePid: null, startedAt: Date.now(), shimPid: null }),
+      resolve({
+        pid: child.pid!,
+        pgid: child.pid!,
+        namespacePid: null,
+        startedAt: Date.now(),
+        shimPid: null,
+        controlFd: null,
+      }),
     );
   });
   const exit = new Promise<LeaderExit>((resolve) => {
