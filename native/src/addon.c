@@ -263,15 +263,6 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* dup(fd) -> a close-on-exec copy of fd (for another thread to own: its own handle on the same socket). */
-static napi_value js_dup(napi_env env, napi_callback_info info) {
-  int fd;
-  if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "fcntl F_DUPFD_CLOEXEC");
-  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) return throw_errno(env, errno, "fcntl F_DUPFD_CLOEXEC");
-  return make_int(env, copy);
-}
-
 /* setCloseOnExec(fd): for fds opened by code that does not set it (node-pty's openpty). */
 static napi_value js_set_close_on_exec(napi_env env, napi_callback_info info) {
   int fd;
@@ -343,7 +334,6 @@ static napi_value init(napi_env env, napi_value exports) {
       {"textFd", NULL, js_text_fd, NULL, NULL, NULL, napi_default, NULL},
       {"landlockAbi", NULL, js_landlock_abi, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
-      {"dup", NULL, js_dup, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},
       {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},

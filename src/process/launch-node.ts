@@ -41,14 +41,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
   commandPipe?.end(request.command);
   const started = new Promise<LeaderStart>((resolve) => {
     child.once('spawn', () =>
-      resolve({
-        pid: child.pid!,
-        pgid: child.pid!,
-        namespacePid: null,
-        startedAt: Date.now(),
-        shimPid: null,
-        controlFd: null,
-      }),
+      resolve({ pid: child.pid!, pgid: child.pid!, namespacePid: null, startedAt: Date.now(), shimPid: null }),
     );
   });
   const exit = new Promise<LeaderExit>((resolve) => {

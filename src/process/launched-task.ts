@@ -51,11 +51,6 @@ export interface LeaderStart {
   startedAt: number;
   /** The per-task shim at the root of the task's tree (the native spawner), or null. */
   shimPid: number | null;
-  /**
-   * A copy of the shim's control socket, the receiver's to own (write `kill N` lines to it with
-   * shim-control.ts, and close it): another thread can then reach the shim without this one's turn.
-   */
-  controlFd: number | null;
 }
 
 /**

@@ -34,8 +34,6 @@ export interface NativeAddon {
   /** The Landlock ABI version this kernel offers, 0 for none. */
   landlockAbi(): number;
   close(fd: number): void;
-  /** A close-on-exec copy of `fd`, for another thread to own. */
-  dup(fd: number): number;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */
   lineMode(fd: number): boolean;

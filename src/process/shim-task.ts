@@ -14,7 +14,6 @@ import {
   type OutputCut,
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
-import { nativeAddon } from './native.js';
 import { killOrphans, type TaskProcesses } from './lingering.js';
 import { readCpuMs } from './resources.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
@@ -26,8 +25,6 @@ export interface ShimStreams {
   stderr: Socket | null;
   /** Status lines from the shim; control lines to it. It closes when the shim exits. */
   channel: Socket;
-  /** The channel's fd (for a copy that another thread owns). */
-  channelFd: number;
   stdin: Socket | null;
 }
 
@@ -59,14 +56,7 @@ export function trackShim(
       const namespacePid = outer === undefined ? null : inner!;
       // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
       void spawned.then((answer) =>
-        resolveStarted({
-          pid,
-          pgid: pid,
-          namespacePid,
-          startedAt,
-          shimPid: 'pid' in answer ? answer.pid : null,
-          controlFd: copyOfChannel(streams),
-        }),
+        resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }),
       );
     } else if (word === 'cpu') subtreeCpuMs = Math.round(Number(value) / 1000);
     else if (word === 'truncated') {
@@ -145,16 +135,6 @@ export function trackShim(
       return { cpuMs: (await removeTaskCgroups(cgroups)) ?? subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
     },
   };
-}
-
-/** A copy of the channel for another thread to own, or null once the shim is gone (or out of fds: it then does without). */
-function copyOfChannel(streams: ShimStreams): number | null {
-  if (streams.channel.destroyed) return null;
-  try {
-    return nativeAddon().dup(streams.channelFd);
-  } catch {
-    return null;
-  }
 }
 
 /** The shim's `error ERRNO CALL` line (native/src/shim.c) as the one spawn error type. */

@@ -87,8 +87,6 @@ export type ReportMessage =
       namespacePid: number | null;
       startedAt: number;
       shimPid: number | null;
-      /** A copy of the shim's control socket, now the supervisor's (to send a forced kill itself, and to close). */
-      controlFd: number | null;
     }
   | { type: 'truncated'; stream: StreamName; reason: string }
   | EndedReport

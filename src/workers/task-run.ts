@@ -208,8 +208,8 @@ export class TaskRun {
     }).closed;
   }
 
-  private onStart({ pid, pgid, namespacePid, startedAt, shimPid, controlFd }: LeaderStart): void {
-    this.report({ type: 'started', pid, pgid, namespacePid, startedAt, shimPid, controlFd });
+  private onStart({ pid, pgid, namespacePid, startedAt, shimPid }: LeaderStart): void {
+    this.report({ type: 'started', pid, pgid, namespacePid, startedAt, shimPid });
     if (this.spec.timeoutMs !== null && !this.exited) {
       this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
     }

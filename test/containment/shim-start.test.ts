@@ -145,7 +145,7 @@ test("a task's end is never told before its start, however late the spawner's an
   const spawned = new Promise<SpawnAnswer>((resolve) => (answer = resolve));
   const request = { cwd: '/', stdio: { stdin: 'null' }, cgroups: { v2: null, v1: [] } } as unknown as LaunchRequest;
   const task = trackShim(
-    { stdout: null, stderr: null, channel, channelFd: ours, stdin: null },
+    { stdout: null, stderr: null, channel, stdin: null },
     spawned,
     { runKey: 'order', pgid: null, cgroupDir: null },
     request,

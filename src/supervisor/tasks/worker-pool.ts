@@ -6,11 +6,9 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { closeShimControl, sendShimKill } from '../../process/shim-control.js';
 import type {
   AttachTask,
   ControlMessage,
-  EndedReport,
   ReportEnvelope,
   ReportMessage,
   TaskOutcome,
@@ -34,10 +32,6 @@ interface Dispatched {
   /** The port of the thread running it, known from its `accepted` report; until then control is queued. */
   port: MessagePort | null;
   queued: ControlMessage[];
-  /** Its shim's control socket, handed over with its start (closed with its release). */
-  controlFd: number | null;
-  /** A SIGKILL went to its shim from here, maybe before its worker knew of the kill. */
-  forced: boolean;
 }
 
 /** Attempts at giving a new thread its port before giving up (each lands on the least busy thread). */
@@ -144,7 +138,7 @@ export class WorkerPool {
    * `released`, or `worker-failed` when the worker's run failed.
    */
   dispatch(spec: TaskSpec, onReport: (message: PoolReport) => void): DispatchedTask {
-    const entry: Dispatched = { onReport, port: null, queued: [], controlFd: null, forced: false };
+    const entry: Dispatched = { onReport, port: null, queued: [] };
     this.dispatched.set(spec.runKey, entry);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.idleTimer = null;
@@ -152,7 +146,8 @@ export class WorkerPool {
     // different channels, so the answer may even come first): only a failure is read here.
     const failed = (error: string) => {
       if (this.dispatched.get(spec.runKey) !== entry) return;
-      this.forget(spec.runKey, entry);
+      this.dispatched.delete(spec.runKey);
+      this.armIdleStop();
       onReport({ type: 'worker-failed', error });
     };
     void this.start()
@@ -162,12 +157,6 @@ export class WorkerPool {
         (error: Error) => failed(`worker thread failed: ${error.message}`),
       );
     const send = (message: ControlMessage) => {
-      // A forced kill reaches the shim from here at once: the worker's turn may be milliseconds away
-      // on a busy machine. The worker still gets it (and sends its own line, which changes nothing).
-      if (message.type === 'kill' && message.signal === 'SIGKILL' && entry.controlFd !== null) {
-        sendShimKill(entry.controlFd, 'SIGKILL');
-        entry.forced = true;
-      }
       if (entry.port) entry.port.postMessage({ runKey: spec.runKey, message });
       else entry.queued.push(message);
     };
@@ -176,38 +165,19 @@ export class WorkerPool {
 
   private onReport({ runKey, message }: ReportEnvelope, port: MessagePort): void {
     const entry = this.dispatched.get(runKey);
-    if (!entry) {
-      if (message.type === 'started' && message.controlFd !== null) closeShimControl(message.controlFd);
-      return;
-    }
+    if (!entry) return;
     if (message.type === 'accepted') {
       entry.port = port;
       for (const control of entry.queued.splice(0)) port.postMessage({ runKey, message: control });
       return;
     }
-    if (message.type === 'started') entry.controlFd = message.controlFd;
-    if (message.type === 'released' || message.type === 'ended-and-released') this.forget(runKey, entry);
-    if (message.type !== 'ended-and-released')
-      return entry.onReport(message.type === 'ended' ? this.why(entry, message) : message);
-    entry.onReport(this.why(entry, message.ended));
+    if (message.type === 'released' || message.type === 'ended-and-released') {
+      this.dispatched.delete(runKey);
+      this.armIdleStop();
+    }
+    if (message.type !== 'ended-and-released') return entry.onReport(message);
+    entry.onReport(message.ended);
     entry.onReport(message.released);
-  }
-
-  /**
-   * A leader killed by the SIGKILL sent from here ended because of the kill, even when its worker
-   * saw the exit before the kill's message (which then changes no reason): it is `killed`.
-   */
-  private why(entry: Dispatched, ended: EndedReport): EndedReport {
-    return entry.forced && ended.reason === 'exit' && ended.signal === 'SIGKILL'
-      ? { ...ended, reason: 'killed' }
-      : ended;
-  }
-
-  private forget(runKey: string, entry: Dispatched): void {
-    this.dispatched.delete(runKey);
-    if (entry.controlFd !== null) closeShimControl(entry.controlFd);
-    entry.controlFd = null;
-    this.armIdleStop();
   }
 
   /** At the daemon's stop, once its tasks were ended: the threads go at once (their attach tasks never end). */
