@@ -19,6 +19,15 @@ export const DAEMON_NODE_FLAGS: readonly string[] = REGEXP_ENGINE_FLAGS;
 /** Containment for test daemons: HIVE_TEST_CONTAINMENT, else cgroup where writable. */
 export type TestContainment = 'cgroup' | 'process-group' | 'node';
 
+/**
+ * The containment of tests of what only the native spawner does (the tasks' namespace, sandboxes):
+ * HIVE_TEST_CONTAINMENT's, but process-group where it says node (Node's spawn has neither).
+ */
+export function nativeContainment(): TestContainment {
+  const chosen = process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined;
+  return chosen === 'node' ? 'process-group' : (chosen ?? 'cgroup');
+}
+
 export interface DaemonOptions {
   args?: string[];
   /** Default: HIVE_TEST_CONTAINMENT, else cgroup where cgroups are writable, else process-group. */

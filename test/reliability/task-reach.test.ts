@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { request } from 'undici';
-import { startTestDaemon, type TestContainment, type TestDaemon } from '../helpers/daemon.js';
+import { nativeContainment, startTestDaemon, type TestContainment, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
@@ -127,7 +127,7 @@ for (const containment of ['cgroup', 'process-group'] as const) {
 }
 
 test('a task sees its own pid as namespace_pid, the host the pid status gives, and pid 1 is the init', async (t) => {
-  const daemon = await startTestDaemon(t);
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
   const result = await tools.ok('run', { command: 'echo $$; ps -o comm= -p 1', wait_seconds: 30 });
   assert.equal(result.stdout_tail, `${result.namespace_pid}\nhive-task-init\n`);
@@ -136,7 +136,7 @@ test('a task sees its own pid as namespace_pid, the host the pid status gives, a
 });
 
 test("a daemon's crash takes every task in its namespace with it, setsid'd and double-forked ones too, and the next start marks them interrupted", async (t) => {
-  const daemon = await startTestDaemon(t);
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
   const command = 'setsid sleep 600 & (sleep 600 &); exec sleep 600'; // three processes a task
   const ids: string[] = [];
@@ -152,7 +152,7 @@ test("a daemon's crash takes every task in its namespace with it, setsid'd and d
     await waitFor(() => findMarkedProcesses(marker).length === 0, 30_000),
     `left alive: ${findMarkedProcesses(marker).length}`,
   );
-  const again = await startTestDaemon(t, { stateDir: daemon.stateDir });
+  const again = await startTestDaemon(t, { containment: nativeContainment(), stateDir: daemon.stateDir });
   const after = await connectClient(t, again.url);
   for (const id of ids) assert.equal((await after.ok('status', { id })).state, 'interrupted');
 });
@@ -162,7 +162,11 @@ test(
   { timeout: 120_000 },
   async (t) => {
     const { path: tokenFile, token } = makeTokenFile(t);
-    const daemon = await startTestDaemon(t, { wrapper: WITHOUT_SYS_ADMIN, args: ['--auth-token-file', tokenFile] });
+    const daemon = await startTestDaemon(t, {
+      containment: nativeContainment(),
+      wrapper: WITHOUT_SYS_ADMIN,
+      args: ['--auth-token-file', tokenFile],
+    });
     const tools = await connectClient(t, daemon.url, { authorization: `Bearer ${token}` });
     const { namespace, process_title } = (await health(daemon, token)).task_isolation;
     assert.equal(namespace.in_force, false);
@@ -196,7 +200,7 @@ test(
 );
 
 test("the tasks' init killed from outside takes every task with it, the daemon says so and makes a new namespace for the next", async (t) => {
-  const daemon = await startTestDaemon(t);
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
   const initPid = async (): Promise<number | null> =>
     ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;

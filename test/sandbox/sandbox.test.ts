@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { runCli } from '../cli/cli.js';
-import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
+import { nativeContainment, startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 
 function makeDir(t: TestContext, prefix: string): string {
@@ -118,7 +118,7 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
 // With limits too: test/limits/limits.test.ts (whose checks of the v1 hierarchies another file's limited task would disturb).
 test('a sandboxed task on a terminal, interactive, can be written to and killed', async (t) => {
   const dir = makeDir(t, 'pty');
-  const daemon = await startTestDaemon(t);
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
   const command = `read -r line; echo "got $line" > ${dir}/answer; echo "tty: $(tty)"; echo > /dev/tty && echo tty-ok; sleep 600`;
   const task = await tools.ok('run', {
@@ -171,6 +171,7 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
   const [work, elsewhere] = [makeDir(t, 'floor'), makeDir(t, 'elsewhere')];
   const floor = JSON.stringify({ write: [work], network: false });
   const daemon = await startTestDaemon(t, {
+    containment: nativeContainment(),
     args: ['--sandbox-floor', floor, '--default-sandbox', JSON.stringify({ write: [work] })],
   });
   const tools = await connectClient(t, daemon.url);
@@ -249,7 +250,7 @@ test('a default sandbox wider than the floor stops the start with exit code 2', 
 
 test('where Landlock is missing a sandbox that confines writes is refused, naming what is missing, never run unconfined', async (t) => {
   const dir = makeDir(t, 'nolandlock');
-  const daemon = await startTestDaemon(t, { env: { HIVE_TEST_NO_LANDLOCK: '1' } });
+  const daemon = await startTestDaemon(t, { containment: nativeContainment(), env: { HIVE_TEST_NO_LANDLOCK: '1' } });
   const tools = await connectClient(t, daemon.url);
   const refused = await tools.call('run', {
     command: `touch ${dir}/never`,

@@ -48,7 +48,12 @@ test('200 concurrent short tasks with --max-running 8 all finish with their own 
   assert.ok(peakRunning <= 8, `at most 8 ran at once, saw ${peakRunning}`);
   const health = await counts();
   assert.equal(health.done, 200);
-  assert.doesNotMatch(daemon.stderr(), /Warning|"level":[4-6]0/, 'no warnings or errors were logged');
+  // Under Node's spawn the start warns, as it must, that tasks share the daemon's namespaces.
+  const logged = daemon
+    .stderr()
+    .split('\n')
+    .filter((line) => !(daemon.containment === 'node' && line.includes('"needs the native spawner, which joins it"')));
+  assert.doesNotMatch(logged.join('\n'), /Warning|"level":[4-6]0/, 'no warnings or errors were logged');
 });
 
 test('a burst of 600 runs arriving at once all start and finish (no spawner stalls on its answers)', async (t) => {
