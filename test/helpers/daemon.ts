@@ -19,13 +19,18 @@ export const DAEMON_NODE_FLAGS: readonly string[] = REGEXP_ENGINE_FLAGS;
 /** Containment for test daemons: HIVE_TEST_CONTAINMENT, else cgroup where writable. */
 export type TestContainment = 'cgroup' | 'process-group' | 'node';
 
+/** The containment test daemons get unless a test names one: HIVE_TEST_CONTAINMENT's, else cgroup. */
+export function defaultContainment(): TestContainment {
+  return (process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined) ?? 'cgroup';
+}
+
 /**
  * The containment of tests of what only the native spawner does (the tasks' namespace, sandboxes):
- * HIVE_TEST_CONTAINMENT's, but process-group where it says node (Node's spawn has neither).
+ * the default, but process-group where it is node (Node's spawn has neither).
  */
 export function nativeContainment(): TestContainment {
-  const chosen = process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined;
-  return chosen === 'node' ? 'process-group' : (chosen ?? 'cgroup');
+  const chosen = defaultContainment();
+  return chosen === 'node' ? 'process-group' : chosen;
 }
 
 export interface DaemonOptions {
@@ -61,8 +66,7 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
-  let containment =
-    options.containment ?? (process.env.HIVE_TEST_CONTAINMENT as TestContainment | undefined) ?? 'cgroup';
+  let containment = options.containment ?? defaultContainment();
   const cgroupRoot = containment === 'cgroup' ? createTestCgroupRoot(marker) : null;
   if (containment === 'cgroup' && cgroupRoot === null) containment = 'process-group';
   const containmentArgs =
