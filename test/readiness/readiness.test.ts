@@ -50,6 +50,20 @@ test('readiness, against one daemon', async (t) => {
     await tools.ok('kill', { id: 'dev', force: true });
   });
 
+  await t.test("a match on a task's first line answers with its pid: the start is known before it", async () => {
+    // The shim writes the line to the file itself; its report of the start travels another way.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        tools.ok('run', { command: 'echo up; sleep 300', name: `first-${i}`, wait_for: '^up$', wait_seconds: 30 }),
+      ),
+    );
+    for (const answer of answers) {
+      assert.deepEqual([answer.wait_result, answer.state], ['matched', 'running']);
+      assert.equal(typeof answer.pid, 'number', `${answer.id} has its pid`);
+    }
+    await Promise.all(answers.map((answer) => tools.ok('kill', { id: answer.id, force: true })));
+  });
+
   await t.test('a line printed before the call matches at once, and a match may span two writes', async () => {
     const go = gate();
     await tools.ok('run', {

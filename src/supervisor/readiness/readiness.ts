@@ -36,12 +36,17 @@ export async function awaitReadiness(
     sleep(seconds * 1000, { result: 'timeout', matchedLine: null } as const, { signal: stop.signal }).catch(() => null),
   ];
   const ended = tasks.whenEnded(id);
+  const started = tasks.whenStarted(id);
   if (want.pattern !== null) {
     const pattern = want.pattern;
     waits.push(
-      matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then((line) =>
-        line === null ? null : { result: 'matched', matchedLine: line },
-      ),
+      // The shim writes the output file itself, so a line can be there before its report of the
+      // start (the pid) has arrived: the answer waits for that, as status would show no pid yet.
+      matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then(async (line) => {
+        if (line === null) return null;
+        await started;
+        return { result: 'matched', matchedLine: line } as const;
+      }),
     );
     // At its end, what it wrote last is read before the end is taken as the answer.
     waits.push(

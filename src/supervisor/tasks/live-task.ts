@@ -48,6 +48,8 @@ export interface LiveTask {
   shimPid: number | null;
   /** When a kill of it was first asked for. */
   killedAt: number | null;
+  /** When its process has started (pid known) or it finished without. */
+  started: Moment;
   /** When it reaches a finished state. */
   ended: Moment;
   /** When its worker lets go of it: nothing of the task is left (with the native spawner). */
@@ -65,6 +67,7 @@ export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTas
     worker: null,
     shimPid: null,
     killedAt: null,
+    started: createMoment(),
     ended: createMoment(),
     released: createMoment(),
     stdinOpen: request.interactive,

@@ -41,6 +41,11 @@ export abstract class TaskReads {
     return snapshotTask(record, tailBytes, this.probes);
   }
 
+  /** Resolves once task `id` has started (its pid known) or finished, or at once for one this daemon does not hold. */
+  whenStarted(id: string): Promise<void> {
+    return this.live.get(id)?.started.reached ?? Promise.resolve();
+  }
+
   /** Resolves once task `id` has finished (at once for one that has, or that this daemon does not hold). */
   whenEnded(id: string): Promise<void> {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();

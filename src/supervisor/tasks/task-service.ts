@@ -199,8 +199,10 @@ export class TaskService extends TaskReads {
   private apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
     const { record, effects } = this.step(task.record, event);
     task.record = record;
+    if (event.type === 'started') task.started.reach();
     if (effects.finished) {
       task.stdinOpen = false;
+      task.started.reach();
       task.ended.reach();
     }
     if (effects.released) {
