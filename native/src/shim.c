@@ -264,8 +264,12 @@ static int reap_children(pid_t leader, int *leader_done) {
     if (pid < 0) return errno == ECHILD ? 1 : 0;
     if (pid != leader) continue;
     *leader_done = 1;
-    /* What the leader wrote is all in the pipes now: it goes into the files before its end is told. */
-    for (int i = 0; copying_output && i < 2; i++) copy_output(i, output_pending(&outputs[i]));
+    /* What the leader wrote is all in the pipes now: it goes into the files (or is dropped, at once:
+     * no pace holds the end back) before its end is told. */
+    for (int i = 0; copying_output && i < 2; i++) {
+      outputs[i].paced = 0;
+      copy_output(i, output_pending(&outputs[i]));
+    }
     /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
     if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
     else report("exit %d", WEXITSTATUS(status));
@@ -369,13 +373,19 @@ static int supervise(pid_t leader, int child_events) {
   size_t used = 0;
   int leader_done = 0, err;
   for (;;) {
-    for (int i = 0; copying_output && i < 2; i++) fds[2 + i].fd = outputs[i].pipe;
-    if (reap_children(leader, &leader_done) && leader_done && fds[2].fd < 0 && fds[3].fd < 0) {
+    if (reap_children(leader, &leader_done) && leader_done && (!copying_output || (outputs[0].pipe < 0 && outputs[1].pipe < 0))) {
       if (copying_output) report("output %lld %lld", outputs[0].produced, outputs[1].produced);
       report_subtree_cpu();
       return 0;
     }
-    if (poll(fds, 4, -1) < 0 && errno != EINTR) {
+    /* A stream that drops bytes at its pace is not read until the pace allows. */
+    long long timeout = -1;
+    for (int i = 0; copying_output && i < 2; i++) {
+      long long pause = output_pause_ms(&outputs[i]);
+      fds[2 + i].fd = pause > 0 ? -1 : outputs[i].pipe;
+      if (pause > 0 && (timeout < 0 || pause < timeout)) timeout = pause;
+    }
+    if (poll(fds, 4, (int)timeout) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;
     }
@@ -461,6 +471,7 @@ int run_shim(int argc, char **argv) {
   if (on_terminal && (err = take_terminal(&call)) < 0) return fail_setup(-err, "%s", call);
   for (int i = 0; copying_output && i < 2; i++) {
     if ((err = output_open(&outputs[i], i + 1, &leader_outputs[i])) < 0) return fail_setup(-err, "pipe2 (%s)", output_names[i]);
+    outputs[i].paced = 1;
   }
   int sync[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return fail_setup(errno, "pipe2");

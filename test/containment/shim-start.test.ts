@@ -9,7 +9,7 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import { readLines } from '../../src/shared/line-reader.js';
 import { nativeAddon, SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
 import { trackShim } from '../../src/process/shim-task.js';
@@ -103,24 +103,39 @@ test('the hive-task-shim executable starts its program and reports its start, ex
   assert.equal(lines.length, 3);
 });
 
-test("with -o, the hive-task-shim executable copies its task's output into the files it was given, keeping the cap and saying why a stream was cut before the end", async (t) => {
+/**
+ * Runs the shim executable with `-o CAP` on `sh -c SCRIPT`, its stdout a file in a scratch folder
+ * and its stderr `stderr` (a path); resolves with its exit code, its status lines and the stdout file.
+ */
+async function runShimWithOutput(
+  t: TestContext,
+  cap: number,
+  script: string,
+  stderr: string | null,
+): Promise<{ code: number | null; lines: string[]; stdout: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bash-shim-output-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const out = openSync(join(dir, 'out'), 'w', 0o600);
-  const full = openSync('/dev/full', 'w'); // every write fails with ENOSPC
-  // The cap is 10 bytes: stdout drops 3; stderr's file takes nothing; a grandchild outlives the
-  // leader and writes once it is gone.
-  const script = 'printf 0123456789ABC; echo err >&2; (sleep 0.3; printf late >&2) &';
-  const shim = spawn(SHIM_PATH, ['-o', '10', String(process.pid), '-', '/bin/sh', '-c', script], {
-    stdio: ['ignore', out, full, 'pipe', 'pipe'],
+  const stdout = join(dir, 'out');
+  const out = openSync(stdout, 'w', 0o600);
+  const err = openSync(stderr ?? join(dir, 'err'), 'w', 0o600);
+  const shim = spawn(SHIM_PATH, ['-o', String(cap), String(process.pid), '-', '/bin/sh', '-c', script], {
+    stdio: ['ignore', out, err, 'pipe', 'pipe'],
   });
   closeSync(out);
-  closeSync(full);
+  closeSync(err);
   const lines: string[] = [];
   readLines(shim.stdio[4] as Socket, (line) => lines.push(line));
   const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
+  return { code, lines, stdout };
+}
+
+test("with -o, the hive-task-shim executable copies its task's output into the files it was given, keeping the cap and saying why a stream was cut before the end", async (t) => {
+  // The cap is 10 bytes: stdout drops 3; stderr's file (/dev/full: every write fails with ENOSPC)
+  // takes nothing; a grandchild outlives the leader and writes once it is gone.
+  const script = 'printf 0123456789ABC; echo err >&2; (sleep 0.3; printf late >&2) &';
+  const { code, lines, stdout } = await runShimWithOutput(t, 10, script, '/dev/full');
   assert.equal(code, 0);
-  assert.equal(readFileSync(join(dir, 'out'), 'utf8'), '0123456789');
+  assert.equal(readFileSync(stdout, 'utf8'), '0123456789');
   assert.match(lines[0] ?? '', /^start \d+$/);
   // What the leader wrote is in the files (or cut) before its end is told.
   assert.deepEqual(
@@ -131,6 +146,18 @@ test("with -o, the hive-task-shim executable copies its task's output into the f
   assert.deepEqual(lines.slice(3, 5), ['exit 0', 'output 13 8'], 'the late write is counted: the shim waited for it');
   assert.match(lines[5] ?? '', /^cpu \d+$/);
   assert.equal(lines.length, 6);
+});
+
+test("past the cap, the shim drops a writer's bytes at its pace while the leader lives, so the writer waits on its pipe", async (t) => {
+  // 8 MiB past a cap of 10 bytes: at 4 MiB/s, less what the pipe holds and the first read, about 2 s.
+  const started = performance.now();
+  const { code, lines, stdout } = await runShimWithOutput(t, 10, 'head -c 8388618 /dev/zero', null);
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(code, 0);
+  assert.deepEqual(lines.slice(1, 4), ['truncated stdout cap', 'exit 0', 'output 8388618 0'], lines.join('\n'));
+  assert.equal(readFileSync(stdout).length, 10);
+  // A lower bound only, which no slow machine can miss: without the pace it took 0.014 s here.
+  assert.ok(seconds >= 1.5, `8 MiB were dropped in ${seconds.toFixed(2)} s, faster than the pace allows`);
 });
 
 test("a task's end is never told before its start, however late the spawner's answer comes", async (t) => {
