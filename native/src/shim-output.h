@@ -1,7 +1,7 @@
-/* A task's output as its shim copies it (-o): the leader writes a pipe, the shim moves what comes
- * into the output file it was given (splice, or read and write where the file takes no splice),
- * keeping at most the cap and stopping short of the last of the disk, as the daemon's own pump of
- * a terminal's output does (src/workers/output-cap.ts). */
+/* A task's output as its shim copies it (-o): the leader writes a pipe, the shim reads what comes
+ * and writes it into the output file it was given, keeping at most the cap and stopping short of
+ * the last of the disk, as the daemon's own pump of a terminal's output does
+ * (src/workers/output-cap.ts). */
 #ifndef HIVE_SHIM_OUTPUT_H
 #define HIVE_SHIM_OUTPUT_H
 
@@ -13,7 +13,7 @@ enum output_cut { OUTPUT_KEPT = 0, OUTPUT_CUT_CAP, OUTPUT_CUT_RESERVE, OUTPUT_CU
 struct output_stream {
   /* The pipe's read end (non-blocking), -1 once it is at EOF. */
   int pipe;
-  /* The output file: written at its own offset (not O_APPEND, which splice refuses). */
+  /* The output file. */
   int file;
   /* Bytes the task wrote to the stream, and those of them kept in the file. */
   long long produced, kept;
@@ -22,7 +22,6 @@ struct output_stream {
   enum output_cut cut;
   /* The errno of the failed write, for OUTPUT_CUT_WRITE. */
   int cut_errno;
-  int no_splice;
   /* While set, bytes past the cap or the reserve are dropped no faster than
    * OUTPUT_DROP_BYTES_PER_SECOND; the shim clears it once the leader has ended. */
   int paced;
