@@ -48,7 +48,8 @@ int output_open(struct output_stream *stream, int file, int *leader_end) {
     close(ends[1]);
     return err;
   }
-  /* Refused past the user's pipe quota (an unprivileged daemon's thousandth task): the default 64 KiB does. */
+  /* Refused to an unprivileged user past fs/pipe-user-pages-soft (64 MiB of pipes in all by
+   * default, about 128 tasks at this size): the pipe keeps its 64 KiB then. */
   (void)fcntl(ends[0], F_SETPIPE_SZ, PIPE_BYTES);
   *stream = (struct output_stream){.pipe = ends[0], .file = file};
   *leader_end = ends[1];

@@ -39,9 +39,9 @@ struct output_stream {
  * stdout or stderr (close-on-exec, like the read end). 0 or -errno. */
 int output_open(struct output_stream *stream, int file, int *leader_end);
 
-/* Moves up to `budget` bytes that the pipe holds now into the file (all of them past the cap or the
- * reserve are discarded, while paced at most as many as the pace allows); at EOF closes the pipe and sets it to -1. Returns 1 when the stream was
- * cut during this call (`cut` says why), else 0. */
+/* Moves up to `budget` bytes that the pipe holds now into the file (those past the cap or the
+ * reserve are discarded, while paced only as many as the pace allows); at EOF closes the pipe and
+ * sets it to -1. Returns 1 when the stream was cut during this call (`cut` says why), else 0. */
 int output_copy(struct output_stream *stream, long long max_bytes, long long budget);
 
 /* Milliseconds (rounded up) until a paced stream that is dropping may be read again; 0: now. */

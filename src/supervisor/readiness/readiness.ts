@@ -41,7 +41,7 @@ export async function awaitReadiness(
     const pattern = want.pattern;
     waits.push(
       // The shim writes the output file itself, so a line can be there before its report of the
-      // start (the pid) has arrived: the answer waits for that, as status would show no pid yet.
+      // start (with the pid) has arrived: the answer waits for that, so that it carries the pid.
       matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then(async (line) => {
         if (line === null) return null;
         await started;
