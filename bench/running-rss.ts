@@ -2,8 +2,9 @@
 // (worker threads up), idle once its worker threads stopped for want of work (the threads' share is
 // the difference), after a warm-up, with N `sleep`s running (100 and 1,000 by default), idle again
 // once the threads stopped; and, on a fresh daemon, over 20,000 short tasks from 16 lean callers
-// (read at every tenth). The floors, in the same run: a bare Node process, and one with as many
-// empty worker threads as the daemon has. --idle-wait 0 skips the waits for the threads to stop.
+// (read at every tenth, with the main thread's heap from /metrics at both ends). The floors, in the
+// same run: a bare Node process, and one with as many empty worker threads as the daemon has.
+// --idle-wait 0 skips the waits for the threads to stop.
 // Usage: node dist/bench/running-rss.js [--running 100,1000] [--growth-tasks 20000] [--callers 16] [--idle-wait 75]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -112,14 +113,33 @@ async function measureRunning(): Promise<Row[]> {
   return rows;
 }
 
+/** The daemon's main thread's committed V8 heap and its young generation, read from its /metrics. */
+async function mainHeapOf(origin: string): Promise<{ heap_mb: number; new_space_mb: number }> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const read = (pattern: RegExp) => mb(Number(pattern.exec(text)?.[1] ?? NaN) / 1048576);
+  return {
+    heap_mb: read(/^hive_bash_nodejs_heap_size_total_bytes (\S+)$/m),
+    new_space_mb: read(/^hive_bash_nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)$/m),
+  };
+}
+
+interface Growth {
+  warm_mb: number;
+  tenths_mb: number[];
+  tasks_per_s: number;
+  /** The main thread's heap after the warm-up and at the end: whether the growth is in it. */
+  main_heap: { warm: { heap_mb: number; new_space_mb: number }; end: { heap_mb: number; new_space_mb: number } };
+}
+
 /** RSS after a warm-up of 1,000 tasks, then at every tenth of `GROWTH_TASKS` more, on a fresh daemon. */
-async function measureGrowth(): Promise<{ warm_mb: number; tenths_mb: number[]; tasks_per_s: number }> {
+async function measureGrowth(): Promise<Growth> {
   const daemon = await startBenchDaemon([]);
   const pool = new Pool(daemon.origin, { connections: CALLERS });
   try {
     const call = modernCaller(pool);
     await runEchoes(call, Math.min(1000, GROWTH_TASKS), CALLERS);
     const warm = rssMegabytes(daemon.pid);
+    const warmHeap = await mainHeapOf(daemon.origin);
     const tenths: number[] = [];
     const step = Math.max(1, Math.floor(GROWTH_TASKS / 10));
     const start = process.hrtime.bigint();
@@ -127,7 +147,12 @@ async function measureGrowth(): Promise<{ warm_mb: number; tenths_mb: number[]; 
       if (done % step === 0 && tenths.length < 10) tenths.push(mb(rssMegabytes(daemon.pid)));
     });
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    return { warm_mb: mb(warm), tenths_mb: tenths, tasks_per_s: Math.round(GROWTH_TASKS / seconds) };
+    return {
+      warm_mb: mb(warm),
+      tenths_mb: tenths,
+      tasks_per_s: Math.round(GROWTH_TASKS / seconds),
+      main_heap: { warm: warmHeap, end: await mainHeapOf(daemon.origin) },
+    };
   } finally {
     await pool.close();
     await daemon.stop();
@@ -149,7 +174,8 @@ console.table(rows);
 const growth = GROWTH_TASKS > 0 ? await measureGrowth() : null;
 if (growth)
   console.log(
-    `${GROWTH_TASKS} tasks from ${CALLERS} callers (${growth.tasks_per_s}/s): RSS ${growth.warm_mb} MB after a warm-up of ${Math.min(1000, GROWTH_TASKS)}, then at each tenth ${growth.tenths_mb.join(', ')} MB`,
+    `${GROWTH_TASKS} tasks from ${CALLERS} callers (${growth.tasks_per_s}/s): RSS ${growth.warm_mb} MB after a warm-up of ${Math.min(1000, GROWTH_TASKS)}, then at each tenth ${growth.tenths_mb.join(', ')} MB; ` +
+      `the main thread's committed heap ${growth.main_heap.warm.heap_mb} to ${growth.main_heap.end.heap_mb} MB, of it the young generation ${growth.main_heap.warm.new_space_mb} to ${growth.main_heap.end.new_space_mb} MB`,
   );
 console.log(`floors: ${JSON.stringify(floors)}`);
 console.log(
