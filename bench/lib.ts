@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { launchDaemon } from '../test/helpers/daemon.js';
+import { INITIALIZE, MCP_HEADERS } from '../test/helpers/raw-mcp.js';
 
 export interface BenchDaemon {
   url: string;
@@ -99,22 +100,8 @@ export async function openRawSession(
 ): Promise<
   (name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>
 > {
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-06-18',
-  };
-  const init = await pool.request({
-    path,
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-    }),
-  });
+  const headers = { ...MCP_HEADERS, 'mcp-protocol-version': '2025-06-18' };
+  const init = await pool.request({ path, method: 'POST', headers, body: JSON.stringify(INITIALIZE) });
   await init.body.text();
   const session = { ...headers, 'mcp-session-id': String(init.headers['mcp-session-id']) };
   let id = 1;

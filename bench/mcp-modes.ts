@@ -19,6 +19,7 @@ import {
 import { Pool } from 'undici';
 import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
 import { alternateRounds, roundRatios, secondsSince, spreadOf } from './lib.js';
+import { INITIALIZE, MCP_HEADERS } from '../test/helpers/raw-mcp.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,11 +34,7 @@ const RESULT = {
   content: [{ type: 'text', text: 'task t-1 done: exit 0' }],
   structuredContent: { id: 't-1', state: 'done', exit_code: 0 },
 };
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-06-18',
-};
+const HEADERS = { ...MCP_HEADERS, 'mcp-protocol-version': '2025-06-18' };
 const CALL_BODY = JSON.stringify({
   jsonrpc: '2.0',
   id: 2,
@@ -114,12 +111,7 @@ async function measure(mode: Mode): Promise<number> {
       path: '/mcp',
       method: 'POST',
       headers: HEADERS,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-      }),
+      body: JSON.stringify(INITIALIZE),
     });
     await init.body.text();
     const session = init.headers['mcp-session-id'];

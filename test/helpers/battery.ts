@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SPAWNER_PATH } from '../../src/process/native.js';
 import { readProcessEntry } from '../../src/process/process-table.js';
+import { INITIALIZE, MCP_HEADERS } from './raw-mcp.js';
 
 export const FULL = process.env.HIVE_BATTERY_FULL === '1';
 
@@ -13,14 +14,6 @@ export const batterySize = (ci: number, full: number): number => (FULL ? full : 
 
 /** The spawner's command name as /proc shows it (cut to 15 characters). */
 const SPAWNER_NAME = basename(SPAWNER_PATH).slice(0, 15);
-
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-export const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'battery', version: '1' } },
-};
 
 export interface ToolAnswer {
   isError: boolean;
@@ -39,13 +32,18 @@ export class RawSession {
   static async open(url: string, headers: Record<string, string> = {}): Promise<RawSession> {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { ...HEADERS, ...headers },
+      headers: { ...MCP_HEADERS, ...headers },
       body: JSON.stringify(INITIALIZE),
     });
     await res.text();
     const id = res.headers.get('mcp-session-id');
     if (res.status !== 200 || id === null) throw new Error(`initialize answered ${res.status} without a session`);
-    return new RawSession(url, { ...HEADERS, ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' });
+    return new RawSession(url, {
+      ...MCP_HEADERS,
+      ...headers,
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-06-18',
+    });
   }
 
   /** Calls `name` once per element of `calls`, in one batch; answers in the same order. */

@@ -2,14 +2,14 @@
 // it was while they are open, every one is swept once idle, and the memory goes back afterwards.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { batterySize, healthz, INITIALIZE, processFigures, report } from '../helpers/battery.js';
+import { batterySize, healthz, processFigures, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 
 const SESSIONS = batterySize(400, 1000);
 const CALIBRATION = 50;
 const PARALLEL = 8;
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 /** RSS margins over the level before: with every session open (each has its MCP server), and once they are swept. */
 const OPEN_MARGIN_KB = 192 * 1024;
 const SWEPT_MARGIN_KB = 64 * 1024;
@@ -28,14 +28,14 @@ async function openSessions(url: string, count: number): Promise<Opened[]> {
       while (next < count) {
         next++;
         const sentAt = Date.now();
-        const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INITIALIZE) });
+        const res = await fetch(url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
         await res.text();
         const id = res.headers.get('mcp-session-id');
         assert.equal(res.status, 200);
         assert.ok(id);
         const notified = await fetch(url, {
           method: 'POST',
-          headers: { ...HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+          headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
           body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
         });
         await notified.text();
@@ -104,7 +104,7 @@ test(`${SESSIONS} abandoned MCP sessions keep the daemon's memory bounded and ar
   for (const { id } of opened.slice(0, 20)) {
     const stale = await fetch(daemon.url, {
       method: 'POST',
-      headers: { ...HEADERS, 'mcp-session-id': id },
+      headers: { ...MCP_HEADERS, 'mcp-session-id': id },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     await stale.text();

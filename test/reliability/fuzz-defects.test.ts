@@ -9,13 +9,13 @@ import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { errorLines, MAX_ERROR_TEXT } from './fuzz/checks.js';
-import { HEADERS, INITIALIZE } from './fuzz/envelopes.js';
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 import { healthSessions, openSession, rawPost } from './fuzz/http.js';
 
 test('a request whose id or progressToken is an integer beyond 2^53 is refused with -32600, not left unanswered', async (t) => {
   const daemon = await startTestDaemon(t);
   const session = await openSession(daemon.url);
-  const headers = { ...HEADERS, 'mcp-session-id': session };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
   const bodies = [
     '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"}',
     '{"jsonrpc":"2.0","id":1e21,"method":"ping"}',
@@ -52,7 +52,7 @@ test('a tool error echoes unknown field names within bounds, however many or lon
 test('a response the client sends, however deeply nested, is taken or refused without an internal error', async (t) => {
   const daemon = await startTestDaemon(t);
   const session = await openSession(daemon.url);
-  const headers = { ...HEADERS, 'mcp-session-id': session };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
   const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
   const bodies = [
     `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m","data":${deep}}}`,
@@ -77,7 +77,7 @@ test('a response the client sends, however deeply nested, is taken or refused wi
 test('a known method whose params its schema refuses is answered -32602 Invalid params, not -32603 with zod issues', async (t) => {
   const daemon = await startTestDaemon(t);
   const session = await openSession(daemon.url);
-  const headers = { ...HEADERS, 'mcp-session-id': session };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
   const bodies = [
     { jsonrpc: '2.0', id: 0, method: 'tools/call' },
     { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} },
@@ -112,7 +112,7 @@ test('an initialize without an id, sent without a session, opens no session nobo
   const daemon = await startTestDaemon(t);
   const { id: _, ...notification } = INITIALIZE;
   for (let i = 0; i < 3; i++) {
-    const answer = await rawPost(daemon.url, HEADERS, JSON.stringify(notification), 3000);
+    const answer = await rawPost(daemon.url, MCP_HEADERS, JSON.stringify(notification), 3000);
     assert.equal(answer.headers['mcp-session-id'], undefined);
   }
   assert.equal(await healthSessions(daemon), 0, 'each answer to an initialize notification left a session open');

@@ -14,7 +14,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { assertHealthy, checkAnswer, describeArgs } from './fuzz/checks.js';
-import { HEADERS, modernHeaders, rawCase } from './fuzz/envelopes.js';
+import { modernHeaders, rawCase } from './fuzz/envelopes.js';
+import { MCP_HEADERS } from '../helpers/raw-mcp.js';
 import { deleteSession, healthSessions, MAX_BODY_BYTES, openSession, rawPost } from './fuzz/http.js';
 import { DAEMON_ARGS, params, TEST_TIMEOUT_MS } from './fuzz/runs.js';
 import { TOOL_NAMES } from './fuzz/values.js';
@@ -74,7 +75,7 @@ test(
         assert.equal(await healthSessions(daemon), 2, 'a session the client was never told of is left open');
         const listed = await rawPost(
           daemon.url,
-          { ...HEADERS, 'mcp-session-id': session },
+          { ...MCP_HEADERS, 'mcp-session-id': session },
           JSON.stringify({ jsonrpc: '2.0', id: `check-${posts}`, method: 'tools/list' }),
         );
         assert.equal(
@@ -103,7 +104,7 @@ test(
     const daemon = await startTestDaemon(t, { args: DAEMON_ARGS });
     const tools = await connectClient(t, daemon.url);
     const session = await openSession(daemon.url);
-    const headers = { ...HEADERS, 'mcp-session-id': session };
+    const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
     const shapes = ['argument', 'meta', 'id', 'batch', 'broken'] as const;
     await fc.assert(
       fc.asyncProperty(

@@ -5,22 +5,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
-
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 
 test('plain calls of a 2025 session answer as the protocol layer does, byte for byte', async (t) => {
   const daemon = await startTestDaemon(t);
-  const init = await fetch(daemon.url, {
-    method: 'POST',
-    headers: HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    }),
-  });
-  const headers = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+  const init = await fetch(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')! };
   let id = 1;
   const post = async (body: string) => {
     const res = await fetch(daemon.url, { method: 'POST', headers, body });

@@ -8,14 +8,7 @@ import { request } from 'undici';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
-
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 
 test('/healthz reports the version, containment and counts by state', async (t) => {
   const daemon = await startTestDaemon(t);

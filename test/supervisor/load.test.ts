@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 
 test('200 concurrent short tasks with --max-running 8 all finish with their own result', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--max-running', '8'] });
@@ -60,19 +61,9 @@ test('a burst of 600 runs arriving at once all start and finish (no spawner stal
   // Batches of 100 reach the workers in a few turns of their loops, so each thread sends its
   // spawner hundreds of requests before it reads an answer.
   const daemon = await startTestDaemon(t, { args: ['--max-running', '1000'] });
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const init = await fetch(daemon.url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'burst', version: '1' } },
-    }),
-  });
+  const init = await fetch(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
   await init.text();
-  const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+  const session = { ...MCP_HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')! };
   const batches = await Promise.all(
     Array.from({ length: 6 }, async (_, b) => {
       const body = Array.from({ length: 100 }, (_, i) => ({

@@ -4,16 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
+import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
 
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-
-async function post(url: string, body: unknown, headers: Record<string, string> = HEADERS) {
+async function post(url: string, body: unknown, headers: Record<string, string> = MCP_HEADERS) {
   const res = await fetch(url, {
     method: 'POST',
     headers,
@@ -33,7 +26,7 @@ test('a session: initialize, notifications, single and batched requests, GET ref
   assert.equal(init.json.id, 1);
   assert.equal(init.json.result.serverInfo.name, 'bash');
   assert.equal(init.json.result.protocolVersion, '2025-06-18');
-  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
 
   const notified = await post(daemon.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   assert.deepEqual([notified.status, notified.text], [202, '']);
@@ -87,25 +80,25 @@ test('requests the specification says a server must refuse are refused, and open
   const daemon = await startTestDaemon(t);
   const refused = [
     {
-      headers: { ...HEADERS, accept: 'application/json' },
+      headers: { ...MCP_HEADERS, accept: 'application/json' },
       body: INITIALIZE,
       status: 406,
       message: 'Not Acceptable: Client must accept both application/json and text/event-stream',
     },
     {
-      headers: { ...HEADERS, 'content-type': 'text/plain' },
+      headers: { ...MCP_HEADERS, 'content-type': 'text/plain' },
       body: INITIALIZE,
       status: 415,
       message: 'Unsupported Media Type: Content-Type must be application/json',
     },
     {
-      headers: HEADERS,
+      headers: MCP_HEADERS,
       body: { id: 1, method: 'initialize' },
       status: 400,
       message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
     },
     {
-      headers: HEADERS,
+      headers: MCP_HEADERS,
       body: [INITIALIZE, { ...INITIALIZE, id: 2 }],
       status: 400,
       message: 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
@@ -124,7 +117,7 @@ test('requests the specification says a server must refuse are refused, and open
   const unsupported = await post(
     daemon.url,
     { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-    { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' },
+    { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' },
   );
   assert.equal(unsupported.status, 400);
   assert.match(
@@ -134,7 +127,7 @@ test('requests the specification says a server must refuse are refused, and open
   const malformed = await post(
     daemon.url,
     { jsonrpc: '1.0', id: 3, method: 'tools/list' },
-    { ...HEADERS, 'mcp-session-id': session },
+    { ...MCP_HEADERS, 'mcp-session-id': session },
   );
   assert.deepEqual(
     [malformed.status, malformed.json.id, malformed.json.error.code, malformed.json.error.message],
@@ -145,7 +138,7 @@ test('requests the specification says a server must refuse are refused, and open
 test('every malformed message the protocol layer would drop is answered, alone or in a batch beside a valid one', async (t) => {
   const daemon = await startTestDaemon(t);
   const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
-  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
   const cases: Array<[unknown, unknown, string]> = [
     [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: 'all' }, 4, 'Invalid Request: "params" must be an object'],
     [{ jsonrpc: '2.0', id: 4, method: 'tools/list', params: [1] }, 4, 'Invalid Request: "params" must be an object'],
@@ -228,7 +221,7 @@ test('every malformed message the protocol layer would drop is answered, alone o
 test('a request the client cancels or walks away from holds nothing: its id is free again and the session is swept', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
   const session = (await post(daemon.url, INITIALIZE)).headers.get('mcp-session-id')!;
-  const headers = { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
   const slowCall = (id: number) => ({
     jsonrpc: '2.0',
     id,

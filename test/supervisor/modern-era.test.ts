@@ -6,6 +6,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { MODERN_VERSION, modernMeta, modernRequest, modernResult, TASKS_EXTENSION } from '../helpers/modern-client.js';
+import { MCP_HEADERS } from '../helpers/raw-mcp.js';
 
 test('the v2 SDK client pinned to 2026-07-28 lists the tools and runs commands while a 1.x client does the same in the same daemon', async (t) => {
   const daemon = await startTestDaemon(t);
@@ -167,7 +168,7 @@ test('a 2026-07-28 request is refused with the spec code and HTTP status for eac
   // And the 2025 era is as it was: no session, no initialize, no service.
   const legacy = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: MCP_HEADERS,
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   assert.equal(legacy.status, 400);

@@ -15,14 +15,7 @@ import {
   VALID_FIELDS,
   withKeys,
 } from './values.js';
-
-export const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-export const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
-};
+import { INITIALIZE } from '../../helpers/raw-mcp.js';
 
 const requestId = fc.oneof(
   { weight: 4, arbitrary: fc.integer() },

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { request } from 'undici';
 import type { TestDaemon } from '../../helpers/daemon.js';
-import { HEADERS, INITIALIZE } from './envelopes.js';
+import { INITIALIZE, MCP_HEADERS } from '../../helpers/raw-mcp.js';
 
 /** A request that gets no HTTP answer in this time holds the connection: a failure. */
 export const POST_TIMEOUT_MS = 10_000;
@@ -101,7 +101,7 @@ export async function healthSessions(daemon: TestDaemon): Promise<number> {
 
 /** A session opened by an initialize, as a 2025 client opens one. */
 export async function openSession(url: string): Promise<string> {
-  const answer = await rawPost(url, HEADERS, JSON.stringify(INITIALIZE));
+  const answer = await rawPost(url, MCP_HEADERS, JSON.stringify(INITIALIZE));
   assert.equal(answer.status, 200, answer.text);
   return answer.headers['mcp-session-id'] as string;
 }
