@@ -6,12 +6,8 @@
 // byte: the same members in the same order. Anything else (params with _meta or task, an argument
 // named __proto__, which its record schema drops) still goes through the layer.
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isObject, type Loose } from './eras.js';
 import type { ToolRegistry } from './server.js';
-
-type Loose = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Loose =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The answer to `message` when it is a call this module answers, else null (the protocol layer's). */
 export type DirectAnswerer = (message: {

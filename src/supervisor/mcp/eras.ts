@@ -11,7 +11,8 @@ export const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilit
 export const CLIENT_INFO_META = 'io.modelcontextprotocol/clientInfo';
 export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 
-type Loose = Record<string, unknown>;
+/** A JSON object whose members are not known yet. */
+export type Loose = Record<string, unknown>;
 export const isObject = (value: unknown): value is Loose =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 

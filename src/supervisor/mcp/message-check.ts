@@ -1,6 +1,7 @@
 // Checks a JSON-RPC message as the SDK's protocol layer will (its strict request, notification,
 // result and error schemas), without zod: a message that layer would drop unanswered is refused
 // here, with the reason, so that every request gets an answer.
+import { isObject, type Loose } from './eras.js';
 
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 const NOTIFICATION_KEYS = new Set(['jsonrpc', 'method', 'params']);
@@ -8,10 +9,6 @@ const RESULT_KEYS = new Set(['jsonrpc', 'id', 'result']);
 const ERROR_KEYS = new Set(['jsonrpc', 'id', 'error']);
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 
-type Loose = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Loose =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 // The SDK's ids and progress tokens are strings or safe integers (zod's int): 2^53 and beyond are not.
 const isRequestId = (value: unknown) => typeof value === 'string' || Number.isSafeInteger(value);
 
