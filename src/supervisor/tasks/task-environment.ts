@@ -53,8 +53,8 @@ export function taskEnvironment(base: Record<string, string>, task: TaskEnvironm
 const DEFAULTED = new WeakMap<Record<string, string>, Map<string, Readonly<Record<string, string>>>>();
 
 function defaultsOver(base: Record<string, string>, task: { pty: boolean; interactive: boolean }) {
-  const kinds = DEFAULTED.get(base) ?? new Map<string, Readonly<Record<string, string>>>();
-  DEFAULTED.set(base, kinds);
+  let kinds = DEFAULTED.get(base);
+  if (kinds === undefined) DEFAULTED.set(base, (kinds = new Map<string, Readonly<Record<string, string>>>()));
   const kind = `${task.pty} ${task.interactive}`;
   let env = kinds.get(kind);
   if (env === undefined) {
