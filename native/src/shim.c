@@ -255,6 +255,20 @@ static void report_start(pid_t leader) {
   if (host_proc_fd >= 0) close(host_proc_fd);
 }
 
+/* The leader has exited with `status`: what it wrote goes into the files, then its end is told. */
+static void leader_exited(int status, int *leader_done) {
+  *leader_done = 1;
+  /* What the leader wrote is all in the pipes now: it goes into the files (or is dropped, at once:
+   * no pace holds the end back) before its end is told. */
+  for (int i = 0; copying_output && i < 2; i++) {
+    outputs[i].paced = 0;
+    copy_output(i, output_pending(&outputs[i]));
+  }
+  /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
+  if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
+  else report("exit %d", WEXITSTATUS(status));
+}
+
 /* Reaps every exited child; reports the leader's end. Returns 1 once no child is left. */
 static int reap_children(pid_t leader, int *leader_done) {
   for (;;) {
@@ -262,18 +276,40 @@ static int reap_children(pid_t leader, int *leader_done) {
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid == 0) return 0;
     if (pid < 0) return errno == ECHILD ? 1 : 0;
-    if (pid != leader) continue;
-    *leader_done = 1;
-    /* What the leader wrote is all in the pipes now: it goes into the files (or is dropped, at once:
-     * no pace holds the end back) before its end is told. */
-    for (int i = 0; copying_output && i < 2; i++) {
-      outputs[i].paced = 0;
-      copy_output(i, output_pending(&outputs[i]));
-    }
-    /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
-    if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
-    else report("exit %d", WEXITSTATUS(status));
+    if (pid == leader) leader_exited(status, leader_done);
   }
+}
+
+/* Reaps the leader alone if it has exited: a wait for one pid does not walk the other children. */
+static void reap_leader(pid_t leader, int *leader_done) {
+  int status;
+  if (!*leader_done && waitpid(leader, &status, WNOHANG) == leader) leader_exited(status, leader_done);
+}
+
+/* After a SIGKILL to the task's cgroup: its cgroup.events, until it says the cgroup is empty, or
+ * -1. Until then only the leader is reaped: reaping each of the dying processes as its SIGCHLD
+ * came took the CPU they needed to die (on two cores, 12 kills of 1,000 sleeps by a standalone
+ * shim: 8.4 ms of the shim's CPU fell before the cgroup was empty, 3.7 ms now, and the cgroup
+ * emptied in 82.9 ms against 87.6 at the median). Once it is empty they are all zombies, reaped in
+ * one pass. The end's report came as before (89.9 against 88.3 ms), and the shim's CPU in all was
+ * the same (9.9 against 11.9 ms): what this buys is the processes dead sooner, not less work. */
+static int emptying_fd = -1;
+
+/* Starts watching the killed cgroup empty; without its cgroup.events, children are reaped as usual. */
+static void watch_cgroup_empty(void) {
+  const char *call;
+  int fd = emptying_fd < 0 ? open_cgroup_events(cgroup_dir, &call) : emptying_fd;
+  if (fd < 0) log_failure(-fd, "%s %s/cgroup.events", call, cgroup_dir);
+  else emptying_fd = fd;
+}
+
+/* Whether the killed cgroup is still emptying; once it is empty (or unreadable) the watch ends. */
+static int cgroup_emptying(void) {
+  if (emptying_fd < 0) return 0;
+  if (cgroup_populated(emptying_fd) == 1) return 1;
+  close(emptying_fd);
+  emptying_fd = -1;
+  return 0;
 }
 
 static void kill_tree(int sig, pid_t leader, int *leader_done) {
@@ -281,6 +317,7 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
   int result;
   if (cgroup_dir != NULL) {
     if (sig == SIGKILL && (result = kill_cgroup(cgroup_dir, &call)) < 0) log_failure(-result, "%s %s/cgroup.kill", call, cgroup_dir);
+    if (sig == SIGKILL && result == 0) watch_cgroup_empty();
     if (sig != SIGKILL && (result = signal_cgroup(cgroup_dir, sig, &call)) < 0) log_failure(-result, "%s (signal %d to cgroup %s)", call, sig, cgroup_dir);
     return;
   }
@@ -368,16 +405,25 @@ static void report_subtree_cpu(void) {
 }
 
 static int supervise(pid_t leader, int child_events) {
-  struct pollfd fds[4] = {{.fd = child_events, .events = POLLIN}, {.fd = CONTROL_FD, .events = POLLIN}, {.fd = -1, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
+  struct pollfd fds[5] = {{.fd = child_events, .events = POLLIN},
+                          {.fd = CONTROL_FD, .events = POLLIN},
+                          {.fd = -1, .events = POLLIN},
+                          {.fd = -1, .events = POLLIN},
+                          {.fd = -1, .events = POLLPRI}};
   char control[256];
   size_t used = 0;
   int leader_done = 0, err;
   for (;;) {
-    if (reap_children(leader, &leader_done) && leader_done && (!copying_output || (outputs[0].pipe < 0 && outputs[1].pipe < 0))) {
+    int emptying = cgroup_emptying();
+    if (emptying) reap_leader(leader, &leader_done);
+    else if (reap_children(leader, &leader_done) && leader_done && (!copying_output || (outputs[0].pipe < 0 && outputs[1].pipe < 0))) {
       if (copying_output) report("output %lld %lld", outputs[0].produced, outputs[1].produced);
       report_subtree_cpu();
       return 0;
     }
+    /* While the cgroup empties, its change wakes the loop; SIGCHLD only until the leader is reaped. */
+    fds[0].fd = emptying && leader_done ? -1 : child_events;
+    fds[4].fd = emptying ? emptying_fd : -1;
     /* A stream that drops bytes at its pace is not read until the pace allows. */
     long long timeout = -1;
     for (int i = 0; copying_output && i < 2; i++) {
@@ -385,7 +431,7 @@ static int supervise(pid_t leader, int child_events) {
       fds[2 + i].fd = pause > 0 ? -1 : outputs[i].pipe;
       if (pause > 0 && (timeout < 0 || pause < timeout)) timeout = pause;
     }
-    if (poll(fds, 4, (int)timeout) < 0 && errno != EINTR) {
+    if (poll(fds, 5, (int)timeout) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;
     }

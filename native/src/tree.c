@@ -247,6 +247,24 @@ static int write_file(const char *dir, const char *name, const char *text, const
 
 int kill_cgroup(const char *dir, const char **call) { return write_file(dir, "cgroup.kill", "1", call); }
 
+int open_cgroup_events(const char *dir, const char **call) {
+  char path[PATH_MAX];
+  *call = "open";
+  if (snprintf(path, sizeof path, "%s/cgroup.events", dir) >= (int)sizeof path) return -ENAMETOOLONG;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  return fd >= 0 ? fd : -errno;
+}
+
+int cgroup_populated(int events_fd) {
+  char text[128];
+  ssize_t length = pread(events_fd, text, sizeof text - 1, 0);
+  if (length < 0) return -errno;
+  text[length] = '\0';
+  /* "populated 0|1\nfrozen 0|1\n"; a file without the line (never seen) counts as empty. */
+  const char *line = strstr(text, "populated ");
+  return line != NULL && (line == text || line[-1] == '\n') && line[10] == '1';
+}
+
 int join_cgroup(const char *dir, const char **call) { return write_file(dir, "cgroup.procs", "0", call); }
 
 /* 1 when /proc/PID/cgroup names the cgroup whose folder is `dir` (compared by its tail), 0 when it

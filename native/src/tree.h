@@ -18,6 +18,14 @@ int signal_cgroup(const char *dir, int sig, const char **call);
  * is "open" or "write". */
 int kill_cgroup(const char *dir, const char **call);
 
+/* Opens `dir`/cgroup.events to watch the cgroup empty: an fd that poll() reports with POLLPRI
+ * when the file changes, or -errno (`*call` is "open"). */
+int open_cgroup_events(const char *dir, const char **call);
+
+/* Whether the cgroup of `events_fd` (from open_cgroup_events) still holds a live process: 1 or 0,
+ * or -errno when the file cannot be read (the cgroup is gone). Each read re-arms the POLLPRI. */
+int cgroup_populated(int events_fd);
+
 /* Moves the calling process into the cgroup folder `dir` (writes `dir`/cgroup.procs). 0 or -errno;
  * `*call` is "open" or "write". */
 int join_cgroup(const char *dir, const char **call);
