@@ -8,10 +8,14 @@
 // After the rounds, one caller alone: the latency of run to its result, and of a ping (p50, p99).
 // Prints each side's median rate and spread, and the CPU per task of each process involved:
 // the daemon (main thread and workers), its spawners, the shims with bash, the load generator,
-// and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile.
+// and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile. A fifth side,
+// `files`, is a floor: what creating a task's two empty output files costs on the file system of
+// the daemon's state directory (in its output directory), which no change of the daemon's removes.
 // Usage: node dist/bench/short-tasks.js [--tasks N] [--rounds N] [--clients N] [--max-running N] [--containment MODE]
 import { execFileSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { Pool } from 'undici';
@@ -51,7 +55,7 @@ const SANDBOX = { write: [tmpdir()], network: false };
 const LATENCY_CALLS = Math.min(200, TASKS);
 
 interface Row {
-  side: 'xargs' | 'daemon' | 'sdk' | 'sandboxed';
+  side: 'xargs' | 'files' | 'daemon' | 'sdk' | 'sandboxed';
   tasks_per_s: number;
   /** CPU ms per task, by whom. */
   cpu_ms: Record<string, number>;
@@ -82,6 +86,32 @@ function measureXargs(): Row {
   };
 }
 
+let fileRounds = 0;
+
+/**
+ * The file system's share of a task: its two empty output files created (mode 0600, as the daemon
+ * opens them) in the daemon's own output directory, under names no task has. Where they are
+ * matters: an ext4 without a journal scans, at every creation, the inodes its block group freed in
+ * the last half minute or more (those of the last run's state directory, say).
+ */
+function measureFileCreation(dir: string): Row {
+  const round = ++fileRounds;
+  const before = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < TASKS; i++)
+    for (const suffix of ['out', 'err'])
+      closeSync(openSync(join(dir, `bench-floor-${round}-${i}.${suffix}`), 'w', 0o600));
+  const seconds = secondsSince(start);
+  const { user, system } = process.cpuUsage(before);
+  return {
+    side: 'files',
+    tasks_per_s: TASKS / seconds,
+    cpu_ms: { two_files: (user + system) / 1000 / TASKS },
+    others_cores: 0,
+    failures: 0,
+  };
+}
+
 const daemon = await startBenchDaemon([
   '--max-running',
   values['max-running'],
@@ -91,6 +121,8 @@ const daemon = await startBenchDaemon([
   values.containment,
 ]);
 const meter = daemonCpuMeter(daemon.pid);
+// Where the daemon writes its tasks' output files (the state directory goes with the daemon).
+const outputDir = join(daemon.stateDir, 'harness', 'bash-tasks');
 let rows: Array<Row & { round: number }> = [];
 let sides: Record<string, Row[]> = {};
 let rssMb = 0;
@@ -137,12 +169,13 @@ try {
   };
   sides = await alternateRounds(ROUNDS, {
     xargs: measureXargs,
+    files: () => measureFileCreation(outputDir),
     daemon: measureDaemon('daemon'),
     sdk: measureDaemon('sdk'),
     sandboxed: measureDaemon('sandboxed'),
   });
   rows = sides.xargs!.flatMap((row, round) =>
-    (['xargs', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })),
+    (['xargs', 'files', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })),
   );
   latency = await measureLatency(lean, await openRawSession(pool));
   rssMb = rssMegabytes(daemon.pid);
@@ -200,11 +233,12 @@ console.table(
   })),
 );
 const xargs = summary('xargs');
+const files = summary('files');
 const through = summary('daemon');
 const sdk = summary('sdk');
 const sandboxed = summary('sandboxed');
 console.table(
-  [xargs, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({
+  [xargs, files, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({
     ...rest,
     ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])),
   })),
@@ -239,6 +273,9 @@ console.log(
       xargs.cpu_ms_per_task.xargs_and_bash! /
         (through.cpu_ms_per_task.daemon! + through.cpu_ms_per_task.spawners! + through.cpu_ms_per_task.shims_and_bash!),
     ),
+    // Creating a task's two output files on the state directory's file system: part of the
+    // daemon's CPU above, and a floor of it, as no design that writes output files avoids it.
+    file_creation_ms: files.cpu_ms_per_task.two_files,
     // The same tasks from the SDK's clients, against xargs.
     sdk_tasks_per_s: sdk.median_tasks_per_s,
     sdk_ratio: sdkRatio.median,
