@@ -57,6 +57,9 @@ function readStat(pid: number): { comm: string; state: string; startTime: string
   }
 }
 
+const cgroupPids = (dir: string): number[] =>
+  readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
+
 /**
  * Waits until PROCESSES of `pids` are `sleep`s asleep: the kill then meets the same processes on
  * both sides. Killed while some were still between fork and exec, a round ran faster (the floor,
@@ -126,7 +129,7 @@ async function killRound(containment: 'cgroup' | 'process-group'): Promise<{ ela
     const deadline = Date.now() + 60_000;
     while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
-    const known = findMarkedProcesses(`BENCH_MARK=${marker}`);
+    let known = findMarkedProcesses(`BENCH_MARK=${marker}`);
     // The root may be shared with other daemons (other benches, tests): the task's cgroup is its processes' own.
     const cgroupDir =
       root === null
@@ -134,8 +137,11 @@ async function killRound(containment: 'cgroup' | 'process-group'): Promise<{ ela
         : join(cgroup2Mount()!, /^0::(.*)$/m.exec(readFileSync(`/proc/${known[0]}/cgroup`, 'utf8'))![1]!);
     if (cgroupDir !== null && !cgroupDir.startsWith(`${root}/task-`))
       throw new Error(`the task's processes are in ${cgroupDir}, not in a task cgroup under ${root}`);
+    // Read again at each look: the first count may have caught a process of the loop's own setup.
+    await awaitAsleep(() =>
+      cgroupDir === null ? (known = findMarkedProcesses(`BENCH_MARK=${marker}`)) : cgroupPids(cgroupDir),
+    );
     const identified = known.map(identify);
-    await awaitAsleep(() => known);
     collectGarbage();
     const start = process.hrtime.bigint();
     // The answer and the end are awaited together: the time is that of whichever comes last.
@@ -165,7 +171,7 @@ async function kernelFloorRound(): Promise<number | null> {
     { stdio: 'ignore' },
   );
   try {
-    await awaitAsleep(() => readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number));
+    await awaitAsleep(() => cgroupPids(dir));
     collectGarbage();
     const start = process.hrtime.bigint();
     writeFileSync(join(dir, 'cgroup.kill'), '1');
