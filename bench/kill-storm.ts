@@ -62,9 +62,9 @@ const cgroupPids = (dir: string): number[] =>
 
 /**
  * Waits until PROCESSES of `pids` are `sleep`s asleep: the kill then meets the same processes on
- * both sides. Killed while some were still between fork and exec, a round ran faster (the floor,
- * which used to start at once, against the daemon's side, which first read every process's
- * environment and so started later: about 20 ms of the share it printed).
+ * both sides. The floor used to kill as soon as the count was reached, some sleeps perhaps still
+ * between fork and exec, and the daemon's side only after reading every process's environment;
+ * what that difference weighed in the share was not measured apart.
  */
 async function awaitAsleep(pids: () => number[]): Promise<void> {
   const deadline = Date.now() + 60_000;
