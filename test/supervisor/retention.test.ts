@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, linkSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -48,4 +49,67 @@ test('finished tasks older than --retention-days are pruned at start', async (t)
   const again = await connectClient(t, second.url);
   assert.match(await again.error('status', { id: 'old' }), /"id" names no task/);
   assert.equal(existsSync(old.stdout_path), false);
+});
+
+/** The inodes of the spare files in the daemon's output folder. */
+function spareInodes(dir: string): number[] {
+  return readdirSync(dir)
+    .filter((name) => name.startsWith('.spare-'))
+    .map((name) => statSync(join(dir, name)).ino)
+    .sort();
+}
+
+test("a pruned task's files are emptied into spares that later tasks' files are made from, across a restart", async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--retention-count', '1'] });
+  const tools = await connectClient(t, daemon.url);
+  const outputs = join(daemon.stateDir, 'harness', 'bash-tasks');
+  const first = await tools.ok('run', { command: 'echo first-secret; echo first-err >&2', name: 'first' });
+  const firstInodes = [statSync(first.stdout_path).ino, statSync(first.stderr_path).ino].sort();
+  const second = await tools.ok('run', { command: 'echo second', name: 'second' });
+  // first was pruned at second's end: its two files are the spares now, emptied.
+  assert.equal(existsSync(first.stdout_path), false);
+  assert.deepEqual(spareInodes(outputs), firstInodes);
+  // A second link to second's output keeps it whole: that file is deleted, not emptied for reuse.
+  const kept = join(daemon.stateDir, 'kept.out');
+  linkSync(second.stdout_path, kept);
+  const third = await tools.ok('run', { command: 'echo third; echo third-err >&2', name: 'third' });
+  assert.deepEqual([statSync(third.stdout_path).ino, statSync(third.stderr_path).ino].sort(), firstInodes);
+  assert.equal(readFileSync(third.stdout_path, 'utf8'), 'third\n', 'nothing of the first task is left in it');
+  assert.equal(readFileSync(third.stderr_path, 'utf8'), 'third-err\n');
+  assert.equal(statSync(third.stdout_path).mode & 0o777, 0o600);
+  assert.equal(readFileSync(kept, 'utf8'), 'second\n');
+  assert.equal(existsSync(second.stdout_path), false);
+  const left = spareInodes(outputs);
+  assert.equal(left.length, 1, "second's stderr alone became a spare");
+  assert.equal(
+    statSync(
+      join(
+        outputs,
+        readdirSync(outputs).find((name) => name.startsWith('.spare-'))!,
+      ),
+    ).size,
+    0,
+  );
+  // A restarted daemon takes up the spare the last one left.
+  await daemon.stop();
+  const again = await startTestDaemon(t, { stateDir: daemon.stateDir, args: ['--retention-count', '1'] });
+  const fourth = await (await connectClient(t, again.url)).ok('run', { command: 'echo fourth', name: 'fourth' });
+  assert.ok(left.includes(statSync(fourth.stdout_path).ino) || left.includes(statSync(fourth.stderr_path).ino));
+  assert.equal(readFileSync(fourth.stdout_path, 'utf8'), 'fourth\n');
+});
+
+test('a pruned task whose lingering processes still write its output has its files deleted, not reused', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--retention-count', '1'] });
+  const tools = await connectClient(t, daemon.url);
+  const outputs = join(daemon.stateDir, 'harness', 'bash-tasks');
+  // The background sleep keeps the task's stdout open: done, with a lingering process its shim waits for.
+  const lingering = await tools.ok('run', { command: 'sleep 600 & echo started', name: 'lingering' });
+  assert.equal(lingering.state, 'done');
+  assert.equal(lingering.lingering, 1);
+  const inodes = [statSync(lingering.stdout_path).ino, statSync(lingering.stderr_path).ino];
+  await tools.ok('run', { command: 'echo next', name: 'next' });
+  assert.equal(existsSync(lingering.stdout_path), false, 'pruned');
+  assert.deepEqual(spareInodes(outputs), [], 'nothing of a task still written is kept for another');
+  const later = await tools.ok('run', { command: 'echo later', name: 'later' });
+  assert.ok(!inodes.includes(statSync(later.stdout_path).ino));
 });

@@ -78,6 +78,7 @@ export class TaskService extends TaskReads {
       this.files.remove(admitted.record.id);
       this.events.emitReplaced();
     }
+    this.files.admit(admitted.record.id);
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
     this.queue.admit(task);
@@ -209,8 +210,10 @@ export class TaskService extends TaskReads {
       refuseWaitingInputs(task);
       task.released.reach();
     }
-    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task)
+    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task) {
       this.live.delete(record.id);
+      this.files.released(record.id);
+    }
     if (effects.freedSlot) {
       this.queue.freeSlot();
       this.queueStart();
