@@ -11,7 +11,11 @@
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile. A fifth side,
 // `files`, is a floor: what creating a task's two empty output files costs on the file system of
 // the daemon's state directory (in its output directory), which no change of the daemon's removes.
+// --retention-count N runs the daemon at a retention count that every task's end prunes past
+// (a long-lived daemon's state: each new task's files come as an old one's go); by default nothing
+// is pruned.
 // Usage: node dist/bench/short-tasks.js [--tasks N] [--rounds N] [--clients N] [--max-running N] [--containment MODE]
+//   [--retention-count N]
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +46,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '16' },
     'max-running': { type: 'string', default: '64' },
     containment: { type: 'string', default: 'auto' },
+    'retention-count': { type: 'string' },
   },
 });
 const TASKS = Number(values.tasks);
@@ -116,7 +121,7 @@ const daemon = await startBenchDaemon([
   '--max-running',
   values['max-running'],
   '--retention-count',
-  String(TASKS * (ROUNDS + 1) * 2),
+  values['retention-count'] ?? String(TASKS * (ROUNDS + 1) * 2),
   '--containment',
   values.containment,
 ]);
