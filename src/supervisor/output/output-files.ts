@@ -61,10 +61,12 @@ export class OutputFiles {
   }
 
   /**
-   * A new run of task `id`: its files are written until `released(id)`. They are made from spares
-   * where it has none yet (its worker opens them with O_TRUNC).
+   * A new run of task `id` (`replacing` a finished run's files: those are removed first): its files
+   * are written until `released(id)`. They are made from spares where it has none yet (its worker
+   * opens them with O_TRUNC).
    */
-  admit(id: string): void {
+  admit(id: string, replacing = false): void {
+    if (replacing) this.remove(id);
     this.written.add(id);
     if (this.spares.length === 0) return;
     const { stdout, stderr } = this.pathsOf(id);

@@ -74,11 +74,8 @@ export class TaskService extends TaskReads {
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
-    if (admitted.replaced) {
-      this.files.remove(admitted.record.id);
-      this.events.emitReplaced();
-    }
-    this.files.admit(admitted.record.id);
+    this.files.admit(admitted.record.id, admitted.replaced);
+    if (admitted.replaced) this.events.emitReplaced();
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
     this.queue.admit(task);
