@@ -51,20 +51,28 @@ test('finished tasks older than --retention-days are pruned at start', async (t)
   assert.equal(existsSync(old.stdout_path), false);
 });
 
-/** The inodes of the spare files in the daemon's output folder. */
-function spareInodes(dir: string): number[] {
-  return readdirSync(dir)
+/** The spare files in the daemon's output folder. */
+const spares = (dir: string): string[] =>
+  readdirSync(dir)
     .filter((name) => name.startsWith('.spare-'))
-    .map((name) => statSync(join(dir, name)).ino)
-    .sort();
-}
+    .map((name) => join(dir, name));
+
+/** Their inodes, in order. */
+const spareInodes = (dir: string): number[] =>
+  spares(dir)
+    .map((path) => statSync(path).ino)
+    .sort((a, b) => a - b);
+
+/** The inodes of a task's two files, in order. */
+const inodesOf = (task: { stdout_path: string; stderr_path: string }): number[] =>
+  [statSync(task.stdout_path).ino, statSync(task.stderr_path).ino].sort((a, b) => a - b);
 
 test("a pruned task's files are emptied into spares that later tasks' files are made from, across a restart", async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--retention-count', '1'] });
   const tools = await connectClient(t, daemon.url);
   const outputs = join(daemon.stateDir, 'harness', 'bash-tasks');
   const first = await tools.ok('run', { command: 'echo first-secret; echo first-err >&2', name: 'first' });
-  const firstInodes = [statSync(first.stdout_path).ino, statSync(first.stderr_path).ino].sort();
+  const firstInodes = inodesOf(first);
   const second = await tools.ok('run', { command: 'echo second', name: 'second' });
   // first was pruned at second's end: its two files are the spares now, emptied.
   assert.equal(existsSync(first.stdout_path), false);
@@ -73,7 +81,7 @@ test("a pruned task's files are emptied into spares that later tasks' files are 
   const kept = join(daemon.stateDir, 'kept.out');
   linkSync(second.stdout_path, kept);
   const third = await tools.ok('run', { command: 'echo third; echo third-err >&2', name: 'third' });
-  assert.deepEqual([statSync(third.stdout_path).ino, statSync(third.stderr_path).ino].sort(), firstInodes);
+  assert.deepEqual(inodesOf(third), firstInodes);
   assert.equal(readFileSync(third.stdout_path, 'utf8'), 'third\n', 'nothing of the first task is left in it');
   assert.equal(readFileSync(third.stderr_path, 'utf8'), 'third-err\n');
   assert.equal(statSync(third.stdout_path).mode & 0o777, 0o600);
@@ -81,15 +89,7 @@ test("a pruned task's files are emptied into spares that later tasks' files are 
   assert.equal(existsSync(second.stdout_path), false);
   const left = spareInodes(outputs);
   assert.equal(left.length, 1, "second's stderr alone became a spare");
-  assert.equal(
-    statSync(
-      join(
-        outputs,
-        readdirSync(outputs).find((name) => name.startsWith('.spare-'))!,
-      ),
-    ).size,
-    0,
-  );
+  assert.equal(statSync(spares(outputs)[0]!).size, 0, 'emptied');
   // A restarted daemon takes up the spare the last one left.
   await daemon.stop();
   const again = await startTestDaemon(t, { stateDir: daemon.stateDir, args: ['--retention-count', '1'] });
@@ -106,7 +106,7 @@ test('a pruned task whose lingering processes still write its output has its fil
   const lingering = await tools.ok('run', { command: 'sleep 600 & echo started', name: 'lingering' });
   assert.equal(lingering.state, 'done');
   assert.equal(lingering.lingering, 1);
-  const inodes = [statSync(lingering.stdout_path).ino, statSync(lingering.stderr_path).ino];
+  const inodes = inodesOf(lingering);
   await tools.ok('run', { command: 'echo next', name: 'next' });
   assert.equal(existsSync(lingering.stdout_path), false, 'pruned');
   assert.deepEqual(spareInodes(outputs), [], 'nothing of a task still written is kept for another');
