@@ -62,7 +62,6 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const interrupted = await interruptStaleTasks(store, containment, files);
   if (interrupted.length > 0)
     log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
-  const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool();
@@ -77,6 +76,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     inheritedEnvironment(),
     log,
   );
+  const retention = new Retention(store, files, config.retentionDays, config.retentionCount, (id) => tasks.holds(id));
   tasks.events.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();

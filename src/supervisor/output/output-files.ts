@@ -28,8 +28,6 @@ export class OutputFiles {
   readonly dir: string;
   private readonly spares: string[] = [];
   private spareNumber = 0;
-  /** Tasks whose run may still write its files (admitted, not yet released): removed, those are deleted, never reused. */
-  private readonly written = new Set<string>();
 
   /** Creates the folder (mode 0700) under `stateDir` if needed, and takes up the spares a last run left. */
   constructor(stateDir: string) {
@@ -60,14 +58,8 @@ export class OutputFiles {
     return highest;
   }
 
-  /**
-   * A new run of task `id` (`replacing` a finished run's files: those are removed first): its files
-   * are written until `released(id)`. They are made from spares where it has none yet (its worker
-   * opens them with O_TRUNC).
-   */
-  admit(id: string, replacing = false): void {
-    if (replacing) this.remove(id);
-    this.written.add(id);
+  /** A new run of task `id`: its files are made from spares where it has none yet (its worker opens them with O_TRUNC). */
+  admit(id: string): void {
     if (this.spares.length === 0) return;
     const { stdout, stderr } = this.pathsOf(id);
     for (const path of [stdout, stderr]) {
@@ -85,20 +77,14 @@ export class OutputFiles {
     }
   }
 
-  /** Task `id`'s run no longer writes its files: its worker let go of it, so its shim and writers are gone. */
-  released(id: string): void {
-    this.written.delete(id);
-  }
-
   /**
-   * Removes task `id`'s files: each is emptied and kept as a spare while there is room, unless a
-   * run may still write it (a finished task whose lingering processes still hold its output: that
-   * file is deleted, as its writers then write to nothing anyone reads).
+   * Removes task `id`'s files: each is emptied and kept as a spare while there is room, unless its
+   * run is `stillHeld` (a finished task whose lingering processes may still write its output: that
+   * file is deleted, so that its writers write to nothing anyone reads).
    */
-  remove(id: string): void {
+  remove(id: string, stillHeld: boolean): void {
     const { stdout, stderr } = this.pathsOf(id);
-    const reusable = !this.written.has(id);
-    for (const path of [stdout, stderr]) if (!reusable || !this.keepAsSpare(path)) rmSync(path, { force: true });
+    for (const path of [stdout, stderr]) if (stillHeld || !this.keepAsSpare(path)) rmSync(path, { force: true });
   }
 
   /**

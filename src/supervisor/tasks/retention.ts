@@ -14,6 +14,8 @@ export class Retention {
     private readonly files: OutputFiles,
     private readonly days: number,
     private readonly count: number,
+    /** Whether a run of task `id` is still held by its worker: its files may still be written. */
+    private readonly held: (id: string) => boolean,
   ) {
     this.finished = store.countFinished();
     this.prune();
@@ -28,7 +30,7 @@ export class Retention {
   noteFinished(): void {
     if (++this.finished <= this.count || this.store.storageFault !== null) return;
     const ids = this.store.pruneOldest(this.finished - this.count);
-    for (const id of ids) this.files.remove(id);
+    this.removeFiles(ids);
     this.finished -= ids.length;
   }
 
@@ -40,9 +42,13 @@ export class Retention {
   prune(): string[] {
     if (this.store.storageFault !== null) return []; // pruned once the disk takes writes again
     const ids = this.store.prune(Date.now() - this.days * DAY_MS, this.count);
-    for (const id of ids) this.files.remove(id);
+    this.removeFiles(ids);
     this.finished = this.store.countFinished();
     return ids;
+  }
+
+  private removeFiles(ids: string[]): void {
+    for (const id of ids) this.files.remove(id, this.held(id));
   }
 
   stop(): void {

@@ -74,8 +74,11 @@ export class TaskService extends TaskReads {
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
-    this.files.admit(admitted.record.id, admitted.replaced);
-    if (admitted.replaced) this.events.emitReplaced();
+    if (admitted.replaced) {
+      this.files.remove(admitted.record.id, this.holds(admitted.record.id));
+      this.events.emitReplaced();
+    }
+    this.files.admit(admitted.record.id);
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
     this.queue.admit(task);
@@ -207,10 +210,8 @@ export class TaskService extends TaskReads {
       refuseWaitingInputs(task);
       task.released.reach();
     }
-    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task) {
+    if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task)
       this.live.delete(record.id);
-      this.files.released(record.id);
-    }
     if (effects.freedSlot) {
       this.queue.freeSlot();
       this.queueStart();
