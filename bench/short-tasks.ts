@@ -97,7 +97,7 @@ let fileRounds = 0;
  * The file system's share of a task: its two empty output files created (mode 0600, as the daemon
  * opens them) in the daemon's own output directory, under names no task has. Where they are
  * matters: an ext4 without a journal scans, at every creation, the inodes its block group freed in
- * the last half minute or more (those of the last run's state directory, say).
+ * the last minute or more (those of the last run's state directory, say).
  */
 function measureFileCreation(dir: string): Row {
   const round = ++fileRounds;

@@ -297,8 +297,9 @@ static int emptying_fd = -1;
 
 /* Starts watching the killed cgroup empty; without its cgroup.events, children are reaped as usual. */
 static void watch_cgroup_empty(void) {
+  if (emptying_fd >= 0) return;
   const char *call;
-  int fd = emptying_fd < 0 ? open_cgroup_events(cgroup_dir, &call) : emptying_fd;
+  int fd = open_cgroup_events(cgroup_dir, &call);
   if (fd < 0) log_failure(-fd, "%s %s/cgroup.events", call, cgroup_dir);
   else emptying_fd = fd;
 }

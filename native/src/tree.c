@@ -231,12 +231,18 @@ int signal_descendants(pid_t root, int sig, const char **call) {
   return err < 0 ? err : sent;
 }
 
-static int write_file(const char *dir, const char *name, const char *text, const char **call) {
+/* Opens `dir`/`name` with `flags` (and O_CLOEXEC): the fd, or -errno. */
+static int open_in(const char *dir, const char *name, int flags) {
   char path[PATH_MAX];
-  *call = "open";
   if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return -ENAMETOOLONG;
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
+  int fd = open(path, flags | O_CLOEXEC);
+  return fd >= 0 ? fd : -errno;
+}
+
+static int write_file(const char *dir, const char *name, const char *text, const char **call) {
+  *call = "open";
+  int fd = open_in(dir, name, O_WRONLY);
+  if (fd < 0) return fd;
   *call = "write";
   size_t length = strlen(text);
   ssize_t written = write(fd, text, length);
@@ -248,11 +254,8 @@ static int write_file(const char *dir, const char *name, const char *text, const
 int kill_cgroup(const char *dir, const char **call) { return write_file(dir, "cgroup.kill", "1", call); }
 
 int open_cgroup_events(const char *dir, const char **call) {
-  char path[PATH_MAX];
   *call = "open";
-  if (snprintf(path, sizeof path, "%s/cgroup.events", dir) >= (int)sizeof path) return -ENAMETOOLONG;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  return fd >= 0 ? fd : -errno;
+  return open_in(dir, "cgroup.events", O_RDONLY);
 }
 
 int cgroup_populated(int events_fd) {
