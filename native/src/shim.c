@@ -31,11 +31,11 @@
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
  * did not spawn). It starts PROGRAM as the leader, in a process group of its own (so the task's
- * `kill 0` cannot reach the shim) and in CGROUP_DIR when given (joined before exec, so nothing the
- * task forks escapes it); reports "start" only once the leader has exec'd, so a kill that follows
- * at once finds it in its cgroup; joins each -j DIR too (the cgroup v1 hierarchies that hold a
- * task's memory, pids and cpu limits on hosts whose v2 tree lacks those controllers); reports the
- * leader's end; and exits once its subtree is empty.
+ * `kill 0` cannot reach the shim) and in CGROUP_DIR when given (created in it, or where that cannot
+ * be had joined before exec: nothing the task forks escapes it); reports "start" only once the
+ * leader has exec'd, so a kill that follows at once finds it in its cgroup; joins each -j DIR too
+ * (the cgroup v1 hierarchies that hold a task's memory, pids and cpu limits on hosts whose v2 tree
+ * lacks those controllers); reports the leader's end; and exits once its subtree is empty.
  * The shim dies with PARENT_PID, the spawner that started it, and the leader with the shim
  * (PR_SET_PDEATHSIG, checked after it is set). */
 #define _GNU_SOURCE
@@ -62,6 +62,7 @@
 #include "shim.h"
 #include "shim-output.h"
 #include "tree.h"
+#include "vfork-into.h"
 
 #define CONTROL_FD 3
 #define STATUS_FD 4
@@ -182,8 +183,19 @@ static void fail_start(int sync, int err, const char *format, ...) {
   _exit(125);
 }
 
-static void exec_leader(char **argv, pid_t shim, int sync) __attribute__((noreturn));
-static void exec_leader(char **argv, pid_t shim, int sync) {
+/* How the leader starts: its command line, the shim's pid, the exec pipe's two ends, and whether
+ * it was created in CGROUP_DIR already (else it joins it by writing cgroup.procs). */
+struct leader_start {
+  char **argv;
+  pid_t shim;
+  int sync[2];
+  int in_cgroup;
+};
+
+static void exec_leader(const struct leader_start *start) __attribute__((noreturn));
+static void exec_leader(const struct leader_start *start) {
+  char **argv = start->argv;
+  int sync = start->sync[1];
   int err;
   const char *call;
   /* dup2 onto another number clears close-on-exec: the leader keeps these. */
@@ -194,10 +206,10 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   /* Signals are still blocked here, so tcsetpgrp from what is yet a background group is not stopped by SIGTTOU. */
   if (on_terminal && tcsetpgrp(0, getpid()) != 0) fail_start(sync, errno, "tcsetpgrp fd 0");
   if ((err = set_death_signal()) < 0) fail_start(sync, -err, "prctl PR_SET_PDEATHSIG");
-  if ((err = check_parent(shim)) < 0) fail_start(sync, -err, "getppid: the shim is gone");
+  if ((err = check_parent(start->shim)) < 0) fail_start(sync, -err, "getppid: the shim is gone");
   /* dup2 onto another number clears close-on-exec: the leader keeps this one. */
   if (script_fd >= 0 && dup2(script_fd, LEADER_SCRIPT_FD) < 0) fail_start(sync, errno, "dup2 fd %d to %d (the script)", script_fd, LEADER_SCRIPT_FD);
-  if (cgroup_dir != NULL && (err = join_cgroup(cgroup_dir, &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, cgroup_dir);
+  if (cgroup_dir != NULL && !start->in_cgroup && (err = join_cgroup(cgroup_dir, &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, cgroup_dir);
   for (int i = 0; i < joined_count; i++) {
     if ((err = join_cgroup(joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, joined_dirs[i]);
   }
@@ -213,16 +225,29 @@ static void exec_leader(char **argv, pid_t shim, int sync) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+static int leader_main(void *start) {
+  close(((const struct leader_start *)start)->sync[0]);
+  exec_leader(start);
+}
+
 /* The shim waits for the leader's exec anyway: vfork spares it a copy of the shim's memory. The
- * child shares that memory until it execs, so it runs only here and in exec_leader, never returns
- * into the caller's frame, and no handler can run in it (every signal is blocked). */
+ * child shares that memory until it execs, so it runs only in leader_main and exec_leader, never
+ * returns into the caller's frame, and no handler can run in it (every signal is blocked). Where
+ * it can, the leader is created in CGROUP_DIR (vfork-into.h: a write to cgroup.procs may wait out
+ * an RCU grace period); else, or if that fails, it is vforked and writes cgroup.procs itself, which
+ * reports the cgroup's fault if there is one. Returns its pid, or -1 with errno. */
 static __attribute__((noinline)) pid_t start_leader(char **argv, const int sync[2]) {
-  pid_t shim = getpid();
-  pid_t leader = vfork();
-  if (leader == 0) {
-    close(sync[0]);
-    exec_leader(argv, shim, sync[1]);
+  struct leader_start start = {.argv = argv, .shim = getpid(), .sync = {sync[0], sync[1]}, .in_cgroup = 0};
+  int cgroup_fd = cgroup_dir == NULL ? -1 : open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cgroup_fd >= 0) {
+    start.in_cgroup = 1;
+    pid_t leader = vfork_into_cgroup(cgroup_fd, leader_main, &start);
+    close(cgroup_fd);
+    if (leader > 0) return leader;
+    start.in_cgroup = 0;
   }
+  pid_t leader = vfork();
+  if (leader == 0) leader_main(&start);
   return leader;
 }
 
