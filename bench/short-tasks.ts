@@ -5,7 +5,8 @@
 // undici's keep-alive pool, whose CPU is printed apart (the load generator's). The SDK's client
 // (16 sessions of 2025-11-25) drives a second side, `sdk`; a third runs the lean side's tasks
 // sandboxed (writes beneath the temporary directory, no network): what a sandbox costs a task.
-// After the rounds, one caller alone: the latency of run to its result, and of a ping (p50, p99).
+// After the rounds, one caller alone: the latency of run to its result (back to back, and with a
+// pause before each), and of a ping (p50, p99).
 // Prints each side's median rate and spread, and the CPU per task of each process involved:
 // the daemon (main thread and workers), its spawners, the shims with bash, the load generator,
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile. A fifth side,
@@ -20,6 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { Pool } from 'undici';
@@ -58,6 +60,8 @@ const WARM_UP_TASKS = Math.min(50, Math.ceil(TASKS / 10));
 const SANDBOX = { write: [tmpdir()], network: false };
 /** Sequential calls of each latency row. */
 const LATENCY_CALLS = Math.min(200, TASKS);
+/** The pause before each call of the spaced latency row. */
+const SPACED_PAUSE_MS = 50;
 
 interface Row {
   side: 'xargs' | 'files' | 'daemon' | 'sdk' | 'sandboxed';
@@ -190,14 +194,20 @@ try {
   await daemon.stop();
 }
 
-/** One caller alone, LATENCY_CALLS times each: run of `echo hello` to its result (2026-07-28), and a ping (a 2025 session's: 2026-07-28 has none). */
+/**
+ * One caller alone, LATENCY_CALLS times each: run of `echo hello` to its result (2026-07-28), back
+ * to back and then after a pause of SPACED_PAUSE_MS each (an agent's pace: the kernel's state
+ * between tasks differs, e.g. a cgroup join that waits out an RCU grace period), and a ping (a
+ * 2025 session's: 2026-07-28 has none).
+ */
 async function measureLatency(
   run: (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>,
   session: (name: string, args: Record<string, unknown>, method?: string) => Promise<{ status: number; text: string }>,
 ): Promise<Record<string, { p50_ms: number; p99_ms: number }>> {
-  const timed = async (call: () => Promise<unknown>) => {
+  const timed = async (call: () => Promise<unknown>, pauseMs = 0) => {
     const ms: number[] = [];
     for (let i = 0; i < LATENCY_CALLS; i++) {
+      if (pauseMs > 0) await sleep(pauseMs);
       const start = process.hrtime.bigint();
       await call();
       ms.push(secondsSince(start) * 1000);
@@ -205,8 +215,10 @@ async function measureLatency(
     const hundredths = (value: number) => Math.round(value * 100) / 100;
     return { p50_ms: hundredths(percentile(ms, 0.5)), p99_ms: hundredths(percentile(ms, 0.99)) };
   };
+  const runEcho = () => run('run', { command: 'echo hello', wait_seconds: 30 });
   return {
-    run_echo_hello: await timed(() => run('run', { command: 'echo hello', wait_seconds: 30 })),
+    run_echo_hello: await timed(runEcho),
+    spaced_run_echo_hello: await timed(runEcho, SPACED_PAUSE_MS),
     ping: await timed(() => session('', {}, 'ping')),
   };
 }
