@@ -230,6 +230,15 @@ static int leader_main(void *start) {
   exec_leader(start);
 }
 
+/* The leader's stack until its exec, where it is not the shim's (vfork-into.h): its own steps need
+ * a few KiB, and execvp, for a file with no #! line, copies argv onto it to run it with /bin/sh
+ * (glibc's posix_spawn sizes its child's stack by argv the same way). */
+static size_t leader_stack_bytes(char **argv) {
+  size_t argc = 0;
+  while (argv[argc] != NULL) argc++;
+  return 256 * 1024 + (argc + 2) * sizeof(char *);
+}
+
 /* The shim waits for the leader's exec anyway: vfork spares it a copy of the shim's memory. The
  * child shares that memory until it execs, so it runs only in leader_main and exec_leader, never
  * returns into the caller's frame, and no handler can run in it (every signal is blocked). Where
@@ -241,7 +250,7 @@ static __attribute__((noinline)) pid_t start_leader(char **argv, const int sync[
   int cgroup_fd = cgroup_dir == NULL ? -1 : open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgroup_fd >= 0) {
     start.in_cgroup = 1;
-    pid_t leader = vfork_into_cgroup(cgroup_fd, leader_main, &start);
+    pid_t leader = vfork_into_cgroup(cgroup_fd, leader_stack_bytes(argv), leader_main, &start);
     close(cgroup_fd);
     if (leader > 0) return leader;
     start.in_cgroup = 0;

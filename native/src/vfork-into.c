@@ -25,9 +25,6 @@ struct clone_args_v2 {
 };
 #define CLONE_INTO_CGROUP_FLAG 0x200000000ULL
 
-/* The leader's stack until its exec: execvp's path search and the sandbox's set-up need a few KiB. */
-#define CHILD_STACK_BYTES (256 * 1024)
-
 /* clone3(args); in the child (on args->stack, 16-byte aligned at its top) calls child(arg) and exits
  * with its result. Returns the child's pid or -errno in the caller. r12 and r13 survive the system
  * call in both processes (only rax, rcx and r11 change). */
@@ -53,14 +50,15 @@ static long clone3_running(struct clone_args_v2 *args, int (*child)(void *), voi
   return result;
 }
 
-pid_t vfork_into_cgroup(int cgroup_fd, int (*child)(void *), void *arg) {
-  long page = sysconf(_SC_PAGESIZE);
-  void *stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t mapped = (stack_bytes + page - 1) / page * page + page;
+  void *stack = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -errno;
   /* A guard page at the bottom: an overflow faults instead of writing past the mapping. */
-  if (mprotect(stack, (size_t)page, PROT_NONE) != 0) {
+  if (mprotect(stack, page, PROT_NONE) != 0) {
     int err = errno;
-    munmap(stack, CHILD_STACK_BYTES);
+    munmap(stack, mapped);
     return -err;
   }
   struct clone_args_v2 args;
@@ -68,17 +66,18 @@ pid_t vfork_into_cgroup(int cgroup_fd, int (*child)(void *), void *arg) {
   args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP_FLAG;
   args.exit_signal = SIGCHLD;
   args.stack = (uint64_t)(uintptr_t)stack;
-  args.stack_size = CHILD_STACK_BYTES;
+  args.stack_size = mapped;
   args.cgroup = (uint64_t)cgroup_fd;
   long pid = clone3_running(&args, child, arg);
-  munmap(stack, CHILD_STACK_BYTES); /* CLONE_VFORK: the child has exec'd or exited */
+  munmap(stack, mapped); /* CLONE_VFORK: the child has exec'd or exited */
   return (pid_t)pid;
 }
 
 #else
 
-pid_t vfork_into_cgroup(int cgroup_fd, int (*child)(void *), void *arg) {
+pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
   (void)cgroup_fd;
+  (void)stack_bytes;
   (void)child;
   (void)arg;
   return -ENOSYS;

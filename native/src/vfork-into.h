@@ -10,13 +10,14 @@
 #include <sys/types.h>
 
 /* Runs `child(arg)` in a new process created in the cgroup v2 folder open as `cgroup_fd`, which
- * shares this process's memory (on a stack of its own) until it execs or exits, as a vfork child
- * does: the caller resumes only then. `child` must exec or _exit, never return (its return value
- * would end the process as its exit code); no signal handler may run in it (block them first).
- * Returns the child's pid, or -errno: -ENOSYS where this build has no clone3 path (x86-64 only) or
- * the kernel or a seccomp filter refuses clone3, -EINVAL where the kernel knows no
+ * shares this process's memory until it execs or exits, as a vfork child does (the caller resumes
+ * only then), on a stack of its own of `stack_bytes` (rounded up to pages; a guard page below).
+ * `child` must exec or _exit, never return (its return value would end the process as its exit
+ * code); no signal handler may run in it (block them first). Returns the child's pid, or -errno:
+ * -ENOSYS where this build has no clone3 path (x86-64 only) or the kernel or a seccomp filter
+ * refuses clone3, -E2BIG (Linux 5.3 to 5.6) or -EINVAL where the kernel knows no
  * CLONE_INTO_CGROUP, -EBADF where the folder is not a cgroup v2 one. The caller then joins the
  * cgroup the old way. */
-pid_t vfork_into_cgroup(int cgroup_fd, int (*child)(void *), void *arg);
+pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg);
 
 #endif
