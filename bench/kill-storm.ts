@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
 import { alternateRounds, modernCaller, spreadOf, startBenchDaemon } from './lib.js';
-import { findMarkedProcesses } from '../test/helpers/processes.js';
+import { findMarkedProcesses, waitFor } from '../test/helpers/processes.js';
 import { cgroup2Mount } from '../src/process/cgroups.js';
 
 const { values } = parseArgs({
@@ -67,16 +67,13 @@ const cgroupPids = (dir: string): number[] =>
  * what that difference weighed in the share was not measured apart.
  */
 async function awaitAsleep(pids: () => number[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  const asleep = () =>
+  const allAsleep = () =>
     pids().filter((pid) => {
       const stat = readStat(pid);
       return stat?.comm === 'sleep' && stat.state === 'S';
-    }).length;
-  while (asleep() < PROCESSES) {
-    if (Date.now() > deadline) throw new Error(`${PROCESSES} sleeps were not all asleep after a minute`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    }).length >= PROCESSES;
+  if (!(await waitFor(allAsleep, 60_000, 20)))
+    throw new Error(`${PROCESSES} sleeps were not all asleep after a minute`);
 }
 
 const identify = (pid: number): KnownProcess => ({ pid, startTime: readStat(pid)?.startTime ?? null });
@@ -126,9 +123,7 @@ async function killRound(containment: 'cgroup' | 'process-group'): Promise<{ ela
       wait_seconds: 0,
     });
     const id = (JSON.parse(run.text) as { result: { structuredContent: { id: string } } }).result.structuredContent.id;
-    const deadline = Date.now() + 60_000;
-    while (findMarkedProcesses(`BENCH_MARK=${marker}`).length < PROCESSES + 1 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => findMarkedProcesses(`BENCH_MARK=${marker}`).length >= PROCESSES + 1, 60_000, 50);
     let known = findMarkedProcesses(`BENCH_MARK=${marker}`);
     // The root may be shared with other daemons (other benches, tests): the task's cgroup is its processes' own.
     const cgroupDir =
