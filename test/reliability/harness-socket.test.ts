@@ -1,6 +1,9 @@
 // The harness at its worst while many tasks end: its socket goes away and comes back, it answers
-// slowly, and it refuses with ok:false, in turns, all through the run. Every final state must
-// reach it, and no todo may be left showing a task as running.
+// slowly, and it refuses with ok:false, in turns, all through the run. Once it has been sent every
+// final state at least once it recovers, and every final state must then reach it, with no todo
+// left showing a task as running. (It must recover: its turns go by request count, so a last todo
+// retried alone, every 10 s at the daemon's longest backoff, could meet up to PHASE_REQUESTS
+// refusals in a row: 299 of 300 were delivered in two minutes once, in CI.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { batterySize, healthz, RawSession, report } from '../helpers/battery.js';
@@ -17,11 +20,19 @@ const FINISHED = new Set(['done', 'timed_out', 'killed', 'interrupted']);
 
 const kind = (i: number) => (i % 10 === 0 ? 'killed' : i % 10 === 1 ? 'timed_out' : 'done');
 
-test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses with ok:false all have their final state delivered, none left running`, async (t) => {
+test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses with ok:false have every final state delivered once it recovers, none left running`, async (t) => {
   const began = Date.now();
   const behaviour = { slow: 0, refused: 0, ok: 0 };
   let answered = 0;
-  const answer = async (_request: PeerRequest) => {
+  let recovered = false;
+  const answers = new Map<PeerRequest, string>();
+  const answer = async (request: PeerRequest) => {
+    const given = await answerAtWorst();
+    answers.set(request, given);
+    return given;
+  };
+  const answerAtWorst = async () => {
+    if (recovered) return OK;
     const phase = Math.floor(answered++ / PHASE_REQUESTS) % 3;
     if (phase === 0) {
       behaviour.slow++;
@@ -42,20 +53,19 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
   const connected = async () => (await healthz(daemon.origin)).todos.harness_connected as boolean;
 
   // The flapping: once FLAP_REQUESTS more have arrived, the socket goes away (what was unanswered
-  // stays so) until the daemon has seen it go, then comes back on the same path.
+  // stays so) until the daemon has seen it go, then comes back on the same path. It stops once the
+  // harness has recovered (with the socket back) or the test ends (failed: left down).
   let flaps = 0;
   let ending = false;
   let flapError: Error | null = null;
-  let down = false;
   const flapping = (async () => {
-    for (let next = FLAP_REQUESTS; !ending; next = peer.received.length + FLAP_REQUESTS) {
-      if (!(await waitFor(() => ending || peer.received.length >= next, 120_000, 10)) || ending) return;
+    for (let next = FLAP_REQUESTS; !recovered && !ending; next = peer.received.length + FLAP_REQUESTS) {
+      const flap = await waitFor(() => recovered || ending || peer.received.length >= next, 120_000, 10);
+      if (!flap || recovered || ending) return;
       await peer.stop();
-      down = true;
       await waitFor(async () => ending || !(await connected()), 30_000);
       if (ending) return;
       await peer.start();
-      down = false;
       flaps++;
     }
   })().catch((error: Error) => {
@@ -97,14 +107,21 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
   const flapsWhileEnding = flaps;
   views.forEach((view, i) => assert.equal(view.state, kind(i), `${view.id} ended as it should`));
 
-  const delivered = () => views.filter((view) => peer.todos.get(view.id)?.state === view.state).length;
-  assert.ok(
-    await waitFor(() => delivered() === TASKS, 120_000, 50),
-    `${delivered()} of ${TASKS} final states delivered`,
-  );
-  ending = true;
+  const sentOnce = (view: any) => peer.requestsFor(view.id).some((request) => request.state === view.state);
+  assert.ok(await waitFor(() => views.every(sentOnce), 120_000, 50), 'every final state was sent to the harness');
+  const worstUntil = Date.now();
+  recovered = true;
   await flapping;
   assert.equal(flapError, null, 'the harness flapped as planned');
+  const undelivered = () => views.filter((view) => peer.todos.get(view.id)?.state !== view.state);
+  // The daemon's retry (at most 10 s away) and reconnection (at most 5 s) bring them all.
+  const allDelivered = await waitFor(() => undelivered().length === 0, 60_000, 50);
+  const missing = undelivered().map((view) => ({
+    id: view.id,
+    state: view.state,
+    requests: peer.requestsFor(view.id).map((request) => `${request.state} ${answers.get(request) ?? 'unanswered'}`),
+  }));
+  assert.ok(allDelivered, `${TASKS - missing.length} of ${TASKS} final states delivered: ${JSON.stringify(missing)}`);
   const deliveredAt = Date.now();
   for (const view of views) {
     const todo = peer.todos.get(view.id)!;
@@ -120,7 +137,6 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
   // The daemon sent no later state after a final one, on any connection.
   for (const view of views)
     assert.equal(peer.requestsFor(view.id).at(-1)?.state, view.state, `the last request for ${view.id} is its end`);
-  if (down) await peer.start();
   assert.ok(
     await waitFor(async () => (await healthz(daemon.origin)).todos.outbox_depth === 0, 60_000),
     'the outbox drained',
@@ -137,6 +153,7 @@ test(`${TASKS} tasks ending while the harness flaps, answers slowly and refuses 
     flaps_while_tasks_ended: flapsWhileEnding,
     answers: behaviour,
     tasks_ended_ms: endedAt - began,
+    recovered_ms: worstUntil - began,
     all_delivered_ms: deliveredAt - began,
   });
 });
