@@ -1,7 +1,7 @@
 // The worker threads stop when nothing has needed them for a while, and start again when something does.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WorkerPool } from '../../src/supervisor/tasks/worker-pool.js';
+import { poolThreads, WorkerPool } from '../../src/supervisor/tasks/worker-pool.js';
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -12,14 +12,22 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 test('the threads start with the pool, stop once idle for the idle time, and start again when warmed', async (t) => {
   const pool = new WorkerPool(300);
   t.after(() => pool.close());
-  assert.ok(pool.threads >= 2, `${pool.threads} threads at the start`);
+  const threads = poolThreads();
+  assert.equal(pool.threads, threads, 'the threads at the start');
   // Warmed again and again within the idle time, the threads stay past it.
   for (let i = 0; i < 5; i++) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.ok(pool.threads >= 2, `the threads stopped ${(i + 1) * 200} ms in, though warmed every 200 ms`);
+    assert.equal(pool.threads, threads, `the threads ${(i + 1) * 200} ms in, though warmed every 200 ms`);
     pool.warm();
   }
   assert.ok(await until(() => pool.threads === 0, 10_000), `still ${pool.threads} threads after the idle time`);
   pool.warm();
-  assert.ok(pool.threads >= 2, `${pool.threads} threads after warm()`);
+  assert.equal(pool.threads, threads, 'the threads after warm()');
+});
+
+test('the pool leaves a core to the main thread and takes one thread for each other core, one to four', () => {
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 8, 64].map((cores) => poolThreads(cores)),
+    [1, 1, 2, 3, 4, 4, 4],
+  );
 });

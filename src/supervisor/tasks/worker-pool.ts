@@ -45,6 +45,14 @@ const ATTACH_RETRY_MS = 20;
  */
 export const IDLE_STOP_MS = 60_000;
 
+/**
+ * The pool's threads: a core is left to the main thread, the others get a thread each, up to 4
+ * (at least one). A task costs a thread little CPU (a pipe task's output goes from its shim to its
+ * files; 0.5 to 0.7 ms of the daemon's 1.5 to 1.9 ms a short task): on 2 cores, one thread ran
+ * short-tasks as fast as two and held 11 to 14 MB less (bench/README.md, issue 25's sixth sitting).
+ */
+export const poolThreads = (cores = availableParallelism()): number => Math.min(4, Math.max(1, cores - 1));
+
 /** One start of the pool: its threads and the supervisor's end of each thread's port. */
 interface Started {
   piscina: Piscina;
@@ -66,7 +74,7 @@ export class WorkerPool {
   private start(): Started {
     if (this.started !== null) return this.started;
     const { Piscina: Pool } = createRequire(import.meta.url)('piscina') as typeof import('piscina');
-    const threads = Math.max(2, Math.min(4, availableParallelism()));
+    const threads = poolThreads();
     const piscina = new Pool({
       filename: WORKER_URL.href,
       minThreads: threads,
