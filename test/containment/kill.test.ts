@@ -166,7 +166,7 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
         env: { CRASH: first.marker },
         wait_seconds: 10,
       });
-      assert.ok(findMarkedProcesses(marker).length >= 3);
+      assert.ok(await waitFor(() => findMarkedProcesses(marker).length >= 3, 15_000));
       await first.crash();
       const second = await startTestDaemon(t, {
         containment,
@@ -349,7 +349,8 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       // A bystander that would report any signal it gets.
       const bystander = await tools.ok('run', {
         command: "trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done",
-        wait_seconds: 0.5,
+        wait_for: '^ready$',
+        wait_seconds: 30,
       });
       assert.equal(bystander.stdout_tail, 'ready\n');
       for (const signal of ['SIGINT', 'SIGTERM', 'SIGKILL']) {
@@ -378,9 +379,13 @@ test(
       command: 'sleep 300 & sleep 300 & i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; wait',
       wait_seconds: 0.5,
     });
+    // On a loaded machine run's wait can end before the task's three processes are up.
+    const running = await waitFor(async () => {
+      const view = await tools.ok('status', { id: task.id });
+      return view.processes === 3 ? view : undefined;
+    }, 15_000);
+    assert.equal(running?.processes, 3);
     assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
-    const running = await tools.ok('status', { id: task.id });
-    assert.equal(running.processes, 3);
     assertCpuMs('cgroup', running.cpu_ms, 'running');
     assert.ok(running.memory_bytes > 0, `memory_bytes ${running.memory_bytes}`);
     const busy = await tools.ok('status', { id: task.id, wait_seconds: 5 });

@@ -38,7 +38,8 @@ test('kill escalates to SIGKILL when the first signal is ignored', async (t) => 
   const tools = await connectClient(t, daemon.url);
   const task = await tools.ok('run', {
     command: "trap '' INT TERM; echo ready; while :; do sleep 0.05; done",
-    wait_seconds: 0.3,
+    wait_for: '^ready$',
+    wait_seconds: 30,
   });
   assert.equal(task.stdout_tail, 'ready\n');
   const sent = Date.now();
@@ -67,7 +68,11 @@ test('force kills at once with SIGKILL', async (t) => {
 test('a killed task that exits 0 on the signal is still reported killed', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const task = await tools.ok('run', { command: "trap 'exit 0' INT; while :; do sleep 0.05; done", wait_seconds: 0.2 });
+  const task = await tools.ok('run', {
+    command: "trap 'exit 0' INT; echo ready; while :; do sleep 0.05; done",
+    wait_for: '^ready$', // its trap is set before the signal comes
+    wait_seconds: 30,
+  });
   await tools.ok('kill', { id: task.id });
   const ended = await tools.ok('status', { id: task.id, wait_seconds: 10 });
   assert.equal(ended.state, 'killed');

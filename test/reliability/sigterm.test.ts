@@ -24,7 +24,7 @@ test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, inte
   const marker = `STOPPED=${daemon.marker}`;
   const session = await RawSession.open(daemon.url);
   const calls = Array.from({ length: RUNNING }, (_, i) => ({
-    command: stubborn(i) ? "trap '' INT TERM; sleep 600 & sleep 600" : 'sleep 600 & sleep 600',
+    command: stubborn(i) ? "trap '' INT TERM; echo ready; sleep 600 & sleep 600" : 'sleep 600 & sleep 600',
     env: { STOPPED: daemon.marker },
     wait_seconds: 0,
   }));
@@ -36,12 +36,14 @@ test(`SIGTERM with ${RUNNING} tasks running ends them all within the grace, inte
           'status',
           ids.map((id) => ({ id, peek: true })),
         )
-      ).every((view) => view.state === 'running' && view.pid > 0),
+      ).every(
+        (view, i) => view.state === 'running' && view.pid > 0 && (!stubborn(i) || view.stdout_tail === 'ready\n'),
+      ),
     60_000,
     100,
   );
-  assert.ok(started, `all ${RUNNING} are running`);
-  // Each has its bash, or its sleeps, by now: a trap set after the run's start has been set when both sleeps exist.
+  assert.ok(started, `all ${RUNNING} are running, the stubborn ones past their trap`);
+  // And their sleeps, or most of them: each task has bash and two once all have forked.
   assert.ok(
     await waitFor(() => findMarkedProcesses(marker).length >= 2 * RUNNING, 30_000),
     `their processes: ${findMarkedProcesses(marker).length}`,

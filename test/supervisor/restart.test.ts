@@ -19,6 +19,11 @@ test('after a crash the next start kills what the tasks left and marks them inte
   const pending = await tools.ok('run', { command: 'echo never', name: 'queued', wait_seconds: 0 });
   assert.equal(running.state, 'running');
   assert.equal(pending.state, 'pending');
+  // run's wait can end before the task started on a loaded machine: bash and both sleeps first.
+  assert.ok(
+    await waitFor(() => findMarkedProcesses(marker).length === 3, 15_000),
+    `started: ${findMarkedProcesses(marker).length} of bash and its two sleeps`,
+  );
   await first.crash();
   if (first.containment === 'node') {
     assert.equal(findMarkedProcesses(marker).length, 3, 'bash and its two sleeps outlive a daemon killed with SIGKILL');
@@ -56,10 +61,11 @@ test('SIGTERM stops the daemon cleanly: running tasks are ended and marked inter
   const tools = await connectClient(t, first.url);
   const marker = `STOPPED=${first.marker}`;
   await tools.ok('run', {
-    command: "trap '' INT TERM; sleep 120 & while :; do sleep 0.1; done",
+    command: "trap '' INT TERM; echo ready; sleep 120 & while :; do sleep 0.1; done",
     name: 'stubborn',
     env: { STOPPED: first.marker },
-    wait_seconds: 0.3,
+    wait_for: '^ready$', // its trap is set: a SIGTERM cannot end it
+    wait_seconds: 30,
   });
   await tools.ok('run', { command: 'true', name: 'quick' });
   const code = await first.stop();
