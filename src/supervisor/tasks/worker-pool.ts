@@ -47,9 +47,10 @@ export const IDLE_STOP_MS = 60_000;
 
 /**
  * The pool's threads: a core is left to the main thread, the others get a thread each, up to 4
- * (at least one). A task costs a thread little CPU (a pipe task's output goes from its shim to its
- * files; 0.5 to 0.7 ms of the daemon's 1.5 to 1.9 ms a short task): on 2 cores, one thread ran
- * short-tasks as fast as two and held 11 to 14 MB less (bench/README.md, issue 25's sixth sitting).
+ * (at least one). A task costs the threads little CPU now that a pipe task's output goes from its
+ * shim to its files (the daemon's whole CPU a short task, main thread included, 0.98 to 1.33 ms in
+ * short-tasks): on 2 cores, one thread ran short-tasks as fast as two and held 12 to 15 MB less
+ * with 100 tasks running (bench/README.md, issue 25's sixth sitting).
  */
 export const poolThreads = (cores = availableParallelism()): number => Math.min(4, Math.max(1, cores - 1));
 
