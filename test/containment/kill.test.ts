@@ -293,11 +293,7 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       await tools.ok('kill', { id: task.id, force: true });
       assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 10 })).state, 'killed');
       // The figures are final once the worker has let go of the task (processes 0).
-      const ended = await waitFor(async () => {
-        const view = await tools.ok('status', { id: task.id });
-        return view.processes === 0 ? view : null;
-      }, 10_000);
-      assert.ok(ended, 'the task was released');
+      const ended = await tools.statusWhen(task.id, (view) => view.processes === 0, 'the task was released', 10_000);
       assertCpuMs(daemon.containment, ended.cpu_ms, 'ended');
       if (daemon.containment !== 'node')
         assert.ok(ended.cpu_ms > 0, `the busy loop used CPU time: cpu_ms ${ended.cpu_ms}`);
@@ -380,11 +376,7 @@ test(
       wait_seconds: 0.5,
     });
     // On a loaded machine run's wait can end before the task's three processes are up.
-    const running = await waitFor(async () => {
-      const view = await tools.ok('status', { id: task.id });
-      return view.processes === 3 ? view : undefined;
-    }, 15_000);
-    assert.equal(running?.processes, 3);
+    const running = await tools.statusWhen(task.id, (view) => view.processes === 3, 'its three processes are up');
     assert.equal(listTaskCgroups(daemon.cgroupRoot).length, 1);
     assertCpuMs('cgroup', running.cpu_ms, 'running');
     assert.ok(running.memory_bytes > 0, `memory_bytes ${running.memory_bytes}`);
@@ -395,11 +387,12 @@ test(
     assert.equal(ended.state, 'killed');
     assert.ok(await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === 0, 5000), 'the cgroup was removed');
     // The worker removes the cgroup, then lets go of the task: from then on the figures are the final ones.
-    const final = await waitFor(async () => {
-      const view = await tools.ok('status', { id: task.id });
-      return view.processes === 0 ? view : null;
-    }, 10_000);
-    assert.ok(final, 'the task was released with no process left');
+    const final = await tools.statusWhen(
+      task.id,
+      (view) => view.processes === 0,
+      'the task was released with no process left',
+      10_000,
+    );
     assert.ok(Number.isInteger(final.cpu_ms) && final.cpu_ms > 0, `cpu_ms ${final.cpu_ms}`);
   },
 );

@@ -65,12 +65,13 @@ async function setUp(t: TestContext, containment: TestContainment, args: string[
 
 /** The final view of a task: once its worker let it go (nothing of it left). */
 async function released(tools: Awaited<ReturnType<typeof setUp>>['tools'], id: string) {
-  const view = await waitFor(async () => {
-    const status = await tools.ok('status', { id, wait_seconds: 5 });
-    return status.state !== 'running' && status.processes === 0 ? status : null;
-  }, 60_000);
-  assert.ok(view, `task ${id} ended and was released`);
-  return view;
+  return tools.statusWhen(
+    id,
+    (view) => view.state !== 'running' && view.processes === 0,
+    `task ${id} ended and was released`,
+    60_000,
+    { wait_seconds: 5 },
+  );
 }
 
 /** The limit tests, for a daemon in `containment` whose limits the healthz says live in `place`. */
@@ -138,11 +139,12 @@ function limitSuite(containment: TestContainment, place: RegExp): void {
       max_processes: 40,
       wait_seconds: 0,
     });
-    const hit = await waitFor(async () => {
-      const view = await tools.ok('status', { id: task.id });
-      return view.pids_limit_hits > 0 ? view : null;
-    }, 30_000);
-    assert.ok(hit, 'forks were refused at the cap');
+    const hit = await tools.statusWhen(
+      task.id,
+      (view) => view.pids_limit_hits > 0,
+      'forks were refused at the cap',
+      30_000,
+    );
     assert.ok(hit.processes <= 40, `processes ${hit.processes} within max_processes 40`);
     const anywhere = findMarkedProcesses(marker).length;
     assert.ok(
@@ -232,7 +234,7 @@ test(
       wait_seconds: 0.5,
     });
     // Its pid, once started (run's wait can end before that on a loaded machine).
-    const pid = await waitFor(async () => (await tools.ok('status', { id: task.id })).pid as number | null, 15_000);
+    const { pid } = await tools.statusWhen(task.id, (view) => view.pid !== null, 'the task started');
     // Its own cgroups, by name (task-<run key>): the v1 roots are shared with every other daemon
     // on the machine, the suite's other files' among them.
     const name = /\/(task-[0-9a-f-]+)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, 'utf8'))![1]!;

@@ -164,11 +164,7 @@ test('readiness, against one daemon', async (t) => {
       wait_seconds: 30,
     });
     assert.equal(task.wait_result, 'listening');
-    const both = await waitFor(async () => {
-      const view = await tools.ok('status', { id: 'two' });
-      return view.ports.length === 2 ? view : null;
-    });
-    assert.ok(both, 'both servers listen');
+    const both = await tools.statusWhen('two', (view) => view.ports.length === 2, 'both servers listen', 10_000);
     assert.deepEqual(
       both.ports.map((entry: any) => entry.port),
       [first, second].sort((a, b) => a - b),

@@ -70,11 +70,15 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   );
 
   writeFileSync(gate, ''); // an inode, no data: a full tmpfs still takes it
-  const ended = await waitFor(async () => {
-    const view = await tools.ok('status', { id: 'held', peek: true });
-    return view.state === 'done' ? view : null;
-  }, 30_000);
-  assert.ok(ended, 'the task went on and its end is known');
+  const ended = await tools.statusWhen(
+    'held',
+    (view) => view.state === 'done',
+    'the task went on and its end is known',
+    30_000,
+    {
+      peek: true,
+    },
+  );
   assert.deepEqual(
     [ended.exit_code, ended.stdout_truncated],
     [0, true],

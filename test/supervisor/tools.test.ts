@@ -5,7 +5,6 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
-import { waitFor } from '../helpers/processes.js';
 import { awaitGate } from '../cli/cli.js';
 
 test('run returns a quick task inline with its exit code, output and files', async (t) => {
@@ -43,11 +42,8 @@ test('run returns a running task after wait_seconds and status waits for its end
   assert.equal(running.exit_code, null);
   assert.equal(running.ended_at, null);
   // On a loaded machine run's wait can end before the task started: the gate opens once it has.
-  const early = await waitFor(async () => {
-    const view = await tools.ok('status', { id: running.id });
-    return view.started_at !== null ? view : undefined;
-  }, 15_000);
-  assert.equal(early?.state, 'running');
+  const early = await tools.statusWhen(running.id, (view) => view.started_at !== null, 'the task started');
+  assert.equal(early.state, 'running');
   writeFileSync(gate, '');
   const openedAt = Date.now();
   const done = await tools.ok('status', { id: running.id, wait_seconds: 30 });
