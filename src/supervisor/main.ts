@@ -11,6 +11,7 @@ import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
 import { createLogger } from './log.js';
+import { holdYoungGeneration } from './young-generation.js';
 
 const EXIT_USAGE = 2;
 
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     process.exit(EXIT_USAGE);
   }
   const log = createLogger(config.logLevel);
+  holdYoungGeneration(); // the main thread's young generation stays at 16 MB (V8 would grow it to 128 on Node 24)
   let daemon;
   try {
     daemon = await startDaemon(config, token, log);
