@@ -15,14 +15,19 @@ const TARGET_MB = 4;
 /**
  * Churns in two phases, the first held at TARGET_MB (with `execArgv` given to the hold), a worker
  * thread started in its middle as the pool starts its threads, the second released; prints each
- * phase's settled new space in MB: its smallest size over the phase's last hundred turns (V8 counts
- * in it, for a while, pages it adds during a full collection's marking).
+ * phase's settled new space in MB: its smallest capacity (both semi-spaces, used and available) over
+ * the phase's last hundred turns (on Node 24 it counts, for a while, pages V8 adds during a full
+ * collection's marking). The capacity, not the size, which halves when V8 gives back the idle
+ * semi-space's pages.
  */
 const CHILD = `
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 const { holdYoungGeneration } = await import(${JSON.stringify(MODULE_URL)});
-const newSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;
+const newSpace = () => {
+  const space = getHeapSpaceStatistics().find((each) => each.space_name === 'new_space');
+  return 2 * (space.space_used_size + space.space_available_size);
+};
 const live = [];
 async function churn(turns) {
   const sizes = [];
