@@ -32,7 +32,7 @@ const WORKER_CHANNEL = 'worker_threads';
  * size: after a full collection V8 may give back the idle semi-space's pages, halving the size
  * while the capacity, which the next growth doubles, stays.
  */
-function newSpaceCapacity(): number {
+export function newSpaceCapacity(): number {
   const space = getHeapSpaceStatistics().find((each) => each.space_name === 'new_space');
   return space === undefined ? 0 : 2 * (space.space_used_size + space.space_available_size);
 }

@@ -15,31 +15,26 @@ const TARGET_MB = 4;
 /**
  * Churns in two phases, the first held at TARGET_MB (with `execArgv` given to the hold), a worker
  * thread started in its middle as the pool starts its threads, the second released; prints each
- * phase's settled new space in MB: its smallest capacity (both semi-spaces, used and available) over
+ * phase's settled new space in MB: its smallest capacity (newSpaceCapacity, as the hold reads it) over
  * the phase's last hundred turns (on Node 24 it counts, for a while, pages V8 adds during a full
  * collection's marking). The capacity, not the size, which halves when V8 gives back the idle
  * semi-space's pages.
  */
 const CHILD = `
-import { getHeapSpaceStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-const { holdYoungGeneration } = await import(${JSON.stringify(MODULE_URL)});
-const newSpace = () => {
-  const space = getHeapSpaceStatistics().find((each) => each.space_name === 'new_space');
-  return 2 * (space.space_used_size + space.space_available_size);
-};
+const { holdYoungGeneration, newSpaceCapacity } = await import(${JSON.stringify(MODULE_URL)});
 const live = [];
 async function churn(turns) {
-  const sizes = [];
+  const capacities = [];
   for (let turn = 0; turn < turns; turn++) {
     for (let i = 0; i < 5000; i++) {
       live.push({ i, text: 'x' + i });
       if (live.length > 30000) live.length = 0;
     }
-    sizes.push(newSpace());
+    capacities.push(newSpaceCapacity());
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return Math.min(...sizes.slice(-100)) / ${MB};
+  return Math.min(...capacities.slice(-100)) / ${MB};
 }
 const release = holdYoungGeneration(${TARGET_MB * MB}, JSON.parse(process.argv[1]));
 await churn(300);
