@@ -2,12 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { poolThreads, WorkerPool } from '../../src/supervisor/tasks/worker-pool.js';
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  return check();
-}
+import { waitFor } from '../helpers/processes.js';
 
 test('the threads start with the pool, stop once idle for the idle time, and start again when warmed', async (t) => {
   const pool = new WorkerPool(300);
@@ -20,7 +15,7 @@ test('the threads start with the pool, stop once idle for the idle time, and sta
     assert.equal(pool.threads, threads, `the threads ${(i + 1) * 200} ms in, though warmed every 200 ms`);
     pool.warm();
   }
-  assert.ok(await until(() => pool.threads === 0, 10_000), `still ${pool.threads} threads after the idle time`);
+  assert.ok(await waitFor(() => pool.threads === 0, 10_000), `still ${pool.threads} threads after the idle time`);
   pool.warm();
   assert.equal(pool.threads, threads, 'the threads after warm()');
 });
