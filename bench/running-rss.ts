@@ -2,14 +2,17 @@
 // (worker threads up), idle once its worker threads stopped for want of work (the threads' share is
 // the difference), after a warm-up, with N `sleep`s running (100 and 1,000 by default), idle again
 // once the threads stopped; and, on a fresh daemon, over 20,000 short tasks from 16 lean callers
-// (read at every tenth, with the main thread's heap from /metrics at both ends). The floors, in the
-// same run: a bare Node process, and one with as many empty worker threads as the daemon has.
-// --idle-wait 0 skips the waits for the threads to stop.
+// (read at every tenth, with the main thread's heap from /metrics at both ends). With each count of
+// `sleep`s running, read twice: just after the last one started, and at rest, once the daemon has
+// reduced its heap after a quiet spell (the count of that on /metrics went up by a spell's). The floors, in
+// the same run: a bare Node process, and one with as many empty worker threads as the daemon has.
+// --idle-wait 0 skips the waits for the threads to stop and for the rest.
 // Usage: node dist/bench/running-rss.js [--running 100,1000] [--growth-tasks 20000] [--callers 16] [--idle-wait 75]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { QUIET_REDUCTIONS } from '../src/supervisor/quiet-heap.js';
 import { modernCaller, openRawSession, rssMegabytes, runRawTasks, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({
@@ -34,6 +37,9 @@ interface Health {
   worker_threads: number;
 }
 const healthOf = async (origin: string) => (await (await fetch(`${origin}/healthz`)).json()) as Health;
+const metricsOf = async (origin: string) => (await fetch(`${origin}/metrics`)).text();
+const heapReductionsOf = async (origin: string) =>
+  Number(/^hive_bash_heap_reductions_total (\S+)$/m.exec(await metricsOf(origin))?.[1] ?? NaN);
 
 /** `total` runs of `echo hello` from `callers` lean callers; `onDone(n)` after each; throws if one failed. */
 async function runEchoes(
@@ -69,7 +75,8 @@ interface Row {
 /**
  * Idle just after the start, idle once the worker threads stopped for want of work (the daemon's
  * IDLE_STOP_MS; waited for up to --idle-wait), after a warm-up, with each count of `sleep`s running
- * (all killed before the next), and idle again once the threads stopped.
+ * (all killed before the next), just started and at rest (up to --idle-wait), and idle again once
+ * the threads stopped.
  */
 async function measureRunning(): Promise<Row[]> {
   const daemon = await startBenchDaemon(['--max-running', String(Math.max(...RUNNING)), '--kill-grace-ms', '100']);
@@ -102,6 +109,13 @@ async function measureRunning(): Promise<Row[]> {
       const deadline = Date.now() + 120_000;
       while ((await healthOf(daemon.origin)).tasks.running < count && Date.now() < deadline) await pause(200);
       await row(`${count} sleeps running`, count);
+      if (IDLE_WAIT_MS > 0) {
+        const since = Date.now();
+        const before = await heapReductionsOf(daemon.origin);
+        const reduced = () => heapReductionsOf(daemon.origin).then((count) => count >= before + QUIET_REDUCTIONS);
+        while (!(await reduced()) && Date.now() < since + IDLE_WAIT_MS) await pause(1000);
+        await row(`${count} sleeps running, at rest ${Math.round((Date.now() - since) / 1000)} s later`, count);
+      }
       for (const id of ids) await call('kill', { id, force: true });
       while ((await healthOf(daemon.origin)).tasks.running > 0 && Date.now() < deadline + 60_000) await pause(200);
     }
@@ -115,7 +129,7 @@ async function measureRunning(): Promise<Row[]> {
 
 /** The daemon's main thread's committed V8 heap and its young generation, read from its /metrics. */
 async function mainHeapOf(origin: string): Promise<{ heap_mb: number; new_space_mb: number }> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
+  const text = await metricsOf(origin);
   const read = (pattern: RegExp) => mb(Number(pattern.exec(text)?.[1] ?? NaN) / 1048576);
   return {
     heap_mb: read(/^hive_bash_nodejs_heap_size_total_bytes (\S+)$/m),

@@ -2,8 +2,9 @@
   "targets": [
     {
       "target_name": "hive_native",
-      "sources": ["src/addon.c", "src/spawn.c", "src/fdpass.c", "src/sandbox.c"],
-      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
+      "sources": ["src/addon.c", "src/spawn.c", "src/fdpass.c", "src/sandbox.c", "src/heap.cc"],
+      "cflags": ["-Wall", "-Wextra"],
+      "cflags_c": ["-std=gnu11", "-Werror=implicit-function-declaration"]
     },
     {
       "target_name": "hive-task-spawner",

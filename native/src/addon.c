@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "heap.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "sys.h"
@@ -339,6 +340,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},
       {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
       {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},
+      {"reduceHeap", NULL, js_reduce_heap, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

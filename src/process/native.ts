@@ -45,6 +45,11 @@ export interface NativeAddon {
   pidfdOpen(pid: number): number;
   /** false when the process is already gone. */
   sendSignal(pidfd: number, signal: number): boolean;
+  /**
+   * Tells this thread's V8 isolate its memory is under moderate pressure: V8 marks its heap in small
+   * steps, then collects to reduce memory (its new space shrunk to the least, free pages given back).
+   */
+  reduceHeap(): void;
 }
 
 /** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */

@@ -12,6 +12,7 @@ import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
 import { createLogger } from './log.js';
 import { holdYoungGeneration } from './young-generation.js';
+import { reduceHeapWhenQuiet } from './quiet-heap.js';
 
 const EXIT_USAGE = 2;
 
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   holdYoungGeneration(); // the main thread's young generation stays at 16 MB (V8 would grow it to 128 on Node 24)
+  reduceHeapWhenQuiet(); // and its heap is given back after ten quiet seconds
   let daemon;
   try {
     daemon = await startDaemon(config, token, log);

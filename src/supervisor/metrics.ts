@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
 import type { SteppedTask } from './tasks/task-events.js';
+import { heapReductions } from './quiet-heap.js';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -127,6 +128,15 @@ export class DaemonMetrics {
       registers,
       collect() {
         this.set(sources.harnessConnected() ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}heap_reductions_total`,
+      help: 'Times the main thread, quiet for ten seconds, had V8 reduce its heap',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(heapReductions());
       },
     });
     const build = new Gauge({

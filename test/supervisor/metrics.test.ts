@@ -73,6 +73,7 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     ['hive_bash_mcp_request_duration_seconds', 'histogram'],
     ['hive_bash_outbox_depth', 'gauge'],
     ['hive_bash_harness_connected', 'gauge'],
+    ['hive_bash_heap_reductions_total', 'counter'],
     ['hive_bash_build_info', 'gauge'],
   ])
     assert.equal(before.types.get(name!), type, `${name} is a ${type}`);

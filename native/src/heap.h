@@ -1,0 +1,15 @@
+/* The addon's call into V8 (heap.cc, C++): the rest of the addon is C. */
+#ifndef HIVE_HEAP_H
+#define HIVE_HEAP_H
+#include <node_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+napi_value js_reduce_heap(napi_env env, napi_callback_info info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
