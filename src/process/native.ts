@@ -50,6 +50,8 @@ export interface NativeAddon {
    * steps, then collects to reduce memory (its new space shrunk to the least, free pages given back).
    */
   reduceHeap(): void;
+  /** The bytes this thread's isolate has allocated in its new space since the first call. */
+  allocatedBytes(): number;
 }
 
 /** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */

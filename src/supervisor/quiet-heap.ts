@@ -2,16 +2,15 @@
 // collection that finds the allocation rate low, and gives free pages back in one meant to reduce
 // memory; a quiet daemon allocates too little to cause either (none came in a minute, measured): one
 // that started 100 `sleep`s and then heard nothing kept the 16 MB of new space and the garbage its
-// starts had left (106 MB of RSS where 88 to 90 MB do, measured). So every QUIET_CHECK_MS the daemon looks at what its main thread
-// allocated since the last look; from QUIET_CHECKS quiet looks in a row on, it tells V8 its memory
-// is under moderate pressure (the native addon), and V8 marks in small steps and collects. Twice a
-// quiet spell, a look apart: the first collection frees the new space and leaves the old space's
-// pages sparse, the second moves what lives on them together and gives them back (4.5 MB of old
-// space, measured). A busy look starts a new spell. A busy daemon never pays it; one that wakes
-// finds a new space of 1 MB, which grows back in its first scavenges.
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+// starts had left (106 MB of RSS where 88 to 90 MB do, measured). So every QUIET_CHECK_MS the daemon
+// looks at what its main thread allocated since the last look (the native addon counts it at every
+// collection); from QUIET_CHECKS quiet looks in a row on, it tells V8 its memory is under moderate
+// pressure (the addon again), and V8 marks in small steps and collects. Twice a quiet spell, a look
+// apart: the first collection frees the new space and leaves the old space's pages sparse, the
+// second moves what lives on them together and gives them back (4.5 MB of old space, measured). A
+// busy look starts a new spell. A busy daemon never pays it; one that wakes finds a new space of
+// 1 MB, which grows back in its first scavenges.
 import { loadNative } from '../process/native.js';
-import { newSpace } from './young-generation.js';
 
 /** How often the daemon looks. */
 export const QUIET_CHECK_MS = 5_000;
@@ -29,6 +28,8 @@ export const heapReductions = (): number => reductions;
 export interface QuietHeapOptions {
   checkMs?: number;
   quietChecks?: number;
+  /** The allocation rate under which a look is quiet. */
+  quietBytesPerMs?: number;
   /** Told after every look (and the reduction it made), whether it was quiet: for the tests. */
   onCheck?: (quiet: boolean) => void;
 }
@@ -40,24 +41,20 @@ export interface QuietHeapOptions {
 export function reduceHeapWhenQuiet(options: QuietHeapOptions = {}): () => void {
   const native = loadNative();
   if ('error' in native) return () => {};
-  const { checkMs = QUIET_CHECK_MS, quietChecks = QUIET_CHECKS, onCheck } = options;
-  let scavenges = 0;
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries())
-      if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  let lastUsed = newSpace().used;
+  const {
+    checkMs = QUIET_CHECK_MS,
+    quietChecks = QUIET_CHECKS,
+    quietBytesPerMs = QUIET_BYTES_PER_MS,
+    onCheck,
+  } = options;
+  let last = native.addon.allocatedBytes();
   let quietLooks = 0;
   let reducedThisSpell = 0;
   const timer = setInterval(() => {
-    const { used, capacity } = newSpace();
-    // Allocated since the last look, at least: what the new space gained, and a semi-space filled
-    // for every scavenge between.
-    const allocated = Math.max(0, used - lastUsed) + (scavenges * capacity) / 2;
-    lastUsed = used;
-    scavenges = 0;
-    const quiet = allocated < QUIET_BYTES_PER_MS * checkMs;
+    const now = native.addon.allocatedBytes();
+    const allocated = now - last;
+    last = now;
+    const quiet = allocated < quietBytesPerMs * checkMs;
     if (!quiet) {
       quietLooks = 0;
       reducedThisSpell = 0;
@@ -69,8 +66,5 @@ export function reduceHeapWhenQuiet(options: QuietHeapOptions = {}): () => void 
     onCheck?.(quiet);
   }, checkMs);
   timer.unref();
-  return () => {
-    clearInterval(timer);
-    observer.disconnect();
-  };
+  return () => clearInterval(timer);
 }

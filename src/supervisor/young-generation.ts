@@ -33,14 +33,8 @@ const WORKER_CHANNEL = 'worker_threads';
  * while the capacity, which the next growth doubles, stays.
  */
 export function newSpaceCapacity(): number {
-  return newSpace().capacity;
-}
-
-/** The new space's bytes in use and its capacity (as `newSpaceCapacity`), from one reading. */
-export function newSpace(): { used: number; capacity: number } {
   const space = getHeapSpaceStatistics().find((each) => each.space_name === 'new_space');
-  if (space === undefined) return { used: 0, capacity: 0 };
-  return { used: space.space_used_size, capacity: 2 * (space.space_used_size + space.space_available_size) };
+  return space === undefined ? 0 : 2 * (space.space_used_size + space.space_available_size);
 }
 
 const setGrowthFactor = (factor: number) => setFlagsFromString(`--semi-space-growth-factor=${factor}`);
