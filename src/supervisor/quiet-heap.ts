@@ -27,7 +27,6 @@ export const heapReductions = (): number => reductions;
 
 export interface QuietHeapOptions {
   checkMs?: number;
-  quietChecks?: number;
   /** The allocation rate under which a look is quiet. */
   quietBytesPerMs?: number;
   /** Told after every look (and the reduction it made), whether it was quiet: for the tests. */
@@ -41,12 +40,7 @@ export interface QuietHeapOptions {
 export function reduceHeapWhenQuiet(options: QuietHeapOptions = {}): () => void {
   const native = loadNative();
   if ('error' in native) return () => {};
-  const {
-    checkMs = QUIET_CHECK_MS,
-    quietChecks = QUIET_CHECKS,
-    quietBytesPerMs = QUIET_BYTES_PER_MS,
-    onCheck,
-  } = options;
+  const { checkMs = QUIET_CHECK_MS, quietBytesPerMs = QUIET_BYTES_PER_MS, onCheck } = options;
   let last = native.addon.allocatedBytes();
   let quietLooks = 0;
   let reducedThisSpell = 0;
@@ -58,7 +52,7 @@ export function reduceHeapWhenQuiet(options: QuietHeapOptions = {}): () => void 
     if (!quiet) {
       quietLooks = 0;
       reducedThisSpell = 0;
-    } else if (++quietLooks >= quietChecks && reducedThisSpell < QUIET_REDUCTIONS) {
+    } else if (++quietLooks >= QUIET_CHECKS && reducedThisSpell < QUIET_REDUCTIONS) {
       reducedThisSpell++;
       reductions++;
       native.addon.reduceHeap();
