@@ -3,9 +3,8 @@
 // every failure turned into a CliError.
 import { VERSION } from '../shared/tool-bounds.js';
 import { readFileSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
+import type { LegacySession } from './legacy-session.js';
 import { callModernTool, HttpStatusError, offersModern, RpcAnswerError, type ToolCallResult } from './modern-client.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7433/mcp';
@@ -31,7 +30,8 @@ export interface ClientOptions {
 export class DaemonClient {
   readonly url: URL;
   private readonly headers: Record<string, string>;
-  private session: { client: Client; transport: StreamableHTTPClientTransport } | null = null;
+  /** The SDK's 2025 session, imported and opened on the first call to a daemon without 2026-07-28. */
+  private legacy: LegacySession | null = null;
   /** The era the daemon speaks, asked once (server/discover) on the first call. */
   private era: Promise<'modern' | 'legacy'> | null = null;
 
@@ -76,25 +76,15 @@ export class DaemonClient {
   }
 
   private async callLegacy(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
-    let result;
     try {
-      result = await (
-        await this.connect()
-      ).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
-    } catch (error) {
-      // A restarted daemon no longer knows our session (404): open a new one, once.
-      if (!(error instanceof StreamableHTTPError && error.code === 404 && this.session !== null))
-        throw this.describeFailure(error);
-      await this.close();
-      try {
-        result = await (
-          await this.connect()
-        ).callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
-      } catch (retryError) {
-        throw this.describeFailure(retryError);
+      if (this.legacy === null) {
+        const { LegacySession } = await import('./legacy-session.js');
+        this.legacy = new LegacySession(this.url, this.headers, VERSION);
       }
+      return await this.legacy.callTool(name, args, CALL_TIMEOUT_MS);
+    } catch (error) {
+      throw this.describeFailure(error);
     }
-    return result as ToolCallResult;
   }
 
   /** GET `path` on the daemon's origin (e.g. /healthz) as JSON, with the token; null for a 404 when `optional`. */
@@ -113,27 +103,9 @@ export class DaemonClient {
     return (await response.json()) as T;
   }
 
-  /** Ends the MCP session (so the daemon need not keep it) and closes the connection. */
+  /** Ends the MCP session, if a 2025 one was opened (so the daemon need not keep it), and closes the connection. */
   async close(): Promise<void> {
-    const session = this.session;
-    this.session = null;
-    if (session === null) return;
-    await session.transport.terminateSession().catch(() => {});
-    await session.client.close().catch(() => {});
-  }
-
-  private async connect(): Promise<Client> {
-    if (this.session !== null) return this.session.client;
-    const client = new Client({ name: 'hive-bash', version: VERSION });
-    const transport = new StreamableHTTPClientTransport(this.url, { requestInit: { headers: this.headers } });
-    try {
-      await client.connect(transport);
-    } catch (error) {
-      await client.close().catch(() => {});
-      throw this.describeFailure(error);
-    }
-    this.session = { client, transport };
-    return client;
+    await this.legacy?.close();
   }
 
   /** One clear sentence for whatever went wrong between us and the daemon. */
@@ -142,13 +114,6 @@ export class DaemonClient {
     if (error instanceof HttpStatusError) return this.describeStatus(error.status, error.body.trim(), this.url);
     if (error instanceof RpcAnswerError)
       return new CliError(`the daemon at ${this.url.href} refused the call: ${error.message}`);
-    if (error instanceof StreamableHTTPError && typeof error.code === 'number' && error.code > 0) {
-      return this.describeStatus(
-        error.code,
-        error.message.replace(/^(Streamable HTTP error: )?Error POSTing to endpoint: /, '').trim(),
-        this.url,
-      );
-    }
     let code = networkCode(error);
     // fetch's own refusals (a port it blocks, a bad address) carry no errno.
     if (code === null && error instanceof TypeError && error.message === 'fetch failed')
