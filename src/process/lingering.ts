@@ -1,8 +1,8 @@
 // What is left of a task: counting and ending the processes that outlived its leader, or its shim,
 // or the daemon that ran it. Every such kill path is here; a running task's kill is terminate.ts.
-import { existsSync } from 'node:fs';
 import { groupTarget } from './launch-node.js';
-import { killCgroup, removeCgroup } from './cgroups.js';
+import { killCgroup } from './cgroups.js';
+import { removeTaskCgroupDirs } from './task-cgroups.js';
 import { nativeAddon } from './native.js';
 import {
   groupProcessesByMarker,
@@ -65,11 +65,14 @@ export function killOrphans(task: TaskProcesses): void {
  */
 export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDirs: string[] }>): Promise<void> {
   const marked = groupProcessesByMarker(RUN_MARKER_NAME);
-  for (const task of tasks) {
-    // The v2 cgroup first (cgroup.kill ends its processes), then the v1 ones of its limits.
-    for (const dir of task.cgroupDirs) if (existsSync(dir)) await removeCgroup(dir, STALE_CGROUP_WAIT_MS);
-    for (const pid of marked.get(task.runKey) ?? []) killPid(pid);
-  }
+  for (const task of tasks) for (const pid of marked.get(task.runKey) ?? []) killPid(pid);
+  // Every cgroup at once (a task's v2 one is killed before the v1 ones of its limits, which wait for
+  // it). One after the other, each waited for its processes to die and be reaped: 50 cgroups of an
+  // orphaned `sleep` each took 525 and 536 ms to remove that way, 52 and 56 ms at once.
+  await removeTaskCgroupDirs(
+    tasks.flatMap((task) => task.cgroupDirs),
+    STALE_CGROUP_WAIT_MS,
+  );
 }
 
 function killPid(pid: number): void {

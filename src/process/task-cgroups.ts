@@ -51,9 +51,12 @@ export async function removeTaskCgroups(plan: TaskCgroupPlan): Promise<number | 
   return cpuMs;
 }
 
-/** Removes whichever of `dirs` exist (killing what is in a v2 one): a clean-up where no plan is at hand. */
-export async function removeTaskCgroupDirs(dirs: string[]): Promise<void> {
-  await Promise.all(dirs.filter((dir) => existsSync(dir)).map((dir) => removeCgroup(dir)));
+/**
+ * Removes whichever of `dirs` exist (killing what is in a v2 one), all at once: a clean-up where no
+ * plan is at hand. Each waits up to `waitMs` for its processes to die and be reaped.
+ */
+export async function removeTaskCgroupDirs(dirs: string[], waitMs?: number): Promise<void> {
+  await Promise.all(dirs.filter((dir) => existsSync(dir)).map((dir) => removeCgroup(dir, waitMs)));
 }
 
 /** What the limits did so far (cheap: a few small reads, only in the cgroups that hold a limit). */
