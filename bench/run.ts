@@ -17,12 +17,12 @@ interface Benchmark {
 }
 
 const BENCHMARKS: Benchmark[] = [
-  { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '100', '--rounds', '1'] },
+  { name: 'short-tasks', script: 'short-tasks.js', args: [], quickArgs: ['--tasks', '40', '--rounds', '1'] },
   {
     name: 'spawn-heap',
     script: 'spawn-heap.js',
     args: [],
-    quickArgs: ['--tasks', '60', '--rounds', '1', '--ballast-mb', '256'],
+    quickArgs: ['--tasks', '30', '--rounds', '1', '--ballast-mb', '128', '--clients', '4'],
   },
   { name: 'status-rate', script: 'status-rate.js', args: [], quickArgs: ['--calls', '400', '--rounds', '1'] },
   {
@@ -42,7 +42,7 @@ const BENCHMARKS: Benchmark[] = [
     name: 'running-rss',
     script: 'running-rss.js',
     args: [],
-    quickArgs: ['--running', '50', '--growth-tasks', '300', '--idle-wait', '0'],
+    quickArgs: ['--running', '20', '--growth-tasks', '100', '--warm-up', '50', '--idle-wait', '0'],
   },
   {
     name: 'status-under-flood',
