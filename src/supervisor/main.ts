@@ -6,11 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
-import { startDaemon } from './daemon.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
-import { createLogger } from './log.js';
 import { holdYoungGeneration } from './young-generation.js';
 import { reduceHeapWhenQuiet } from './quiet-heap.js';
 
@@ -35,6 +33,8 @@ async function main(): Promise<void> {
     process.stderr.write(`hive-bash-daemon: ${error.message}\n`);
     process.exit(EXIT_USAGE);
   }
+  // Only now the daemon's modules (most of its start): --help, --version and a refused flag need none.
+  const [{ createLogger }, { startDaemon }] = await Promise.all([import('./log.js'), import('./daemon.js')]);
   const log = createLogger(config.logLevel);
   holdYoungGeneration(); // the main thread's young generation stays at 16 MB (V8 would grow it to 128 on Node 24)
   reduceHeapWhenQuiet(); // and its heap is given back after ten quiet seconds
