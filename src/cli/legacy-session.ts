@@ -1,6 +1,7 @@
 // The CLI's 2025 session, for a daemon that does not offer 2026-07-28: the SDK's client, imported
-// only then. The SDK and the zod it loads were most of every command's start-up (a `hive-bash
-// --help` spent about 0.7 of its 1.1 s loading modules), whichever era the daemon spoke.
+// only then. Loaded with every command, whichever era the daemon spoke, the SDK and the zod it
+// brings were most of a command's start: `hive-bash --help` took 0.65 to 0.82 s with them, 0.34 to
+// 0.40 s without (bench/README.md, issue 25's ninth sitting).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpStatusError, type ToolCallResult } from './modern-client.js';
