@@ -48,6 +48,10 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
           async () => (await tools.ok('status', { id: task.id })).pid as number | null,
         )) as number;
         assert.ok(leader > 0, 'the task has started');
+        // Its bash holds the command's fd until it has read the command and closed it (TASK_SHELL_ARGV):
+        // looked at once it started, a slow machine showed fd 3 still open (CI, Node 24). Once the
+        // leader is the command's `sleep`, nothing but its stdio may be left.
+        assert.ok(await waitFor(() => readText(leader, 'comm') === 'sleep\n'), 'the leader has run its command');
         assert.deepEqual(openFds(leader), ['0', '1', '2'], 'nothing of the spawner or the shim reaches the task');
         assert.equal(maskOf(leader, 'SigBlk'), '0000000000000000');
         assert.equal(maskOf(leader, 'SigIgn'), '0000000000000000');

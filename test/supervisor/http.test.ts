@@ -112,10 +112,13 @@ test('abandoned MCP sessions are swept and do not pile up', async (t) => {
 });
 
 test('a session in use is kept while it waits on a long call', async (t) => {
-  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '1'] });
+  // The call waits more than twice the idle limit. The limit is 4 s, not less: between its calls the
+  // client is idle, and with a 1 s limit a test process starved for a second by its neighbour (the
+  // suite runs two files on two cores) lost its session between two calls (a 404 in CI).
+  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', '4'] });
   const tools = await connectClient(t, daemon.url);
-  const task = await tools.ok('run', { command: 'sleep 2.5', wait_seconds: 0 });
-  const done = await tools.ok('status', { id: task.id, wait_seconds: 10 });
+  const task = await tools.ok('run', { command: 'sleep 9', wait_seconds: 0 });
+  const done = await tools.ok('status', { id: task.id, wait_seconds: 25 });
   assert.equal(done.state, 'done');
   const list = await tools.ok('list', {});
   assert.equal(list.tasks.length, 1);
