@@ -98,6 +98,19 @@ test('an end the daemon caused says so: killed or timed_out, with the signal', (
   assert.equal(timedOut.record.state, 'timed_out');
 });
 
+test('an OOM kill leads the error, and keeps any other reason the end carried after it', () => {
+  const limited = record('running', { limits: { memoryLimitMb: 64, maxProcesses: null, cpuLimit: null } });
+  const oom = { ...ENDED, exitCode: 137, signal: 'SIGKILL', oomKilled: true } as const;
+  const plain = advance(limited, oom, RUNNING);
+  assert.deepEqual(
+    [plain.record.oomKilled, plain.record.error, plain.record.exitCode],
+    [true, 'killed by the kernel: out of memory (limit 64 MiB)', 137],
+  );
+  const shimKilled = 'the task ended without reporting its exit (its shim was killed)';
+  const both = advance(limited, { ...oom, exitCode: null, signal: null, error: shimKilled }, RUNNING);
+  assert.equal(both.record.error, `killed by the kernel: out of memory (limit 64 MiB); ${shimKilled}`);
+});
+
 test('while the daemon stops, every end is interrupted and shown', () => {
   const next = advance(record('running'), ENDED, STOPPING);
   assert.deepEqual(

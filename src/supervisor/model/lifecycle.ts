@@ -92,8 +92,11 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
     }
     case 'ended': {
       if (isFinished(record.state)) return unchanged(record);
+      // An OOM kill leads; what else went wrong (a shim that died with its task) follows it.
       const error = event.oomKilled
-        ? `killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`
+        ? [`killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`, event.error]
+            .filter((part) => part !== null)
+            .join('; ')
         : (event.error ?? (context.stopping ? STOPPED_WHILE_RUNNING : null));
       const ended = finish(
         record,
