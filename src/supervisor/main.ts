@@ -10,6 +10,7 @@ import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
 import { holdYoungGeneration } from './young-generation.js';
+import { limitOldGenerationGrowth } from './old-generation.js';
 import { reduceHeapWhenQuiet } from './quiet-heap.js';
 
 const EXIT_USAGE = 2;
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const [{ createLogger }, { startDaemon }] = await Promise.all([import('./log.js'), import('./daemon.js')]);
   const log = createLogger(config.logLevel);
   holdYoungGeneration(); // the main thread's young generation stays at 16 MB (V8 would grow it to 128 on Node 24)
+  limitOldGenerationGrowth(); // every thread's old generation grows by half at most between full collections
   reduceHeapWhenQuiet(); // and its heap is given back after ten quiet seconds
   let daemon;
   try {
