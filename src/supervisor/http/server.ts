@@ -1,5 +1,6 @@
 // The HTTP surface: /mcp (MCP streamable HTTP, each POST to the era it is of), /healthz, /metrics and /todos, behind the request guard.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
 import { isModernRequest } from '../mcp/eras.js';
@@ -8,6 +9,11 @@ import { sendJsonRpcError } from '../mcp/json-transport.js';
 import { sendJsonText } from '../mcp/rpc-error.js';
 import type { DaemonMetrics } from '../metrics.js';
 import type { RequestGuard } from './guard.js';
+
+// Required, not imported: an import of node:http reads every export of the module, and on Node 22
+// and later three of them (WebSocket, CloseEvent, MessageEvent) are getters that load Node's own
+// undici, with web streams, HTTP/2 and TLS (76 more of Node's modules on Node 24).
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
