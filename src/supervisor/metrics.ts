@@ -1,10 +1,12 @@
-// The daemon's Prometheus metrics (prom-client), served at GET /metrics: what ran, how it ended and
-// how long each step took. Base units, `_total` counters, a `hive_bash_` prefix, no task id as a label.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// The daemon's Prometheus metrics, served at GET /metrics: what ran, how it ended and how long each
+// step took, beside the process's own (./runtime-metrics.ts). Base units, `_total` counters, a
+// `hive_bash_` prefix, no task id as a label.
 import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
 import type { SteppedTask } from './tasks/task-events.js';
+import { Counter, Gauge, Histogram, Registry, type MetricOptions } from './prometheus.js';
 import { heapReductions } from './quiet-heap.js';
+import { registerRuntimeMetrics } from './runtime-metrics.js';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -33,69 +35,47 @@ export interface MetricsSources {
 
 export class DaemonMetrics {
   readonly registry = new Registry();
-  private readonly started;
-  private readonly finished;
-  private readonly taskDuration;
-  private readonly spawnLatency;
-  private readonly killDuration;
-  private readonly outputBytes;
-  private readonly truncated;
-  private readonly mcpDuration;
+  private readonly started: Counter;
+  private readonly finished: Counter;
+  private readonly taskDuration: Histogram;
+  private readonly spawnLatency: Histogram;
+  private readonly killDuration: Histogram;
+  private readonly outputBytes: Counter;
+  private readonly truncated: Counter;
+  private readonly mcpDuration: Histogram;
 
   constructor(sources: MetricsSources) {
-    const registers = [this.registry];
-    // prom-client samples the event loop's delay every 10 ms by default: a timer that kept an idle
-    // daemon's main thread waking 100 times a second (190 ms of CPU in 20 idle seconds, measured;
-    // 20 ms at 100 ms). A stall of 100 ms or more is still always seen.
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX, eventLoopMonitoringPrecision: 100 });
-    this.started = new Counter({
-      name: `${PREFIX}tasks_started_total`,
-      help: 'Tasks whose leader started, by kind (pipe or pty)',
-      labelNames: ['kind'],
-      registers,
+    const registry = this.registry;
+    const named = (name: string, help: string, labelled = false): MetricOptions => ({
+      name: `${PREFIX}${name}`,
+      help,
+      registry,
+      labelled,
     });
-    this.finished = new Counter({
-      name: `${PREFIX}tasks_finished_total`,
-      help: 'Tasks that reached a final state, by that state',
-      labelNames: ['state'],
-      registers,
-    });
+    registerRuntimeMetrics(registry, PREFIX);
+    this.started = new Counter(named('tasks_started_total', 'Tasks whose leader started, by kind (pipe or pty)', true));
+    this.finished = new Counter(named('tasks_finished_total', 'Tasks that reached a final state, by that state', true));
     this.taskDuration = new Histogram({
-      name: `${PREFIX}task_duration_seconds`,
-      help: 'From the start of a task to its end',
+      ...named('task_duration_seconds', 'From the start of a task to its end'),
       buckets: DURATION_BUCKETS_S,
-      registers,
     });
     this.spawnLatency = new Histogram({
-      name: `${PREFIX}spawn_latency_seconds`,
-      help: 'From the run request to the leader running (queueing included)',
+      ...named('spawn_latency_seconds', 'From the run request to the leader running (queueing included)'),
       buckets: LATENCY_BUCKETS_S,
-      registers,
     });
     this.killDuration = new Histogram({
-      name: `${PREFIX}kill_duration_seconds`,
-      help: 'From a kill to nothing of the task left',
+      ...named('kill_duration_seconds', 'From a kill to nothing of the task left'),
       buckets: LATENCY_BUCKETS_S,
-      registers,
     });
-    this.outputBytes = new Counter({
-      name: `${PREFIX}output_bytes_total`,
-      help: 'Bytes tasks wrote to their output streams (kept or past the cap)',
-      labelNames: ['stream'],
-      registers,
-    });
-    this.truncated = new Counter({
-      name: `${PREFIX}output_truncated_total`,
-      help: 'Output streams cut at the cap (or by a failed write)',
-      labelNames: ['stream'],
-      registers,
-    });
+    this.outputBytes = new Counter(
+      named('output_bytes_total', 'Bytes tasks wrote to their output streams (kept or past the cap)', true),
+    );
+    this.truncated = new Counter(
+      named('output_truncated_total', 'Output streams cut at the cap (or by a failed write)', true),
+    );
     this.mcpDuration = new Histogram({
-      name: `${PREFIX}mcp_request_duration_seconds`,
-      help: 'MCP HTTP requests, by JSON-RPC method',
-      labelNames: ['method'],
+      ...named('mcp_request_duration_seconds', 'MCP HTTP requests, by JSON-RPC method', true),
       buckets: LATENCY_BUCKETS_S,
-      registers,
     });
     // Every known label value from zero, so a rate is right from the first scrape.
     for (const kind of ['pipe', 'pty']) this.started.inc({ kind }, 0);
@@ -104,48 +84,21 @@ export class DaemonMetrics {
       this.outputBytes.inc({ stream }, 0);
       this.truncated.inc({ stream }, 0);
     }
-    new Gauge({
-      name: `${PREFIX}tasks`,
-      help: 'Tasks now in each state',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const counts = sources.countByState();
-        for (const state of TASK_STATES) this.set({ state }, counts[state]);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}outbox_depth`,
-      help: 'Todo operations not yet acknowledged by the harness',
-      registers,
-      collect() {
-        this.set(sources.outboxDepth());
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}harness_connected`,
-      help: '1 while the todo socket is connected',
-      registers,
-      collect() {
-        this.set(sources.harnessConnected() ? 1 : 0);
-      },
-    });
-    new Counter({
-      name: `${PREFIX}heap_reductions_total`,
-      help: 'Times the main thread, quiet for ten seconds, had V8 reduce its heap',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(heapReductions());
-      },
-    });
-    const build = new Gauge({
-      name: `${PREFIX}build_info`,
-      help: 'The daemon build, as labels; always 1',
-      labelNames: ['version', 'node_version', 'containment'],
-      registers,
-    });
+    const tasks = new Gauge(named('tasks', 'Tasks now in each state', true));
+    const outboxDepth = new Gauge(named('outbox_depth', 'Todo operations not yet acknowledged by the harness'));
+    const harnessConnected = new Gauge(named('harness_connected', '1 while the todo socket is connected'));
+    const reductions = new Counter(
+      named('heap_reductions_total', 'Times the main thread, quiet for ten seconds, had V8 reduce its heap'),
+    );
+    const build = new Gauge(named('build_info', 'The daemon build, as labels; always 1', true));
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
+    registry.onScrape(() => {
+      const counts = sources.countByState();
+      for (const state of TASK_STATES) tasks.set({ state }, counts[state]);
+      outboxDepth.set({}, sources.outboxDepth());
+      harnessConnected.set({}, sources.harnessConnected() ? 1 : 0);
+      reductions.set({}, heapReductions());
+    });
   }
 
   /** Counts a task's lifecycle event (the TaskService's transition listener). */
@@ -153,18 +106,18 @@ export class DaemonMetrics {
     const { record } = task;
     if (event.type === 'started') {
       this.started.inc({ kind: record.pty ? 'pty' : 'pipe' });
-      this.spawnLatency.observe(Math.max(0, event.startedAt - record.createdAt) / 1000);
+      this.spawnLatency.observe({}, Math.max(0, event.startedAt - record.createdAt) / 1000);
     } else if (event.type === 'truncated') {
       this.truncated.inc({ stream: event.stream });
     } else if (event.type === 'released') {
       this.outputBytes.inc({ stream: 'stdout' }, event.stdoutBytes);
       this.outputBytes.inc({ stream: 'stderr' }, event.stderrBytes);
-      if (task.killedAt !== null) this.killDuration.observe(Math.max(0, Date.now() - task.killedAt) / 1000);
+      if (task.killedAt !== null) this.killDuration.observe({}, Math.max(0, Date.now() - task.killedAt) / 1000);
     }
     if (effects.finished) {
       this.finished.inc({ state: record.state });
       if (record.startedAt !== null && record.endedAt !== null)
-        this.taskDuration.observe(Math.max(0, record.endedAt - record.startedAt) / 1000);
+        this.taskDuration.observe({}, Math.max(0, record.endedAt - record.startedAt) / 1000);
     }
   }
 

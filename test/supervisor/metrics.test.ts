@@ -75,6 +75,15 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     ['hive_bash_harness_connected', 'gauge'],
     ['hive_bash_heap_reductions_total', 'counter'],
     ['hive_bash_build_info', 'gauge'],
+    // The process's and Node's own, named as prom-client names them.
+    ['hive_bash_process_cpu_seconds_total', 'counter'],
+    ['hive_bash_process_resident_memory_bytes', 'gauge'],
+    ['hive_bash_process_open_fds', 'gauge'],
+    ['hive_bash_nodejs_eventloop_lag_p99_seconds', 'gauge'],
+    ['hive_bash_nodejs_active_handles_total', 'gauge'],
+    ['hive_bash_nodejs_heap_space_size_used_bytes', 'gauge'],
+    ['hive_bash_nodejs_version_info', 'gauge'],
+    ['hive_bash_nodejs_gc_duration_seconds', 'histogram'],
   ])
     assert.equal(before.types.get(name!), type, `${name} is a ${type}`);
   assert.equal(valueOf(before.samples, 'hive_bash_tasks', { state: 'running' }), 0);
@@ -84,6 +93,12 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     [build.value, build.labels.node_version, build.labels.containment],
     [1, process.version, daemon.containment === 'cgroup' ? 'cgroup' : 'process-group'],
   );
+  const version = before.samples.find((sample) => sample.name === 'hive_bash_nodejs_version_info')!;
+  assert.equal(version.labels.version, process.version);
+  const rss = Number(/^VmRSS:\s*(\d+) kB$/m.exec(readFileSync(`/proc/${daemon.child.pid}/status`, 'utf8'))![1]) * 1024;
+  const scraped = valueOf(before.samples, 'hive_bash_process_resident_memory_bytes');
+  assert.ok(scraped > rss / 2 && scraped < rss * 2, `the scraped RSS ${scraped} is the daemon's (${rss} read after)`);
+  assert.ok(valueOf(before.samples, 'hive_bash_nodejs_heap_space_size_used_bytes', { space: 'old' }) > 0);
   const taskLabels = before.samples
     .flatMap((sample) => Object.keys(sample.labels))
     .filter((label) => /^(id|task|name|run_key)$/.test(label));
@@ -106,6 +121,7 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
   const after = (await scrape()).samples;
   const moved = (name: string, labels: Record<string, string> = {}) =>
     valueOf(after, name, labels) - valueOf(before.samples, name, labels);
+  assert.ok(moved('hive_bash_process_cpu_seconds_total') > 0, 'the CPU the tasks took is counted');
   assert.equal(moved('hive_bash_tasks_started_total', { kind: 'pipe' }), 2);
   assert.equal(moved('hive_bash_tasks_started_total', { kind: 'pty' }), 1);
   assert.equal(moved('hive_bash_tasks_finished_total', { state: 'done' }), 2);
@@ -143,7 +159,7 @@ test('/todos lists the outbox and says whether the harness is connected', async 
   await tools.ok('kill', { id: task.id, force: true });
 });
 
-test("an idle daemon's main thread sleeps: the event loop's delay is sampled every 100 ms, not prom-client's 10 ms", async (t) => {
+test("an idle daemon's main thread sleeps: the event loop's delay is sampled every 100 ms, not prom-client's default 10 ms", async (t) => {
   const daemon = await startTestDaemon(t);
   const pid = daemon.child.pid!;
   const wakeups = () =>

@@ -58,7 +58,7 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
     return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
   }
   if (req.method === 'GET' && path === '/metrics') {
-    const text = await routes.metrics.registry.metrics();
+    const text = routes.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
     return;
   }
