@@ -129,11 +129,13 @@ export function registerRuntimeMetrics(registry: Registry, prefix: string): void
   let lastCpu = process.cpuUsage();
 
   registry.onScrape(() => {
-    const usage = process.cpuUsage();
-    cpuUser.inc({}, (usage.user - lastCpu.user) / 1e6);
-    cpuSystem.inc({}, (usage.system - lastCpu.system) / 1e6);
-    cpu.inc({}, (usage.user - lastCpu.user + usage.system - lastCpu.system) / 1e6);
-    lastCpu = usage;
+    const now = process.cpuUsage();
+    const user = (now.user - lastCpu.user) / 1e6;
+    const system = (now.system - lastCpu.system) / 1e6;
+    lastCpu = now;
+    cpuUser.inc({}, user);
+    cpuSystem.inc({}, system);
+    cpu.inc({}, user + system);
     const [rss, size, vmData] = statusBytes(['VmRSS', 'VmSize', 'VmData']);
     resident.set({}, rss!);
     virtual.set({}, size!);

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
+import { processFigures } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
@@ -95,7 +96,7 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
   );
   const version = before.samples.find((sample) => sample.name === 'hive_bash_nodejs_version_info')!;
   assert.equal(version.labels.version, process.version);
-  const rss = Number(/^VmRSS:\s*(\d+) kB$/m.exec(readFileSync(`/proc/${daemon.child.pid}/status`, 'utf8'))![1]) * 1024;
+  const rss = processFigures(daemon.child.pid!).rssKb * 1024;
   const scraped = valueOf(before.samples, 'hive_bash_process_resident_memory_bytes');
   assert.ok(scraped > rss / 2 && scraped < rss * 2, `the scraped RSS ${scraped} is the daemon's (${rss} read after)`);
   assert.ok(valueOf(before.samples, 'hive_bash_nodejs_heap_space_size_used_bytes', { space: 'old' }) > 0);
