@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { QUIET_REDUCTIONS } from '../src/supervisor/quiet-heap.js';
+import { QUIET_REDUCTIONS } from '../src/quiet-heap.js';
 import { modernCaller, openRawSession, rssMegabytes, runRawTasks, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({

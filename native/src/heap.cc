@@ -1,10 +1,13 @@
-// The addon's calls into V8's own API: N-API has none for an isolate's heap. Built from source
-// against the running Node's headers (as the rest of the addon is), so the V8 API it calls is that
-// Node's own.
+// The addon's calls about the process's memory: into V8's own API (N-API has none for an isolate's
+// heap), and into the C library's allocator. Built from source against the running Node's headers
+// (as the rest of the addon is), so the V8 API it calls is that Node's own.
 #include <node_api.h>
 #include <v8.h>
 
 #include <cstring>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "heap.h"
 
@@ -78,5 +81,20 @@ napi_value js_allocated_bytes(napi_env env, napi_callback_info) {
   double total = allocation->counted + (used > allocation->since ? used - allocation->since : 0);
   napi_value result;
   napi_create_double(env, total, &result);
+  return result;
+}
+
+// trimMalloc() -> boolean. Gives the C library's free memory back to the kernel: glibc keeps what a
+// thread freed in that thread's arena, and returns only a large free run at an arena's top by
+// itself, so the buffers and native objects of many tasks, or of worker threads that have stopped,
+// stay resident once freed. malloc_trim(0) releases every whole free page of every arena. true when
+// something was released; false where the C library is not glibc (nothing to do there).
+napi_value js_trim_malloc(napi_env env, napi_callback_info) {
+  bool released = false;
+#ifdef __GLIBC__
+  released = malloc_trim(0) == 1;
+#endif
+  napi_value result;
+  napi_get_boolean(env, released, &result);
   return result;
 }

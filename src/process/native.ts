@@ -52,6 +52,11 @@ export interface NativeAddon {
   reduceHeap(): void;
   /** The bytes this thread's isolate has allocated in its new space since the first call. */
   allocatedBytes(): number;
+  /**
+   * Gives the C library's free memory, in every thread's arena, back to the kernel (glibc's
+   * malloc_trim). true when something was released; false elsewhere than on glibc.
+   */
+  trimMalloc(): boolean;
 }
 
 /** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */

@@ -11,7 +11,7 @@ import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
 import { holdYoungGeneration } from './young-generation.js';
 import { limitOldGenerationGrowth } from './old-generation.js';
-import { reduceHeapWhenQuiet } from './quiet-heap.js';
+import { reduceHeapWhenQuiet } from '../quiet-heap.js';
 
 const EXIT_USAGE = 2;
 

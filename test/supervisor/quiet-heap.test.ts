@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { QUIET_CHECKS, QUIET_REDUCTIONS } from '../../src/supervisor/quiet-heap.js';
+import { QUIET_CHECKS, QUIET_REDUCTIONS } from '../../src/quiet-heap.js';
 
-const QUIET_HEAP_URL = new URL('../../src/supervisor/quiet-heap.js', import.meta.url).href;
+const QUIET_HEAP_URL = new URL('../../src/quiet-heap.js', import.meta.url).href;
 const YOUNG_GENERATION_URL = new URL('../../src/supervisor/young-generation.js', import.meta.url).href;
 const MB = 1024 * 1024;
 
@@ -117,4 +117,53 @@ test('a quiet spell reduces the heap at its second and third looks; a busy look 
     `the second churn is busy: ${JSON.stringify(again!.looks)}`,
   );
   assertSpell(again!, 3, 'after a busy spell');
+});
+
+/**
+ * 20,000 native buffers of 1,000 bytes (malloc'd by Node), every thousandth kept so the free memory
+ * lies between live blocks where glibc does not return it by itself; the rest dropped and
+ * collected. Prints the RSS then, and after the looks (every 100 ms, all quiet: the trims start at
+ * the second) until one's trim gave memory back (or 50 looks).
+ */
+const FREED_CHILD = `
+const { readFileSync } = await import('node:fs');
+const { reduceHeapWhenQuiet, mallocReleases } = await import(${JSON.stringify(QUIET_HEAP_URL)});
+const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+const kept = [];
+let buffers = [];
+for (let i = 0; i < 20000; i++) {
+  buffers.push(Buffer.allocUnsafeSlow(1000));
+  if (i % 1000 === 999) kept.push(buffers[i]);
+}
+buffers = null;
+globalThis.gc();
+globalThis.gc();
+const freed = rss();
+// The looks' timer does not keep a process alive; this one does, until they are done.
+const alive = setInterval(() => {}, 60_000);
+let looks = 0;
+await new Promise((resolve) => {
+  const stop = reduceHeapWhenQuiet({ checkMs: 100, quietBytesPerMs: 1e9, onCheck: () => {
+    if (mallocReleases() === 0 && ++looks < 50) return;
+    stop();
+    resolve();
+  } });
+});
+clearInterval(alive);
+process.stdout.write(JSON.stringify({ freed, trimmed: rss(), releases: mallocReleases(), kept: kept.length }));
+`;
+
+test("a quiet look gives the C library's free memory back to the kernel", async () => {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', '--input-type=module', '-e', FREED_CHILD],
+    { timeout: 120_000 },
+  );
+  const { freed, trimmed, releases, kept } = JSON.parse(stdout) as Record<string, number>;
+  assert.equal(kept, 20);
+  assert.ok(releases! >= 1, `a trim gave memory back (${releases} did)`);
+  assert.ok(
+    freed! - trimmed! >= 10 * MB,
+    `about 20 MB of freed buffers went back: RSS ${(freed! / MB).toFixed(1)} MB, then ${(trimmed! / MB).toFixed(1)} MB`,
+  );
 });

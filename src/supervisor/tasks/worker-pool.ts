@@ -14,6 +14,7 @@ import type {
   TaskOutcome,
   TaskSpec,
 } from '../../workers/protocol.js';
+import { trimFreedMemory } from '../../quiet-heap.js';
 
 const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.url);
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
@@ -116,7 +117,8 @@ export class WorkerPool {
     const { piscina, ports } = this.started;
     this.started = null;
     for (const port of ports) port.close();
-    void piscina.destroy();
+    // What the threads had allocated is free now, in their arenas: given back to the kernel.
+    void piscina.destroy().then(trimFreedMemory);
   }
 
   /** Gives a thread without a port its port: an attach task, held there for the thread's life. */
