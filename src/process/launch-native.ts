@@ -5,7 +5,7 @@
 // one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
 // shim finds the leader's pid as the daemon sees it.
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync } from '../builtins.js';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest } from './launched-task.js';

@@ -1,7 +1,7 @@
 // A task's sandbox: the directories it may write beneath (Landlock, native/src/sandbox.c) and
 // whether it reaches any network (else a network namespace of its own with only loopback up); what
 // this host can enforce of it; and the shim's flags that set it up in the leader before its exec.
-import { readFileSync } from 'node:fs';
+import { readFileSync } from '../builtins.js';
 import { loadNative } from './native.js';
 
 export interface Sandbox {

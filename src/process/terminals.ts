@@ -9,7 +9,7 @@
 // the shim's control and status fds. A pty task instead starts like every other task: through its
 // worker's spawner and shim, with the terminal's slave as the shim's stdio. So it is contained,
 // timed out and killed the same way, down to every process it started.
-import { closeSync } from 'node:fs';
+import { closeSync } from '../builtins.js';
 import { createRequire } from 'node:module';
 import { loadNative } from './native.js';
 

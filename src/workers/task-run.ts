@@ -2,7 +2,7 @@
 // it, has its output written into capped files (by its shim for a pipe task, pumped here for a
 // terminal or without the native spawner), writes its input, times it out, and reports each change
 // on its port.
-import { closeSync } from 'node:fs';
+import { closeSync } from '../builtins.js';
 import type { Readable } from 'node:stream';
 import type { MessagePort } from 'node:worker_threads';
 import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart } from '../process/launched-task.js';

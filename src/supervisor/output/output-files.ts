@@ -17,7 +17,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-} from 'node:fs';
+} from '../../builtins.js';
 import { join } from 'node:path';
 
 /** Spares kept at most: enough for a burst of pruning, few enough to be nothing on disk. */
