@@ -4,7 +4,7 @@
 import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
 import type { SteppedTask } from './tasks/task-events.js';
-import { Counter, Gauge, Histogram, Registry, type MetricOptions } from './prometheus.js';
+import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
 import { heapReductions, mallocReleases } from '../quiet-heap.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';
 
@@ -46,12 +46,7 @@ export class DaemonMetrics {
 
   constructor(sources: MetricsSources) {
     const registry = this.registry;
-    const named = (name: string, help: string, labelled = false): MetricOptions => ({
-      name: `${PREFIX}${name}`,
-      help,
-      registry,
-      labelled,
-    });
+    const named = namedIn(registry, PREFIX);
     registerRuntimeMetrics(registry, PREFIX);
     this.started = new Counter(named('tasks_started_total', 'Tasks whose leader started, by kind (pipe or pty)', true));
     this.finished = new Counter(named('tasks_finished_total', 'Tasks that reached a final state, by that state', true));

@@ -23,6 +23,16 @@ export interface MetricOptions {
   labelled?: boolean;
 }
 
+/** A maker of options for `registry`'s metrics whose names all start with `prefix`. */
+export const namedIn =
+  (registry: Registry, prefix: string) =>
+  (name: string, help: string, labelled = false): MetricOptions => ({
+    name: `${prefix}${name}`,
+    help,
+    registry,
+    labelled,
+  });
+
 export interface HistogramOptions extends MetricOptions {
   /** The buckets' upper bounds, rising (+Inf is added). */
   buckets: readonly number[];

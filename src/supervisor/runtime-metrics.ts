@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from '../builtins.js';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { Counter, Gauge, Histogram, type Registry } from './prometheus.js';
+import { Counter, Gauge, Histogram, namedIn, type Registry } from './prometheus.js';
 
 /** How often the event loop's delay is sampled, in ms. */
 const EVENT_LOOP_RESOLUTION_MS = 100;
@@ -47,9 +47,9 @@ function maxOpenFiles(): number {
 
 /** Registers the process's and Node's metrics under `prefix`, sampled for the rest of the process's life. */
 export function registerRuntimeMetrics(registry: Registry, prefix: string): void {
-  const gauge = (name: string, help: string, labelled = false) =>
-    new Gauge({ name: `${prefix}${name}`, help, registry, labelled });
-  const counter = (name: string, help: string) => new Counter({ name: `${prefix}${name}`, help, registry });
+  const named = namedIn(registry, prefix);
+  const gauge = (name: string, help: string, labelled = false) => new Gauge(named(name, help, labelled));
+  const counter = (name: string, help: string) => new Counter(named(name, help));
 
   const cpuUser = counter('process_cpu_user_seconds_total', 'Total user CPU time spent in seconds.');
   const cpuSystem = counter('process_cpu_system_seconds_total', 'Total system CPU time spent in seconds.');
@@ -106,10 +106,11 @@ export function registerRuntimeMetrics(registry: Registry, prefix: string): void
   );
   const version = gauge('nodejs_version_info', 'Node.js version info.', true);
   const gcDuration = new Histogram({
-    name: `${prefix}nodejs_gc_duration_seconds`,
-    help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
-    registry,
-    labelled: true,
+    ...named(
+      'nodejs_gc_duration_seconds',
+      'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+      true,
+    ),
     buckets: GC_DURATION_BUCKETS_S,
   });
 
