@@ -131,7 +131,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   return trackShim(
     { stdout, stderr, channel, stdin },
     spawned,
-    { runKey: runKey ?? '', pgid: null, cgroupDir: request.cgroups.v2?.dir ?? null },
+    { runKey: runKey ?? '', cgroupDir: request.cgroups.v2?.dir ?? null },
     request,
   );
 }

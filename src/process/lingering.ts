@@ -1,5 +1,6 @@
 // What is left of a task: counting and ending the processes that outlived its leader, or its shim,
 // or the daemon that ran it. Every such kill path is here; a running task's kill is terminate.ts.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { groupTarget } from './launch-node.js';
 import { killCgroup } from './cgroups.js';
 import { removeTaskCgroupDirs } from './task-cgroups.js';
@@ -41,22 +42,44 @@ export function killLingering(task: TaskProcesses, signal: KillSignal, graceMs: 
   if (task.pgid !== null) terminate(groupTarget(task.pgid), signal, graceMs);
 }
 
-/** Without its shim nothing reaps or signals the task: SIGKILL by cgroup, else by run marker through pidfds. */
-export function killOrphans(task: TaskProcesses): void {
+/** How many passes over /proc a kill of what is left makes at most, as the shim's own kill (native/src/shim.c). */
+const ORPHAN_KILL_ROUNDS = 100;
+
+/**
+ * Without its shim nothing reaps or signals the task: SIGKILL by cgroup, else its leader's process
+ * group in one call, then by run marker through pidfds, pass after pass.
+ */
+export async function killOrphans(task: TaskProcesses): Promise<void> {
   if (task.cgroupDir !== null) return killCgroup(task.cgroupDir);
   const addon = nativeAddon();
   const marker = runMarker(task.runKey);
-  for (const pid of listMarkedProcesses(marker)) {
-    let pidfd: number;
-    try {
-      pidfd = addon.pidfdOpen(pid);
-    } catch {
-      continue; // gone meanwhile
+  // A living member with the marker holds the group's id: no other group can have it meanwhile.
+  if (task.pgid !== null && listMarkedGroupMembers(task.pgid, marker).length > 0) killPid(-task.pgid);
+  const killMarked = () => {
+    const pids = listMarkedProcesses(marker);
+    for (const pid of pids) {
+      let pidfd: number;
+      try {
+        pidfd = addon.pidfdOpen(pid);
+      } catch {
+        continue; // gone meanwhile
+      }
+      // Checked after the pidfd is taken: if the pid was reused, the marker is not there.
+      if (hasEnvironmentMarker(pid, marker)) addon.sendSignal(pidfd, signalNumber('SIGKILL'));
+      addon.close(pidfd);
     }
-    // Checked after the pidfd is taken: if the pid was reused, the marker is not there.
-    if (hasEnvironmentMarker(pid, marker)) addon.sendSignal(pidfd, signalNumber('SIGKILL'));
-    addon.close(pidfd);
-  }
+    return pids.length;
+  };
+  await repeatUntilNoneFound(killMarked);
+}
+
+/**
+ * Runs `pass` (a kill that returns how many processes it found) until one finds nothing, at most
+ * ORPHAN_KILL_ROUNDS times: a process forked just before its parent was killed may be mid-exec while
+ * a pass reads it, when its environment reads empty; the next pass sees it.
+ */
+async function repeatUntilNoneFound(pass: () => number): Promise<void> {
+  for (let round = 0; round < ORPHAN_KILL_ROUNDS && pass() > 0; round++) await sleep(1);
 }
 
 /**
@@ -64,8 +87,12 @@ export function killOrphans(task: TaskProcesses): void {
  * marker (a task may have run under another containment, or left its cgroup).
  */
 export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDirs: string[] }>): Promise<void> {
-  const marked = groupProcessesByMarker(RUN_MARKER_NAME);
-  for (const task of tasks) for (const pid of marked.get(task.runKey) ?? []) killPid(pid);
+  await repeatUntilNoneFound(() => {
+    const marked = groupProcessesByMarker(RUN_MARKER_NAME);
+    const pids = tasks.flatMap((task) => marked.get(task.runKey) ?? []);
+    for (const pid of pids) killPid(pid);
+    return pids.length;
+  });
   // Every cgroup at once (a task's v2 one is killed before the v1 ones of its limits, which wait for
   // it). One after the other, each waited for its processes to die and be reaped: 50 cgroups of an
   // orphaned `sleep` each took 525 and 536 ms to remove that way, 52 and 56 ms at once.
@@ -75,6 +102,7 @@ export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDirs: 
   );
 }
 
+/** SIGKILLs `pid` (a group if negative), if it is still there. */
 function killPid(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');

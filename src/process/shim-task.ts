@@ -31,7 +31,7 @@ export interface ShimStreams {
 export function trackShim(
   streams: ShimStreams,
   spawned: Promise<SpawnAnswer>,
-  task: TaskProcesses,
+  task: Omit<TaskProcesses, 'pgid'>,
   { cwd, cgroups, stdio }: LaunchRequest,
 ): LaunchedTask {
   const output = 'output' in stdio ? stdio.output : undefined;
@@ -45,6 +45,8 @@ export function trackShim(
   /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
   let subtreeCpuMs: number | null = null;
   let exitReported = false;
+  /** The leader's pid, its process group's id too, once the shim reports the start. */
+  let leaderPid: number | null = null;
   const onLine = (line: string) => {
     const space = line.indexOf(' ');
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
@@ -54,6 +56,7 @@ export function trackShim(
       const [inner, outer] = value.split(' ').map(Number);
       const pid = outer ?? inner!;
       const namespacePid = outer === undefined ? null : inner!;
+      leaderPid = pid;
       // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
       void spawned.then((answer) =>
         resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }),
@@ -103,17 +106,15 @@ export function trackShim(
       return;
     }
     // The shim died before its task (killed from outside, or its spawner died): end what it held.
-    // The end is reported whatever that kill meets: a throw here would leave the task running for good.
-    try {
-      killOrphans(task);
-    } finally {
+    // The end is reported whatever that kill meets: a throw there would leave the task running for good.
+    void killOrphans({ ...task, pgid: leaderPid }).finally(() =>
       resolveExit({
         exitCode: null,
         signal: null,
         error: startError?.message ?? 'the task ended without reporting its exit (its shim was killed)',
         endedAt: Date.now(),
-      });
-    }
+      }),
+    );
   });
   return {
     stdout: streams.stdout,

@@ -247,6 +247,26 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     );
 
     test(
+      'if a task kills its shim and goes on forking, what it forked meanwhile is killed too',
+      { skip: containment === 'node' && 'Node spawn has no shim' },
+      async (t) => {
+        const { tools, marker, env } = await setUp(t, containment, 'FORKING');
+        // Each `setsid sleep` leaves the group: only the passes by run marker find it, and those
+        // forked after a pass listed /proc only the next pass does. Four loops, to fork often.
+        const task = await tools.ok('run', {
+          command: 'sleep 0.2; kill -9 $PPID; for i in 1 2 3 4; do while :; do setsid sleep 300 & done & done; wait',
+          env,
+          wait_seconds: 10,
+        });
+        assert.equal(task.error, 'the task ended without reporting its exit (its shim was killed)');
+        assert.ok(
+          await waitFor(() => findMarkedProcesses(marker, true).length === 0, 5000),
+          `left: ${findMarkedProcesses(marker, true)}`,
+        );
+      },
+    );
+
+    test(
       'if the spawners die, their tasks end with nothing left and the next run starts a new one',
       { skip: containment === 'node' && 'Node spawn has no spawner' },
       async (t) => {

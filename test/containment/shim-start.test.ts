@@ -178,7 +178,7 @@ test("a task's end is never told before its start, however late the spawner's an
   const task = trackShim(
     { stdout: null, stderr: null, channel, stdin: null },
     spawned,
-    { runKey: 'order', pgid: null, cgroupDir: null },
+    { runKey: 'order', cgroupDir: null },
     request,
   );
   const seen: string[] = [];
