@@ -85,7 +85,7 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
-      killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+      await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },

@@ -27,13 +27,22 @@ export function findMarkedProcesses(marker: string, withShims = false): number[]
   return pids;
 }
 
-export function killMarkedProcesses(marker: string): void {
-  for (const pid of findMarkedProcesses(marker, true)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
+/**
+ * SIGKILLs every process with `marker`, pass after pass until one finds none (at most 100): what a
+ * forking process started after a pass listed /proc is found by the next.
+ */
+export async function killMarkedProcesses(marker: string): Promise<void> {
+  for (let pass = 0; pass < 100; pass++) {
+    const pids = findMarkedProcesses(marker, true);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
     }
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
 
