@@ -73,13 +73,23 @@ export async function killOrphans(task: TaskProcesses): Promise<void> {
   await repeatUntilNoneFound(killMarked);
 }
 
+/** How long after a pass that found nothing, following one that found some, a last pass looks again. */
+const CONFIRM_PASS_MS = 10;
+
 /**
- * Runs `pass` (a kill that returns how many processes it found) until one finds nothing, at most
+ * Runs `pass` (a kill that returns how many processes it found) until it finds nothing, at most
  * ORPHAN_KILL_ROUNDS times: a process forked just before its parent was killed may be mid-exec while
- * a pass reads it, when its environment reads empty; the next pass sees it.
+ * a pass reads it, when its environment reads empty, and the next pass sees it. Once a pass has found
+ * some, nothing found is believed only when a pass CONFIRM_PASS_MS later finds nothing too.
  */
-async function repeatUntilNoneFound(pass: () => number): Promise<void> {
-  for (let round = 0; round < ORPHAN_KILL_ROUNDS && pass() > 0; round++) await sleep(1);
+export async function repeatUntilNoneFound(pass: () => number): Promise<void> {
+  let found = false;
+  for (let round = 0; round < ORPHAN_KILL_ROUNDS; round++) {
+    if (pass() > 0) found = true;
+    else if (!found) return;
+    else found = false;
+    await sleep(found ? 1 : CONFIRM_PASS_MS);
+  }
 }
 
 /**

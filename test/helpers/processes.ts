@@ -1,6 +1,7 @@
 // Finds processes by a marker in their environment, which every descendant inherits, so a test
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
+import { repeatUntilNoneFound } from '../../src/process/lingering.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 
 /**
@@ -28,13 +29,13 @@ export function findMarkedProcesses(marker: string, withShims = false): number[]
 }
 
 /**
- * SIGKILLs every process with `marker`, pass after pass until one finds none (at most 100): what a
- * forking process started after a pass listed /proc is found by the next.
+ * SIGKILLs every process with `marker`, pass after pass as the daemon ends what a killed shim held:
+ * what a forking process started after a pass listed /proc, or was exec'ing while it read it, is
+ * found by a later one.
  */
 export async function killMarkedProcesses(marker: string): Promise<void> {
-  for (let pass = 0; pass < 100; pass++) {
+  await repeatUntilNoneFound(() => {
     const pids = findMarkedProcesses(marker, true);
-    if (pids.length === 0) return;
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -42,8 +43,8 @@ export async function killMarkedProcesses(marker: string): Promise<void> {
         // gone meanwhile
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
+    return pids.length;
+  });
 }
 
 /** Polls until `check` holds or `timeoutMs` passes; returns its last value. */
