@@ -63,6 +63,9 @@ async function setUp(t: TestContext, containment: TestContainment, args: string[
   return { daemon, tools: await connectClient(t, daemon.url) };
 }
 
+/** A SIGTERM stop waits for its tasks' release (their cgroups removed); a SIGKILL at teardown would not. */
+const STOPS_CLEANLY = 'the daemon stops on SIGTERM once its tasks are released';
+
 /** The final view of a task: once its worker let it go (nothing of it left). */
 async function released(tools: Awaited<ReturnType<typeof setUp>>['tools'], id: string) {
   return tools.statusWhen(
@@ -111,6 +114,7 @@ function limitSuite(containment: TestContainment, place: RegExp): void {
     assert.equal((await tools.ok('run', { command: 'echo alive' })).stdout_tail, 'alive\n', 'the daemon serves');
     await tools.ok('kill', { id: bystander.id, force: true });
     assert.equal(daemon.child.exitCode, null);
+    assert.equal(await daemon.stop(), 0, STOPS_CLEANLY);
   });
 
   test("an OOM kill takes the task's helpers with it", async (t) => {
@@ -192,7 +196,7 @@ test(
   'the daemon defaults apply, a run may ask for less or more up to the ceiling, and past it is refused',
   { skip: V1_SKIP },
   async (t) => {
-    const { tools } = await setUp(t, 'cgroup', [
+    const { daemon, tools } = await setUp(t, 'cgroup', [
       '--task-memory-limit-mb',
       '256',
       '--task-memory-limit-mb-ceiling',
@@ -211,13 +215,15 @@ test(
       'Invalid run input: "memory_limit_mb" must be at most 512 MiB, the ceiling the operator set (--task-memory-limit-mb-ceiling); got 1024 (number)',
     );
     assert.equal(refused.structured.error.code, 'ERR_INVALID_INPUT');
+    assert.equal(await daemon.stop(), 0, STOPS_CLEANLY);
   },
 );
 
 test('a ceiling without a default caps a run that asks for nothing', { skip: V1_SKIP }, async (t) => {
-  const { tools } = await setUp(t, 'cgroup', ['--task-max-processes-ceiling', '500']);
+  const { daemon, tools } = await setUp(t, 'cgroup', ['--task-max-processes-ceiling', '500']);
   assert.equal((await tools.ok('run', { command: 'true' })).limits.max_processes, 500);
   assert.equal((await tools.ok('run', { command: 'true', max_processes: 20 })).limits.max_processes, 20);
+  assert.equal(await daemon.stop(), 0, STOPS_CLEANLY);
 });
 
 test(
@@ -277,6 +283,7 @@ test(
     );
     await tools.ok('kill', { id: task.id, force: true });
     assert.equal((await tools.ok('status', { id: task.id, wait_seconds: 30 })).state, 'killed');
+    assert.equal(await daemon.stop(), 0, STOPS_CLEANLY);
   },
 );
 
