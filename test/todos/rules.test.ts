@@ -110,7 +110,7 @@ test('the end todo of a task that left a process running counts it, and kill sti
   assert.match(done.body!, /^still alive: 1 process\(es\) of the task \(kill ends them\)$/m);
   // The daemon carries the test marker too; a task's shim is not counted.
   const left = () => findMarkedProcesses(`HIVE_TEST_MARK=${daemon.marker}`).filter((pid) => pid !== daemon.child.pid);
-  assert.equal(left().length, 1, 'the sleep is all that is left');
+  assert.ok(await waitFor(() => left().length === 1), 'the sleep is all that is left');
   assert.equal((await tools.ok('kill', { id: 'leaver', force: true })).signal, 'SIGKILL');
   assert.ok(await waitFor(() => left().length === 0), `the sleep was killed (${daemon.containment})`);
 });
