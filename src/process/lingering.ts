@@ -113,7 +113,7 @@ export async function killStaleTasks(tasks: Array<{ runKey: string; cgroupDirs: 
 }
 
 /** SIGKILLs `pid` (a group if negative), if it is still there. */
-function killPid(pid: number): void {
+export function killPid(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
   } catch {

@@ -1,7 +1,7 @@
 // Finds processes by a marker in their environment, which every descendant inherits, so a test
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
-import { repeatUntilNoneFound } from '../../src/process/lingering.js';
+import { killPid, repeatUntilNoneFound } from '../../src/process/lingering.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 
 /**
@@ -36,13 +36,7 @@ export function findMarkedProcesses(marker: string, withShims = false): number[]
 export async function killMarkedProcesses(marker: string): Promise<void> {
   await repeatUntilNoneFound(() => {
     const pids = findMarkedProcesses(marker, true);
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone meanwhile
-      }
-    }
+    for (const pid of pids) killPid(pid);
     return pids.length;
   });
 }
