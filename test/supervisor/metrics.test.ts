@@ -166,14 +166,22 @@ test("an idle daemon's main thread sleeps: the event loop's delay is sampled eve
   const pid = daemon.child.pid!;
   const wakeups = () =>
     Number(/^voluntary_ctxt_switches:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
-  // Its timers besides: the sessions' sweep and the storage watch (each once a second).
-  const before = wakeups();
-  const started = performance.now();
-  await sleep(3000);
-  const perSecond = (wakeups() - before) / ((performance.now() - started) / 1000);
+  // Its timers besides: the sessions' sweep and the storage watch (each once a second). Read over
+  // one-second windows until one is quiet, at most ten: what the start itself still does (its
+  // worker thread's start, the first prune) passes, while a 10 ms sampling wakes it in every window.
+  const rates: number[] = [];
+  for (let window = 0; window < 10 && !(rates.at(-1)! < 40); window++) {
+    const before = wakeups();
+    const started = performance.now();
+    await sleep(1000);
+    rates.push((wakeups() - before) / ((performance.now() - started) / 1000));
+  }
   // 100 a second and more with the 10 ms sampling (measured: 190 ms of CPU in 20 idle seconds,
   // 20 ms with 100 ms); a slower machine wakes no more often.
-  assert.ok(perSecond < 40, `the main thread woke ${perSecond.toFixed(1)} times a second while idle`);
+  assert.ok(
+    rates.at(-1)! < 40,
+    `the main thread woke ${rates.map((rate) => rate.toFixed(1)).join(', ')} times a second in each idle second`,
+  );
 });
 
 async function tokenFile(t: { after(fn: () => void): void }): Promise<string> {
