@@ -129,7 +129,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   stdin?.on('error', () => {});
   const runKey = request.env[RUN_MARKER_NAME] ?? null;
   return trackShim(
-    { stdout, stderr, channel, stdin },
+    { stdout, stderr, channel, channelFd: channelOurs!, stdin },
     spawned,
     { runKey: runKey ?? '', cgroupDir: request.cgroups.v2?.dir ?? null },
     request,

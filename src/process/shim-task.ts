@@ -3,6 +3,7 @@
 // becomes a control line, and a shim that dies before reporting its task's end takes the task's
 // orphans with it.
 import type { Socket } from 'node:net';
+import { writeSync } from '../builtins.js';
 import { SpawnError, systemCallError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';
 import {
@@ -25,6 +26,8 @@ export interface ShimStreams {
   stderr: Socket | null;
   /** Status lines from the shim; control lines to it. It closes when the shim exits. */
   channel: Socket;
+  /** The channel's fd, which control lines are written to (`writeControl`). */
+  channelFd: number;
   stdin: Socket | null;
 }
 
@@ -125,7 +128,7 @@ export function trackShim(
     exit,
     gone: () => gone,
     signal(signal: KillSignal) {
-      if (!streams.channel.destroyed) streams.channel.write(`kill ${signalNumber(signal)}\n`);
+      writeControl(streams, `kill ${signalNumber(signal)}\n`);
     },
     // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
@@ -165,4 +168,21 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),
   };
+}
+
+/**
+ * Writes a control line to the shim on the channel's fd, past the stream: a write that the shim's
+ * exit refuses (EPIPE) would destroy the socket, and the status lines not yet read with it (the
+ * task's exit among them), which then read as a shim killed before its task. That happens when the
+ * task ends as a kill is sent, as a force kill's own cgroup.kill makes it do (task-control.ts).
+ * A line the socket cannot take now (never seen: the shim reads at once) is queued on the stream.
+ */
+function writeControl({ channel, channelFd }: ShimStreams, line: string): void {
+  if (channel.destroyed) return; // its fd is closed, and its number may be another file's
+  try {
+    writeSync(channelFd, line);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') channel.write(line);
+    // else the shim has exited: what it said is still read to the end
+  }
 }

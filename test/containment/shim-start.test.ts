@@ -164,7 +164,11 @@ test("past the cap, the shim drops a writer's bytes at its pace while the leader
   assert.ok(seconds >= 1.5, `8 MiB were dropped in ${seconds.toFixed(2)} s, faster than the pace allows`);
 });
 
-test("a task's end is never told before its start, however late the spawner's answer comes", async (t) => {
+/**
+ * A task tracked as trackShim tracks a real shim's, over a socket pair whose other end (`shim`)
+ * the test writes the shim's status lines to; `spawned` stands for the spawner's answer.
+ */
+function trackedOverPair(t: TestContext, runKey: string, spawned: Promise<SpawnAnswer>) {
   const [ours, theirs] = nativeAddon().socketPair();
   const channel = new Socket({ fd: ours, readable: true, writable: true });
   const shim = new Socket({ fd: theirs, readable: true, writable: true });
@@ -172,15 +176,21 @@ test("a task's end is never told before its start, however late the spawner's an
     shim.destroy();
     channel.destroy();
   });
-  let answer!: (value: SpawnAnswer) => void;
-  const spawned = new Promise<SpawnAnswer>((resolve) => (answer = resolve));
+  channel.on('error', () => {}); // as launch-native.ts has it
   const request = { cwd: '/', stdio: { stdin: 'null' }, cgroups: { v2: null, v1: [] } } as unknown as LaunchRequest;
   const task = trackShim(
-    { stdout: null, stderr: null, channel, stdin: null },
+    { stdout: null, stderr: null, channel, channelFd: ours, stdin: null },
     spawned,
-    { runKey: 'order', cgroupDir: null },
+    { runKey, cgroupDir: null },
     request,
   );
+  return { task, channel, shim };
+}
+
+test("a task's end is never told before its start, however late the spawner's answer comes", async (t) => {
+  let answer!: (value: SpawnAnswer) => void;
+  const spawned = new Promise<SpawnAnswer>((resolve) => (answer = resolve));
+  const { task, channel, shim } = trackedOverPair(t, 'order', spawned);
   const seen: string[] = [];
   void task.started.then(() => seen.push('started'));
   void task.exit.then(() => seen.push('exit'));
@@ -191,6 +201,17 @@ test("a task's end is never told before its start, however late the spawner's an
   answer({ pid: 4241 });
   await task.exit;
   assert.deepEqual(seen, ['started', 'exit']);
+});
+
+test("a kill written as the shim exits loses nothing the shim said before: the task's end is told", async (t) => {
+  const { task, shim } = trackedOverPair(t, 'kill-at-exit', Promise.resolve({ pid: 4241 }));
+  // The shim's last lines and its exit (its end closed), all before this side has read any: the
+  // kill's write meets a closed peer (EPIPE), as when a force kill's cgroup.kill ended the task.
+  shim.write('start 4242\nsignal 9\n');
+  shim.destroy();
+  task.signal('SIGKILL');
+  const exit = await task.exit;
+  assert.deepEqual([exit.signal, exit.error], ['SIGKILL', null], JSON.stringify(exit));
 });
 
 test(
