@@ -358,6 +358,27 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       await tools.ok('kill', { id: task.id, force: true });
     });
 
+    test('force kills of many tasks at once end each as killed by SIGKILL, its end reported by its shim', async (t) => {
+      // In cgroup mode the daemon writes each one's cgroup.kill itself as the kill comes, so most
+      // tasks end before their worker writes the kill to their shim, which has exited by then.
+      const { tools, marker, env } = await setUp(t, containment, 'FORCED');
+      const tasks = await Promise.all(
+        Array.from({ length: 20 }, () => tools.ok('run', { command: 'sleep 300', env, wait_seconds: 0 })),
+      );
+      assert.ok(
+        await waitFor(() => findMarkedProcesses(marker).length >= tasks.length, 20_000),
+        `started: ${findMarkedProcesses(marker).length}`,
+      );
+      await Promise.all(tasks.map((task) => tools.ok('kill', { id: task.id, force: true })));
+      const ended = await Promise.all(tasks.map((task) => tools.ok('status', { id: task.id, wait_seconds: 10 })));
+      assert.deepEqual(
+        ended.filter((view) => view.state !== 'killed' || view.signal !== 'SIGKILL' || view.error !== null),
+        [],
+        'each ended killed by SIGKILL, with no error',
+      );
+      assert.ok(await waitFor(() => findMarkedProcesses(marker, true).length === 0, SETTLE_MS), 'nothing is left');
+    });
+
     test('a kill for a task with nothing left signals nothing', async (t) => {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);

@@ -16,7 +16,7 @@ import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-mes
 import { createLiveTask, recordOfRun, type LiveTask, type RunRequest } from './live-task.js';
 import { endDispatched, removeCgroupsOf } from './shutdown.js';
 import { TaskEvents } from './task-events.js';
-import { refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
+import { asKillsEnd, refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskReads } from './task-reads.js';
 import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
@@ -193,7 +193,7 @@ export class TaskService extends TaskReads {
       void removeTaskCgroupDirs(allTaskCgroupDirs(this.containment, task.record.runKey));
       return void this.apply(task, { type: 'failed', error: `internal error: ${report.error}`, endedAt: Date.now() });
     }
-    this.apply(task, report);
+    this.apply(task, asKillsEnd(task, report));
   }
 
   /** Advances a live task and carries out the effects; returns its new record. */
