@@ -48,6 +48,8 @@ export interface LiveTask {
   shimPid: number | null;
   /** When a kill of it was first asked for. */
   killedAt: number | null;
+  /** A force kill's cgroup.kill was written by the main thread (task-control.ts): an end by SIGKILL is the kill's. */
+  cgroupKilled: boolean;
   /** When its process has started (pid known) or it finished without. */
   started: Moment;
   /** When it reaches a finished state. */
@@ -67,6 +69,7 @@ export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTas
     worker: null,
     shimPid: null,
     killedAt: null,
+    cgroupKilled: false,
     started: createMoment(),
     ended: createMoment(),
     released: createMoment(),

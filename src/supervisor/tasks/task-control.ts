@@ -73,7 +73,9 @@ export class TaskControl {
     task.worker?.send({ type: 'kill', signal });
     if (signal !== 'SIGKILL') return;
     const cgroupDir = taskCgroupDir(this.containment, record.runKey);
-    if (cgroupDir !== null) killCgroup(cgroupDir);
+    if (cgroupDir === null) return;
+    task.cgroupKilled = true;
+    killCgroup(cgroupDir);
   }
 
   /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
@@ -104,11 +106,12 @@ export class TaskControl {
 /**
  * A worker's report as the service applies it. A force kill's cgroup.kill is written by the main
  * thread too (`signalThroughWorker`), so the leader's end by SIGKILL can reach its worker before the
- * kill does, and come as an exit: it is the kill's end all the same.
+ * kill does, and come as an exit: it is the kill's end all the same, unless the kernel's OOM killer
+ * got there first (that end stays done, with oom_killed).
  */
 export function asKillsEnd(task: LiveTask, report: LifecycleEvent): LifecycleEvent {
-  const killed = report.type === 'ended' && report.reason === 'exit' && report.signal === 'SIGKILL';
-  return killed && task.killedAt !== null ? { ...report, reason: 'killed' } : report;
+  if (report.type !== 'ended' || report.reason !== 'exit' || !task.cgroupKilled) return report;
+  return report.signal === 'SIGKILL' && !report.oomKilled ? { ...report, reason: 'killed' } : report;
 }
 
 /** Answers every input still waiting on a task its worker let go of. */
