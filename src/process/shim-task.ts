@@ -175,14 +175,15 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
  * exit refuses (EPIPE) would destroy the socket, and the status lines not yet read with it (the
  * task's exit among them), which then read as a shim killed before its task. That happens when the
  * task ends as a kill is sent, as a force kill's own cgroup.kill makes it do (task-control.ts).
- * A line the socket cannot take now (never seen: the shim reads at once) is queued on the stream.
+ * A line the socket cannot take now (never seen: the shim reads at once) is written again a moment
+ * later, still past the stream, until the shim takes it or exits.
  */
-function writeControl({ channel, channelFd }: ShimStreams, line: string): void {
-  if (channel.destroyed) return; // its fd is closed, and its number may be another file's
+function writeControl(streams: ShimStreams, line: string): void {
+  if (streams.channel.destroyed) return; // its fd is closed, and its number may be another file's
   try {
-    writeSync(channelFd, line);
+    writeSync(streams.channelFd, line);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') channel.write(line);
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') setTimeout(writeControl, 1, streams, line);
     // else the shim has exited: what it said is still read to the end
   }
 }

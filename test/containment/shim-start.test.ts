@@ -214,6 +214,18 @@ test("a kill written as the shim exits loses nothing the shim said before: the t
   assert.deepEqual([exit.signal, exit.error], ['SIGKILL', null], JSON.stringify(exit));
 });
 
+test('kill lines a shim has not read yet are none of them lost when its socket is full', async (t) => {
+  const { task, shim } = trackedOverPair(t, 'full', Promise.resolve({ pid: 4241 }));
+  // Far more than a socket's send buffer holds (each line is a buffer of its own there, about
+  // 768 bytes of the 208 KiB it may hold by default), all written before the other end reads any.
+  const LINES = 5000;
+  for (let i = 0; i < LINES; i++) task.signal('SIGKILL');
+  let text = '';
+  shim.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  assert.ok(await waitFor(() => text.length >= LINES * 7, 30_000), `${text.length / 7} lines of ${LINES} came`);
+  assert.equal(text, 'kill 9\n'.repeat(LINES));
+});
+
 test(
   'the shim drops a control line too long for its buffer, says so, and goes on taking kills',
   { timeout: 30_000 },
