@@ -44,13 +44,13 @@ export class TaskControl {
   /** Signals all of a running task, or ends what a finished one left; `task` is its live side, if held. */
   kill(task: LiveTask | undefined, record: TaskRecord, signal: KillSignal): KillOutcome {
     if (task?.worker && record.state === 'running') {
-      this.signalThroughWorker(task, record, signal);
+      this.signalThroughWorker(task, signal);
       return { record, signal, lingering: 0 };
     }
     const lingering = this.probes.countLingering(record);
     if (lingering > 0) {
       // Finished but not released: the worker still holds the task and ends what it left.
-      if (task?.worker) this.signalThroughWorker(task, record, signal);
+      if (task?.worker) this.signalThroughWorker(task, signal);
       else
         killLingering(
           { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.containment, record.runKey) },
@@ -68,11 +68,11 @@ export class TaskControl {
    * write (1,000 sleeps), and a kill is wanted now. The end's report may then reach the worker
    * before the kill does; the service still counts it as killed (`asKillsEnd`).
    */
-  private signalThroughWorker(task: LiveTask, record: TaskRecord, signal: KillSignal): void {
+  private signalThroughWorker(task: LiveTask, signal: KillSignal): void {
     task.killedAt ??= Date.now();
     task.worker?.send({ type: 'kill', signal });
     if (signal !== 'SIGKILL') return;
-    const cgroupDir = taskCgroupDir(this.containment, record.runKey);
+    const cgroupDir = taskCgroupDir(this.containment, task.record.runKey);
     if (cgroupDir === null) return;
     task.cgroupKilled = true;
     killCgroup(cgroupDir);
