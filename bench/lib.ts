@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { connect, type AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { launchDaemon } from '../test/helpers/daemon.js';
 import { INITIALIZE, MCP_HEADERS } from '../test/helpers/raw-mcp.js';
@@ -153,15 +154,17 @@ export async function runRawTasks(
   return { failures };
 }
 
+/** The request _meta of MCP 2026-07-28 that every call of the raw callers carries. */
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
 /** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */
 export function modernCaller(
   pool: Pool,
   path = '/mcp',
 ): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
   let id = 1;
   return async (name, args) => {
     const headers = {
@@ -179,10 +182,74 @@ export function modernCaller(
         jsonrpc: '2.0',
         id: ++id,
         method: 'tools/call',
-        params: { name, arguments: args, _meta: meta },
+        params: { name, arguments: args, _meta: MODERN_META },
       }),
     });
     return { status: res.statusCode, text: await res.body.text() };
+  };
+}
+
+/** A call whose request has been written: when, to the nanosecond, and its answer to come. */
+export interface SentCall {
+  writtenAt: bigint;
+  answer: Promise<{ status: number; text: string }>;
+}
+
+/**
+ * A caller of MCP 2026-07-28 for a call that is timed from its request leaving: each request is
+ * formed in full, then written on one kept connection in a single write, its time taken just
+ * before. A client's own work falls outside the figure, as it does for a floor that makes the
+ * system call itself (kill-storm: undici took 0.9 to 2.9 ms from the call to its write). One call
+ * at a time; answers must carry a content-length, as the daemon's do.
+ */
+export async function openWriteTimedCaller(
+  origin: string,
+): Promise<{ send(name: string, args: Record<string, unknown>): SentCall; close(): void }> {
+  const { hostname, port } = new URL(origin);
+  const socket = connect({ host: hostname, port: Number(port), noDelay: true });
+  await once(socket, 'connect');
+  let pending: { resolve(answer: { status: number; text: string }): void; reject(error: Error): void } | null = null;
+  let received = Buffer.alloc(0);
+  const fail = (error: Error) => pending?.reject(error);
+  socket.on('error', fail);
+  socket.on('close', () => fail(new Error('the daemon closed the connection')));
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    const headEnd = received.indexOf('\r\n\r\n');
+    if (headEnd < 0 || pending === null) return;
+    const head = received.subarray(0, headEnd).toString('latin1');
+    const length = Number(/^content-length: *(\d+)$/im.exec(head)?.[1] ?? NaN);
+    if (!Number.isInteger(length)) return fail(new Error(`an answer without a content-length: ${head}`));
+    if (received.length < headEnd + 4 + length) return;
+    const text = received.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+    received = received.subarray(headEnd + 4 + length);
+    const answered = pending;
+    pending = null;
+    answered.resolve({ status: Number(head.split(' ')[1]), text });
+  });
+  let id = 0;
+  return {
+    send(name, args) {
+      if (pending !== null) throw new Error('one call at a time');
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name, arguments: args, _meta: MODERN_META },
+      });
+      const request = Buffer.from(
+        `POST /mcp HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
+          `accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n` +
+          `mcp-method: tools/call\r\nmcp-name: ${name}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      const answer = new Promise<{ status: number; text: string }>(
+        (resolve, reject) => (pending = { resolve, reject }),
+      );
+      const writtenAt = process.hrtime.bigint();
+      socket.write(request);
+      return { writtenAt, answer };
+    },
+    close: () => socket.destroy(),
   };
 }
 
