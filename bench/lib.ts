@@ -154,11 +154,35 @@ export async function runRawTasks(
   return { failures };
 }
 
-/** The request _meta of MCP 2026-07-28 that every call of the raw callers carries. */
-const MODERN_META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+/** One tools/call of MCP 2026-07-28 as the raw callers send it: its headers and body, no session. */
+function modernToolCall(
+  name: string,
+  args: Record<string, unknown>,
+  id: number,
+): { headers: Record<string, string>; body: string } {
+  return {
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  };
+}
 
 /** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */
 export function modernCaller(
@@ -167,24 +191,7 @@ export function modernCaller(
 ): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
   let id = 1;
   return async (name, args) => {
-    const headers = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    };
-    const res = await pool.request({
-      path,
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: ++id,
-        method: 'tools/call',
-        params: { name, arguments: args, _meta: MODERN_META },
-      }),
-    });
+    const res = await pool.request({ path, method: 'POST', ...modernToolCall(name, args, ++id) });
     return { status: res.statusCode, text: await res.body.text() };
   };
 }
@@ -231,17 +238,15 @@ export async function openWriteTimedCaller(
   return {
     send(name, args) {
       if (pending !== null) throw new Error('one call at a time');
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: ++id,
-        method: 'tools/call',
-        params: { name, arguments: args, _meta: MODERN_META },
-      });
-      const request = Buffer.from(
-        `POST /mcp HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n` +
-          `accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n` +
-          `mcp-method: tools/call\r\nmcp-name: ${name}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      const { headers, body } = modernToolCall(name, args, ++id);
+      const head = Object.entries({
+        host: `${hostname}:${port}`,
+        ...headers,
+        'content-length': Buffer.byteLength(body),
+      })
+        .map(([field, value]) => `${field}: ${value}\r\n`)
+        .join('');
+      const request = Buffer.from(`POST /mcp HTTP/1.1\r\n${head}\r\n${body}`);
       const answer = new Promise<{ status: number; text: string }>(
         (resolve, reject) => (pending = { resolve, reject }),
       );
