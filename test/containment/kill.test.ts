@@ -303,8 +303,13 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
         command: 'echo ready; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 300',
         wait_seconds: 0,
       });
+      // Its output reaches the file (the shim writes it) before the daemon hears of its start, and
+      // with no cgroup its figures are read through the shim's pid, which comes with the start.
       assert.ok(
-        await waitFor(async () => (await tools.ok('status', { id: task.id })).stdout_tail === 'ready\n'),
+        await waitFor(async () => {
+          const view = await tools.ok('status', { id: task.id });
+          return view.stdout_tail === 'ready\n' && view.pid !== null;
+        }),
         'the task has started',
       );
       const running = await tools.ok('status', { id: task.id });
