@@ -21,6 +21,7 @@ export const {
   ftruncateSync,
   linkSync,
   mkdirSync,
+  open,
   openSync,
   readdirSync,
   readFileSync,

@@ -1,7 +1,7 @@
 // The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest
 // is discarded. A pipe task's shim does the same in C (native/src/shim-output.c, the same limits),
 // and its cuts are told here in the same words.
-import { closeSync, openSync, statfsSync, statSync, writeSync } from '../builtins.js';
+import { closeSync, open, statfsSync, statSync, writeSync } from '../builtins.js';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { LaunchedTask, OutputCut, OutputFiles } from '../process/launched-task.js';
@@ -49,6 +49,29 @@ export function cutReason(cut: OutputCut, path: string, maxBytes: number): strin
 /** A task's output files (what TaskSpec says of them) as its shim writes them. */
 type OutputSpec = Pick<TaskSpec, 'stdoutPath' | 'stderrPath' | 'maxOutputBytes'>;
 
+/**
+ * Pumps one stream of a task into its file open at `fd` (closed at once when the task has no such
+ * stream); resolves with the bytes the task wrote to it. Each cut is told to `onTruncated`.
+ */
+export function pumpOutput(
+  source: Readable | null,
+  fd: number,
+  stream: StreamName,
+  spec: OutputSpec,
+  onTruncated: (stream: StreamName, reason: string) => void,
+): Promise<number> {
+  if (source === null) {
+    closeSync(fd);
+    return Promise.resolve(0);
+  }
+  const path = stream === 'stdout' ? spec.stdoutPath : spec.stderrPath;
+  return pumpToFile(source, fd, {
+    path,
+    maxBytes: spec.maxOutputBytes,
+    onTruncated: (reason) => onTruncated(stream, reason),
+  }).closed;
+}
+
 /** The output files (open at `fds`) as a shim writes them: each cut told to `onTruncated` with its reason. */
 export function shimOutputFiles(
   fds: [number, number],
@@ -80,9 +103,33 @@ export async function shimOutputWritten(
   return bytes ?? [size(spec.stdoutPath), size(spec.stderrPath)];
 }
 
-/** Opens (and empties) `path` with mode 0600 and returns the fd; throws with the path in the message. */
-export function openOutputFile(path: string): number {
-  return openSync(path, 'w', 0o600);
+/** The thread's file opens, one after the other (see openOutputFiles). */
+let opening: Promise<unknown> = Promise.resolve();
+
+/**
+ * Opens (and empties) a task's two output files with mode 0600, on libuv's thread pool: creating a
+ * file can keep the kernel busy for a millisecond or more (ext4 here, soon after many files were
+ * deleted: 0.6 ms of CPU a file in a loop, 1.8 ms a file in a daemon's worker thread, measured), and
+ * the thread that opens them carries every other task's reports. One file at a time: two threads
+ * creating files in one directory spend more CPU on it than one. Throws with the path in the message,
+ * the other file closed.
+ */
+export function openOutputFiles([stdoutPath, stderrPath]: [string, string]): Promise<[number, number]> {
+  const opened = opening.then(async (): Promise<[number, number]> => {
+    const stdout = await openOutputFile(stdoutPath);
+    try {
+      return [stdout, await openOutputFile(stderrPath)];
+    } catch (error) {
+      closeSync(stdout);
+      throw error;
+    }
+  });
+  opening = opened.catch(() => {});
+  return opened;
+}
+
+function openOutputFile(path: string): Promise<number> {
+  return new Promise((resolve, reject) => open(path, 'w', 0o600, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 /** Pumps `source` into the file open at `fd`, which it closes at the stream's end. */

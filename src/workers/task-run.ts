@@ -2,8 +2,6 @@
 // it, has its output written into capped files (by its shim for a pipe task, pumped here for a
 // terminal or without the native spawner), writes its input, times it out, and reports each change
 // on its port.
-import { closeSync } from '../builtins.js';
-import type { Readable } from 'node:stream';
 import type { MessagePort } from 'node:worker_threads';
 import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart } from '../process/launched-task.js';
 import { launchNative } from '../process/launch-native.js';
@@ -11,7 +9,7 @@ import { launchNode } from '../process/launch-node.js';
 import { terminate, type TerminationHandle } from '../process/terminate.js';
 import { watchOomKills } from './oom-watch.js';
 import { NO_LIMIT_FIGURES } from '../process/task-cgroups.js';
-import { openOutputFile, pumpToFile, shimOutputFiles, shimOutputWritten } from './output-cap.js';
+import { openOutputFiles, pumpOutput, shimOutputFiles, shimOutputWritten } from './output-cap.js';
 import type {
   ControlMessage,
   EndReason,
@@ -40,6 +38,8 @@ export class TaskRun {
   private termination: TerminationHandle | null = null;
   private timer: NodeJS.Timeout | null = null;
   private exited = false;
+  /** Control messages that came before the launch, which waits for the output files: carried out after it. */
+  private early: ControlMessage[] | null = [];
 
   constructor(
     private readonly spec: TaskSpec,
@@ -68,7 +68,7 @@ export class TaskRun {
     try {
       // First: from here on the terminal's master is this worker's to close.
       if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
-      fds = [openOutputFile(this.spec.stdoutPath), openOutputFile(this.spec.stderrPath)];
+      fds = await openOutputFiles([this.spec.stdoutPath, this.spec.stderrPath]);
     } catch (error) {
       this.report({
         type: 'ended',
@@ -81,6 +81,8 @@ export class TaskRun {
         ...NO_FINAL_FIGURES,
       });
       this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });
+      this.stopWriting();
+      this.takeEarlyMessages(); // an input is refused as ended; a kill finds nothing to end
       return;
     }
     const terminal = this.terminal;
@@ -97,6 +99,7 @@ export class TaskRun {
     );
     this.launched = launched;
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
+    this.takeEarlyMessages();
     let oomKilled = false;
     const stopOomWatch = this.spec.cgroups.v1.some((cgroup) => cgroup.controller === 'memory')
       ? watchOomKills(launched, () => {
@@ -116,8 +119,8 @@ export class TaskRun {
     const pumps = shimWrites
       ? shimOutputWritten(launched, fds, this.spec)
       : Promise.all([
-          this.pump(terminal?.output ?? launched.stdout, 'stdout', fds[0]),
-          this.pump(terminal ? null : launched.stderr, 'stderr', fds[1]),
+          pumpOutput(terminal?.output ?? launched.stdout, fds[0], 'stdout', this.spec, onTruncated),
+          pumpOutput(terminal ? null : launched.stderr, fds[1], 'stderr', this.spec, onTruncated),
         ]);
     void launched.started.then((started) => this.onStart(started));
     // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
@@ -196,18 +199,6 @@ export class TaskRun {
     this.report({ type: 'input-done', requestId, pendingBytes: this.input?.pendingBytes ?? 0, refusal });
   }
 
-  private pump(source: Readable | null, stream: StreamName, fd: number): Promise<number> {
-    if (source === null) {
-      closeSync(fd);
-      return Promise.resolve(0);
-    }
-    return pumpToFile(source, fd, {
-      path: stream === 'stdout' ? this.spec.stdoutPath : this.spec.stderrPath,
-      maxBytes: this.spec.maxOutputBytes,
-      onTruncated: (reason) => this.report({ type: 'truncated', stream, reason }),
-    }).closed;
-  }
-
   private onStart({ pid, pgid, namespacePid, startedAt, shimPid }: LeaderStart): void {
     this.report({ type: 'started', pid, pgid, namespacePid, startedAt, shimPid });
     if (this.spec.timeoutMs !== null && !this.exited) {
@@ -216,10 +207,17 @@ export class TaskRun {
   }
 
   onControl(message: ControlMessage): void {
-    // Messages arrive after run() has launched the task (launch is synchronous); without a launch
-    // (its output files could not be opened) the task has already ended.
+    if (this.early !== null) return void this.early.push(message);
+    // Without a launch (its output files could not be opened) the task has already ended.
     if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
     else if (message.type === 'input') void this.onInput(message.requestId, message.text, message.eof);
+  }
+
+  /** Carries out the control messages that came before the launch, and each one from now on as it comes. */
+  private takeEarlyMessages(): void {
+    const early = this.early ?? [];
+    this.early = null;
+    for (const message of early) this.onControl(message);
   }
 
   private startTermination(reason: EndReason, signal: KillSignal): void {
