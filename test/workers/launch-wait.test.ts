@@ -13,20 +13,20 @@ import { MessageChannel } from 'node:worker_threads';
 import { NO_LIMITS } from '../../src/process/limits.js';
 import type { ReportEnvelope, TaskSpec } from '../../src/workers/protocol.js';
 import { TaskRun } from '../../src/workers/task-run.js';
+import { within } from '../../src/within.js';
 import { killMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 type Report = ReportEnvelope['message'];
 
-/** A run of `command` whose stdout is a FIFO, its reports as they come, and the run's promise. */
+/**
+ * A run of `command` whose stdout is a FIFO, its reports as they come, the run's promise, and the
+ * FIFO's reading end to open (which lets the run's open go on). At the test's end the reader is
+ * opened (a run still waiting for it would keep this process alive) and an unfinished run killed.
+ */
 function startHeldRun(t: TestContext, command: string, options: { interactive?: boolean; stderrIn?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hive-launch-wait-'));
   const marker = `HIVE_TEST_MARK=launch-wait-${process.pid}-${dir.slice(-6)}`;
   const { port1, port2 } = new MessageChannel();
-  t.after(async () => {
-    port1.close();
-    await killMarkedProcesses(marker);
-    rmSync(dir, { recursive: true, force: true });
-  });
   const fifo = join(dir, 'out');
   execFileSync('mkfifo', ['-m', '600', fifo]);
   const [name, value] = marker.split('=') as [string, string];
@@ -53,16 +53,21 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
   const reports: Report[] = [];
   port2.on('message', (envelope: ReportEnvelope) => reports.push(envelope.message));
   const run = new TaskRun(spec, port1);
-  const done = run.run();
+  let finished = false;
+  const done = run.run().finally(() => (finished = true));
+  let reader: number | null = null;
+  const openReader = () => (reader ??= openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK));
+  t.after(async () => {
+    openReader();
+    if (!finished) run.onControl({ type: 'kill', signal: 'SIGKILL' });
+    await within(done, 10_000, undefined);
+    closeSync(openReader());
+    port1.close();
+    await killMarkedProcesses(marker);
+    rmSync(dir, { recursive: true, force: true });
+  });
   const reported = (type: Report['type']) => waitFor(() => reports.find((report) => report.type === type), 10_000);
-  return { run, done, reports, reported, fifo, dir };
-}
-
-/** Opens the FIFO's reading end, which lets the run's open go on; closed when the test ends. */
-function openReader(t: TestContext, fifo: string): number {
-  const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  t.after(() => closeSync(fd));
-  return fd;
+  return { run, done, reports, reported, openReader };
 }
 
 /** What the FIFO holds now ('' when nothing). */
@@ -80,7 +85,7 @@ test('a kill that comes while the output files are being opened ends the task on
   const held = startHeldRun(t, 'sleep 300');
   assert.ok(await held.reported('accepted'));
   held.run.onControl({ type: 'kill', signal: 'SIGTERM' });
-  openReader(t, held.fifo);
+  held.openReader();
   await held.done;
   await held.reported('released'); // the reports come on a port: after the run's end
   const ended = held.reports.find((report) => report.type === 'ended');
@@ -97,7 +102,7 @@ test('input that comes while the output files are being opened is written once t
   const held = startHeldRun(t, 'read -r line; echo "got:$line"', { interactive: true });
   assert.ok(await held.reported('accepted'));
   held.run.onControl({ type: 'input', requestId: 7, text: 'hello\n', eof: true });
-  const reader = openReader(t, held.fifo);
+  const reader = held.openReader();
   const answer = await held.reported('input-done');
   assert.deepEqual(answer, { type: 'input-done', requestId: 7, pendingBytes: 0, refusal: null });
   let output = '';
@@ -114,7 +119,7 @@ test('a run whose stderr file cannot be opened ends with the error, its stdout c
   assert.ok(await held.reported('accepted'));
   held.run.onControl({ type: 'input', requestId: 3, text: 'late\n', eof: false });
   const fdsBefore = readdirSync('/proc/self/fd').length;
-  openReader(t, held.fifo); // stdout opens; then stderr, in a folder that does not exist, fails
+  held.openReader(); // stdout opens; then stderr, in a folder that does not exist, fails
   await held.done;
   await held.reported('released'); // the reports come on a port: after the run's end
   const ended = held.reports.find((report) => report.type === 'ended');
