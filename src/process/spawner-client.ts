@@ -1,7 +1,8 @@
 // The client of this worker thread's hive-task-spawner: a small process that starts the task shims, so the
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
-// It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
-// for the daemon's whole life here (a fixed pool with no idle timeout).
+// It dies with this thread, and the tasks with it: the thread's end kills and reaps it (the
+// addon's reapAtThreadEnd; PR_SET_PDEATHSIG too, should the addon's cleanup not run), so an idle
+// thread that stops leaves no zombie behind.
 //
 // A request is sent at once (it is small, and carries the child's fds); the answer comes back on a
 // socket of its own that this thread's event loop reads, so the thread goes on with its other
@@ -73,6 +74,7 @@ function startSpawner(namespaceFd: number | null): SpawnerProcess {
     addon.close(theirAnswers);
     closeSync(devNull);
   }
+  addon.reapAtThreadEnd(started.pidfd, true);
   const spawner: SpawnerProcess = {
     requests,
     answers: new Socket({ fd: answerFd, readable: true, writable: false }),
@@ -118,6 +120,7 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
   spawner.answers.destroy();
   for (const settle of spawner.waiting.splice(0)) settle({ error: why, errno: null });
   addon.sendSignal(spawner.pidfd, signalNumber('SIGKILL')); // gone already, or about to be
+  addon.reapAtThreadEnd(spawner.pidfd, false);
   addon.reap(spawner.pidfd, 1);
   addon.close(spawner.pidfd);
 }

@@ -21,6 +21,7 @@ export interface Config {
   retentionCount: number;
   authTokenFile: string | null;
   sessionIdleSeconds: number;
+  workerIdleSeconds: number;
   logLevel: string;
   containment: ContainmentChoice;
   taskNamespace: NamespaceChoice;

@@ -21,6 +21,7 @@ import {
   type Containment,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
+import { countOwnChildren } from '../process/process-table.js';
 import { describeSandboxing, sandboxPolicyOf } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
@@ -64,7 +65,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
-  const pool = new WorkerPool();
+  const pool = new WorkerPool(config.workerIdleSeconds * 1000);
   const limitPolicy = limitPolicyOf(config, containment.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
   const tasks = new TaskService(
@@ -108,6 +109,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
+    children: countOwnChildren(),
     todos: {
       socket: config.agentSocket,
       harness_connected: delivery?.connected ?? false,

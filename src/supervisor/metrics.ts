@@ -7,6 +7,7 @@ import type { SteppedTask } from './tasks/task-events.js';
 import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
 import { heapReductions, mallocReleases } from '../quiet-heap.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';
+import { countOwnChildren } from '../process/process-table.js';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -88,6 +89,9 @@ export class DaemonMetrics {
     const releases = new Counter(
       named('malloc_releases_total', "Times a quiet daemon's trim of the C library's arenas gave memory back"),
     );
+    const children = new Gauge(
+      named('child_processes', "The daemon's own child processes (spawners, the tasks' init), live or zombie", true),
+    );
     const build = new Gauge(named('build_info', 'The daemon build, as labels; always 1', true));
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
     registry.onScrape(() => {
@@ -97,6 +101,9 @@ export class DaemonMetrics {
       harnessConnected.set({}, sources.harnessConnected() ? 1 : 0);
       reductions.set({}, heapReductions());
       releases.set({}, mallocReleases());
+      const own = countOwnChildren();
+      children.set({ state: 'live' }, own.processes - own.zombies);
+      children.set({ state: 'zombie' }, own.zombies);
     });
   }
 
