@@ -222,6 +222,7 @@ function describeContainment(containment: Containment) {
     spawner: containment.spawner,
     cgroup_root: containment.cgroupRoot,
     reason: containment.reason,
+    task_cpu_weight: containment.cpuWeight,
   };
 }
 
