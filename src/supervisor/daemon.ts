@@ -120,9 +120,14 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const metrics = new DaemonMetrics({
     version: VERSION,
     containment: containment.mode,
+    stateDir: config.stateDir,
+    interruptedAtStart: interrupted.length,
     countByState: () => tasks.countByState(),
+    oldestAgesMs: () => tasks.oldestAgesMs(),
     outboxDepth: () => store.outbox.depth(),
+    harnessConfigured: config.agentSocket !== null,
     harnessConnected: () => delivery?.connected ?? false,
+    stateDirWritable: () => store.storageFault === null,
   });
   tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
   const todos = () => ({
