@@ -176,6 +176,17 @@ export function removeSharedCgroups(containment: Containment): void {
   }
 }
 
+/** For /healthz and the start log: the mode in force, why, and the tasks' CPU weight. */
+export function describeContainment(containment: Containment) {
+  return {
+    mode: containment.mode,
+    spawner: containment.spawner,
+    cgroup_root: containment.cgroupRoot,
+    reason: containment.reason,
+    task_cpu_weight: containment.cpuWeight,
+  };
+}
+
 /** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */
 export function describeControllers(containment: Containment): Record<string, string> {
   return Object.fromEntries(

@@ -16,6 +16,7 @@ import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
 import {
   chooseContainment,
+  describeContainment,
   describeControllers,
   removeSharedCgroups,
   type Containment,
@@ -122,11 +123,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     containment: containment.mode,
     stateDir: config.stateDir,
     interruptedAtStart: interrupted.length,
-    countByState: () => tasks.countByState(),
-    oldestAgesMs: () => tasks.oldestAgesMs(),
+    tasks,
     outboxDepth: () => store.outbox.depth(),
-    harnessConfigured: config.agentSocket !== null,
-    harnessConnected: () => delivery?.connected ?? false,
+    harness: delivery,
     stateDirWritable: () => store.storageFault === null,
   });
   tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
@@ -219,16 +218,6 @@ async function startTaskNamespace(config: Config, containment: Containment, log:
 /** What keeps tasks from the daemon: its own name, no command text in any argv, their namespace. */
 function describeIsolation(namespace: TaskNamespace) {
   return { process_title: process.title, command_in_argv: false, namespace: namespace.describe() };
-}
-
-function describeContainment(containment: Containment) {
-  return {
-    mode: containment.mode,
-    spawner: containment.spawner,
-    cgroup_root: containment.cgroupRoot,
-    reason: containment.reason,
-    task_cpu_weight: containment.cpuWeight,
-  };
 }
 
 /** How often held registry writes are tried again while the state dir's disk refuses them. */

@@ -33,13 +33,14 @@ export interface MetricsSources {
   stateDir: string;
   /** Tasks this start found pending or running in the registry, and marked interrupted. */
   interruptedAtStart: number;
-  countByState(): Record<TaskState, number>;
-  /** How long the oldest running task has run and the oldest pending one has waited, in ms (0: none). */
-  oldestAgesMs(): { running: number; pending: number };
+  tasks: {
+    countByState(): Record<TaskState, number>;
+    /** How long the oldest running task has run and the oldest pending one has waited, in ms (0: none). */
+    oldestAgesMs(): { running: number; pending: number };
+  };
   outboxDepth(): number;
-  /** Whether a harness socket is configured (--agent-socket): without one, todos wait in the outbox by design. */
-  harnessConfigured: boolean;
-  harnessConnected(): boolean;
+  /** The harness socket's connection; null without --agent-socket, where todos wait in the outbox by design. */
+  harness: { readonly connected: boolean } | null;
   /** False while registry writes are refused and held in memory (a full disk, say). */
   stateDirWritable(): boolean;
 }
@@ -118,7 +119,7 @@ export class DaemonMetrics {
     const harnessConfigured = new Gauge(
       named('harness_configured', '1 when a todo socket is configured (--agent-socket)'),
     );
-    harnessConfigured.set({}, sources.harnessConfigured ? 1 : 0);
+    harnessConfigured.set({}, sources.harness === null ? 0 : 1);
     const reductions = new Counter(
       named('heap_reductions_total', 'Times the main thread, quiet for ten seconds, had V8 reduce its heap'),
     );
@@ -131,15 +132,15 @@ export class DaemonMetrics {
     const build = new Gauge(named('build_info', 'The daemon build, as labels; always 1', true));
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
     registry.onScrape(() => {
-      const counts = sources.countByState();
+      const counts = sources.tasks.countByState();
       for (const state of TASK_STATES) tasks.set({ state }, counts[state]);
-      const ages = sources.oldestAgesMs();
+      const ages = sources.tasks.oldestAgesMs();
       oldest.set({ state: 'running' }, ages.running / 1000);
       oldest.set({ state: 'pending' }, ages.pending / 1000);
       readFileSystem(sources.stateDir, stateDirAvailable, stateDirSize);
       stateDirWritable.set({}, sources.stateDirWritable() ? 1 : 0);
       outboxDepth.set({}, sources.outboxDepth());
-      harnessConnected.set({}, sources.harnessConnected() ? 1 : 0);
+      harnessConnected.set({}, sources.harness?.connected === true ? 1 : 0);
       reductions.set({}, heapReductions());
       releases.set({}, mallocReleases());
       const own = countOwnChildren();

@@ -10,7 +10,7 @@ const CAP_BYTES = 64 * 1024 * 1024;
 const PRINTED_BYTES = 200_000_000;
 const PRINT = `head -c ${PRINTED_BYTES} /dev/zero | tr '\\0' a`;
 /** Each side's best of this many runs, taken in turns: the least disturbed by the machine's other work. */
-const ROUNDS = 5;
+const ROUNDS = 7;
 /** The most the capped task may take against the baseline. */
 const MAX_RATIO = 2;
 
