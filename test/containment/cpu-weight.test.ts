@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { cpuV1Mount } from '../helpers/cgroups.js';
 import { nativeContainment, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 
@@ -15,15 +16,6 @@ const SHOW_WEIGHT = 'cat /proc/self/cgroup; cat /proc/self/autogroup 2>/dev/null
 
 async function weightOf(daemon: TestDaemon): Promise<any> {
   return ((await (await fetch(`${daemon.origin}/healthz`)).json()) as any).containment.task_cpu_weight;
-}
-
-/** The cgroup v1 mount of the cpu controller, from /proc/self/mountinfo, or null. */
-function cpuV1Mount(): string | null {
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [mount, fs] = line.split(' - ');
-    if (fs?.startsWith('cgroup ') && (fs.split(' ')[2] ?? '').split(',').includes('cpu')) return mount!.split(' ')[4]!;
-  }
-  return null;
 }
 
 test("tasks run in a cgroup that holds a tenth of the daemon's CPU weight, the daemon outside it", async (t) => {
