@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { createRequestGuard } from './http/guard.js';
+import { ConnectionTable } from './http/connections.js';
 import { createHttpServer } from './http/server.js';
 import { createToolRegistry } from './mcp/server.js';
 import { SessionManager } from './mcp/sessions.js';
@@ -84,6 +85,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
   const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const connections = new ConnectionTable({ total: config.maxConnections, perPeer: config.maxConnectionsPerPeer });
   const modern = new ModernEndpoint(
     tools,
     new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
@@ -107,6 +109,11 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
     tasks: tasks.countByState(),
     sessions: sessions.size,
+    connections: {
+      open: connections.size,
+      closed_for_room: connections.closedForRoom,
+      refused: connections.refused,
+    },
     worker_threads: pool.threads,
     todos: {
       socket: config.agentSocket,
@@ -136,6 +143,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
+    connections,
+    headersTimeoutMs: config.headersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
     sessions,
     modern,
     health,
