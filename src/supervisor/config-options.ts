@@ -154,6 +154,22 @@ export const OPTIONS: OptionSpec[] = [
     help: 'MCP sessions idle this long are closed',
   },
   {
+    flag: 'max-sessions',
+    key: 'maxSessions',
+    schema: integer(1, 1_000_000),
+    accepts: 'an integer from 1 to 1000000',
+    default: 1000,
+    help: 'MCP sessions open at once; beyond it the one idle longest is closed, and initialize is refused while all were used within a minute',
+  },
+  {
+    flag: 'max-sessions-per-peer',
+    key: 'maxSessionsPerPeer',
+    schema: integer(1, 1_000_000),
+    accepts: 'an integer from 1 to 1000000',
+    default: 500,
+    help: 'MCP sessions open at once from one peer (remote address), with the same rule',
+  },
+  {
     flag: 'max-connections',
     key: 'maxConnections',
     schema: integer(1, 1_000_000),

@@ -21,6 +21,9 @@ export interface Config {
   retentionCount: number;
   authTokenFile: string | null;
   sessionIdleSeconds: number;
+  /** MCP sessions (the 2025 era) open at once, in all and from one peer. */
+  maxSessions: number;
+  maxSessionsPerPeer: number;
   /** HTTP connections open at once, in all and from one peer. */
   maxConnections: number;
   maxConnectionsPerPeer: number;

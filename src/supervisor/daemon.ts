@@ -84,7 +84,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
-  const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const sessions = new SessionManager(
+    tools,
+    config.sessionIdleSeconds * 1000,
+    { total: config.maxSessions, perPeer: config.maxSessionsPerPeer },
+    log,
+  );
   const connections = new ConnectionTable({ total: config.maxConnections, perPeer: config.maxConnectionsPerPeer });
   const modern = new ModernEndpoint(
     tools,
