@@ -2,39 +2,12 @@
 // accepts (for the error that echoes a wrong value), its default and its line of --help.
 import { z } from 'zod';
 import type { Config } from './config.js';
+import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
+import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
-const integer = (min: number, max: number) =>
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
-const positiveNumber = z
-  .string()
-  .regex(/^\d+(\.\d+)?$/)
-  .transform(Number)
-  .pipe(z.number().positive().max(31_536_000));
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const cpus = z
-  .string()
-  .regex(/^\d+(\.\d+)?$/)
-  .transform(Number)
-  .pipe(z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT));
-const text = z
-  .string()
-  .min(1)
-  .refine((value) => !value.includes('\0'));
-/** A flag whose value is JSON text of what `schema` takes. */
-const jsonOf = (schema: z.ZodType) =>
-  z
-    .string()
-    .transform((value, context) => {
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
 
 export interface OptionSpec {
   flag: string;
@@ -153,54 +126,7 @@ export const OPTIONS: OptionSpec[] = [
     default: 1800,
     help: 'MCP sessions idle this long are closed',
   },
-  {
-    flag: 'max-sessions',
-    key: 'maxSessions',
-    schema: integer(1, 1_000_000),
-    accepts: 'an integer from 1 to 1000000',
-    default: 1000,
-    help: 'MCP sessions open at once; beyond it the one idle longest is closed, and initialize is refused while all were used within a minute',
-  },
-  {
-    flag: 'max-sessions-per-peer',
-    key: 'maxSessionsPerPeer',
-    schema: integer(1, 1_000_000),
-    accepts: 'an integer from 1 to 1000000',
-    default: 500,
-    help: 'MCP sessions open at once from one peer (remote address), with the same rule',
-  },
-  {
-    flag: 'max-connections',
-    key: 'maxConnections',
-    schema: integer(1, 1_000_000),
-    accepts: 'an integer from 1 to 1000000',
-    default: 1024,
-    help: 'HTTP connections open at once; beyond it one with no request in flight is closed, or the new one is',
-  },
-  {
-    flag: 'max-connections-per-peer',
-    key: 'maxConnectionsPerPeer',
-    schema: integer(1, 1_000_000),
-    accepts: 'an integer from 1 to 1000000',
-    default: 512,
-    help: 'HTTP connections open at once from one peer (remote address), with the same rule',
-  },
-  {
-    flag: 'headers-timeout-seconds',
-    key: 'headersTimeoutSeconds',
-    schema: integer(1, 3600),
-    accepts: 'an integer from 1 to 3600',
-    default: 10,
-    help: "a request's headers must have arrived this long after its first byte (or the connection's start), else 408 and the connection is closed",
-  },
-  {
-    flag: 'request-timeout-seconds',
-    key: 'requestTimeoutSeconds',
-    schema: integer(1, 3600),
-    accepts: 'an integer from 1 to 3600',
-    default: 30,
-    help: "a request's body must have arrived whole this long after its first byte, else 408 and the connection is closed (the answer's own wait is not counted)",
-  },
+  ...CLIENT_LIMIT_OPTIONS,
   {
     flag: 'containment',
     key: 'containment',

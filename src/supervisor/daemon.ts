@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { createRequestGuard } from './http/guard.js';
-import { ConnectionTable } from './http/connections.js';
 import { createHttpServer } from './http/server.js';
 import { createToolRegistry } from './mcp/server.js';
 import { SessionManager } from './mcp/sessions.js';
@@ -84,13 +83,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
-  const sessions = new SessionManager(
-    tools,
-    config.sessionIdleSeconds * 1000,
-    { total: config.maxSessions, perPeer: config.maxSessionsPerPeer },
-    log,
-  );
-  const connections = new ConnectionTable({ total: config.maxConnections, perPeer: config.maxConnectionsPerPeer });
+  const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
     new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
@@ -114,11 +107,6 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
     tasks: tasks.countByState(),
     sessions: sessions.size,
-    connections: {
-      open: connections.size,
-      closed_for_room: connections.closedForRoom,
-      refused: connections.refused,
-    },
     worker_threads: pool.threads,
     todos: {
       socket: config.agentSocket,
@@ -148,9 +136,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
-    connections,
-    headersTimeoutMs: config.headersTimeoutSeconds * 1000,
-    requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    limits: config,
     sessions,
     modern,
     health,

@@ -36,14 +36,14 @@ export class ConnectionTable {
   private readonly closing = new Set<Socket>();
   private readonly unanswered = new Set<Socket>();
   private readonly idle = new Set<Socket>();
-  /** Connections closed to make room for a new one, and new ones closed at once for want of room. */
-  closedForRoom = 0;
-  refused = 0;
+  private closedForRoom = 0;
+  private refused = 0;
 
   constructor(private readonly limits: ConnectionLimits) {}
 
-  get size(): number {
-    return this.open.size;
+  /** For /healthz: connections open, closed to make room, and closed at once for want of it. */
+  counts(): { open: number; closed_for_room: number; refused: number } {
+    return { open: this.open.size, closed_for_room: this.closedForRoom, refused: this.refused };
   }
 
   /** Takes a new connection in, closing another to make room where a limit is reached; closes `socket` itself when none may go. */

@@ -8,8 +8,9 @@ import { isModernRequest } from '../mcp/eras.js';
 import type { ModernEndpoint } from '../mcp/modern-endpoint.js';
 import { sendJsonRpcError } from '../mcp/json-transport.js';
 import { sendJsonText } from '../mcp/rpc-error.js';
+import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
-import type { ConnectionTable } from './connections.js';
+import { ConnectionTable } from './connections.js';
 import type { RequestGuard } from './guard.js';
 
 // Required, not imported: an import of node:http reads every export of the module, and on Node 22
@@ -24,13 +25,15 @@ const TIMEOUT_CHECK_MS = 1000;
 /** How long a connection answered before its request was read stays half closed before it is destroyed (answerAndClose). */
 const LINGER_MS = 500;
 
+/** The flags this layer applies (client-limit-options.ts): connections, and the time a request may take to arrive. */
+export type HttpLimits = Pick<
+  Config,
+  'maxConnections' | 'maxConnectionsPerPeer' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'
+>;
+
 export interface HttpRoutes {
   guard: RequestGuard;
-  /** The connections open, and which one makes room for a new one. */
-  connections: ConnectionTable;
-  /** From a request's first byte: its headers, and the whole of it, must have arrived within these. */
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
+  limits: HttpLimits;
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
@@ -42,28 +45,38 @@ export interface HttpRoutes {
   log: Logger;
 }
 
+/** The routes, and the connections open (which one makes room for a new one). */
+interface HttpSurface extends HttpRoutes {
+  connections: ConnectionTable;
+}
+
 export function createHttpServer(routes: HttpRoutes): Server {
+  const { limits } = routes;
+  const surface: HttpSurface = {
+    ...routes,
+    connections: new ConnectionTable({ total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer }),
+  };
   const server = createServer(
     {
-      headersTimeout: routes.headersTimeoutMs,
-      requestTimeout: routes.requestTimeoutMs,
+      headersTimeout: limits.headersTimeoutSeconds * 1000,
+      requestTimeout: limits.requestTimeoutSeconds * 1000,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
     },
     (req, res) => {
-      handle(routes, req, res).catch((error: Error) => {
+      handle(surface, req, res).catch((error: Error) => {
         routes.log.error({ err: error, url: req.url }, 'request failed');
         if (!res.headersSent) sendJsonRpcError(res, 500, -32603, `internal error: ${error.message}`);
         else res.end();
       });
     },
   );
-  server.on('connection', (socket: Socket) => routes.connections.admit(socket));
+  server.on('connection', (socket: Socket) => surface.connections.admit(socket));
   // Long status waits hold a request open for up to 30 s; the default would cut idle keep-alives early.
   server.keepAliveTimeout = 65_000;
   return server;
 }
 
-async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const refusal = routes.guard.check(req);
   if (refusal) {
     const extra: Record<string, string> = refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
@@ -83,7 +96,9 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   routes.connections.requestReceived(req.socket);
   res.once('close', () => routes.connections.requestAnswered(req.socket));
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
-    return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
+    const answer =
+      path === '/healthz' ? { ...routes.health(), connections: routes.connections.counts() } : routes.todos();
+    return sendJsonText(res, 200, JSON.stringify(answer));
   }
   if (req.method === 'GET' && path === '/metrics') {
     const text = routes.metrics.registry.metrics();
@@ -139,7 +154,7 @@ function readBody(req: IncomingMessage, keep: boolean): Promise<string | null | 
  * reads the answer: the linger lets the answer arrive first (Go's net/http waits 500 ms so too).
  */
 function answerAndClose(
-  routes: HttpRoutes,
+  routes: HttpSurface,
   req: IncomingMessage,
   status: number,
   contentType: string,

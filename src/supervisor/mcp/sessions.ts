@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
 import type { ToolRegistry } from './server.js';
 import { directAnswerer, type DirectAnswerer } from './direct-calls.js';
@@ -12,10 +13,8 @@ const SWEEP_INTERVAL_MS = 1000;
 /** A session used this recently is never closed to make room for a new one: the initialize is refused instead. */
 export const SESSION_RECENT_MS = 60_000;
 
-export interface SessionLimits {
-  total: number;
-  perPeer: number;
-}
+/** The flags sessions follow (client-limit-options.ts, config-options.ts). */
+export type SessionSettings = Pick<Config, 'sessionIdleSeconds' | 'maxSessions' | 'maxSessionsPerPeer'>;
 
 /** What the choice of a session to close needs of one. */
 export interface SessionUse {
@@ -57,14 +56,16 @@ export class SessionManager {
   /** tools/call and ping in their plain shape, answered without the SDK's protocol layer. */
   private readonly direct: DirectAnswerer;
 
+  private readonly idleMs: number;
+
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly idleMs: number,
-    private readonly limits: SessionLimits,
+    private readonly settings: SessionSettings,
     private readonly log: Logger,
   ) {
+    this.idleMs = settings.sessionIdleSeconds * 1000;
     this.direct = directAnswerer((name, args) => registry.call(name, args));
-    this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
+    this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
   }
 
   get size(): number {
@@ -163,21 +164,21 @@ export class SessionManager {
   private makeRoom(peer: string): { status: number; message: string } | null {
     const now = Date.now();
     const seconds = SESSION_RECENT_MS / 1000;
-    if ((this.perPeer.get(peer) ?? 0) >= this.limits.perPeer) {
+    if ((this.perPeer.get(peer) ?? 0) >= this.settings.maxSessionsPerPeer) {
       const victim = sessionToClose(this.sessions, now, peer);
       if (!victim)
         return {
           status: 429,
-          message: `Too many MCP sessions from ${peer}: it holds ${this.limits.perPeer} (--max-sessions-per-peer), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
+          message: `Too many MCP sessions from ${peer}: it holds ${this.settings.maxSessionsPerPeer} (--max-sessions-per-peer), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
         };
       this.close(...victim, 'too many sessions from its peer');
     }
-    if (this.sessions.size >= this.limits.total) {
+    if (this.sessions.size >= this.settings.maxSessions) {
       const victim = sessionToClose(this.sessions, now, null);
       if (!victim)
         return {
           status: 503,
-          message: `Too many MCP sessions: ${this.limits.total} are open (--max-sessions), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
+          message: `Too many MCP sessions: ${this.settings.maxSessions} are open (--max-sessions), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
         };
       this.close(...victim, 'too many sessions');
     }
