@@ -5,6 +5,7 @@ export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_UNREACHABLE = 3;
+/** wait --timeout passed, or run's wait ended, before the task did (as timeout(1)). */
 export const EXIT_TIMEOUT = 124;
 
 export class CliError extends Error {

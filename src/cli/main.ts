@@ -24,7 +24,7 @@ const EXIT_HELP = [
   '1    an error (an unknown id, a refused call, a wrong token)',
   '2    a usage error (an unknown flag, a bad value)',
   '3    the daemon cannot be reached',
-  '124  wait --timeout passed first',
+  "124  wait --timeout passed first; run's wait ended before the task (not with --detach)",
 ];
 
 /** Splits off the command's name: the first word that is not a global flag or its value. */
