@@ -1,13 +1,14 @@
-// hive-bash as a Unix tool: run's exit status says whether the task ended within the wait, and a
-// task's bash reads as bash -c.
+// hive-bash as a Unix tool: a reader that goes away early ends it quietly (141, or the task's code
+// where it reports a task that has ended), run's exit status says whether the task ended within
+// the wait, and a task's bash reads as bash -c.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { awaitGate, runCli } from './cli.js';
+import { awaitGate, runCli, runShell } from './cli.js';
 
 test('hive-bash as a Unix tool against one daemon', async (t) => {
   const daemon = await startTestDaemon(t);
@@ -16,6 +17,46 @@ test('hive-bash as a Unix tool against one daemon', async (t) => {
   let gateCount = 0;
   const newGate = () => join(gates, `gate-${++gateCount}`);
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
+  const shell = (script: string) => runShell(t, daemon.url, script);
+  const statusOf = async (id: string) => JSON.parse((await cli('--json', 'status', id)).stdout);
+  /** A reader that takes the first line, then closes the pipe and opens `gate`: the CLI's next write fails. */
+  const headThenOpen = (gate: string) => `{ head -n 1; exec 0<&-; : > ${gate}; }`;
+
+  const ran = await cli('run', '--name', 'long', '--wait', '20', '--', 'seq 100000; exit 5');
+  assert.equal(ran.code, 5, ran.stderr);
+
+  await t.test('follow | head -1 of a running task ends quietly with 141 at its next write', async () => {
+    const gate = newGate();
+    await cli('run', '--name', 'ticking', '--detach', '--', `echo first; ${awaitGate(gate)}; echo second; sleep 600`);
+    const result = await shell(`hive-bash follow ticking | ${headThenOpen(gate)}; echo "exit \${PIPESTATUS[0]}"`);
+    assert.deepEqual([result.stdout, result.stderr], ['first\nexit 141\n', '']);
+    assert.equal((await statusOf('ticking')).state, 'running', 'the task runs on');
+    assert.equal((await cli('kill', 'ticking', '--force')).code, 0);
+  });
+
+  await t.test("follow | head -1 of a task that has ended exits with the task's code", async () => {
+    const result = await shell('hive-bash follow long -n all | head -n 1; echo "exit ${PIPESTATUS[0]}"');
+    assert.deepEqual([result.stdout, result.stderr], ['1\nexit 5\n', '']);
+  });
+
+  await t.test('logs | head -1 ends quietly with 141; wait keeps the exit code of the tasks', async () => {
+    const result = await shell('hive-bash logs long | head -n 1; echo "exit ${PIPESTATUS[0]}"');
+    assert.deepEqual([result.stdout, result.stderr], ['1\nexit 141\n', '']);
+    for (const code of [4, 0]) {
+      const gate = newGate();
+      await cli('run', '--name', `exits-${code}`, '--detach', '--', `${awaitGate(gate)}; exit ${code}`);
+      const waited = await shell(
+        `hive-bash wait exits-${code} | { exec 0<&-; : > ${gate}; }; echo "exit \${PIPESTATUS[0]}"`,
+      );
+      assert.deepEqual([waited.stdout, waited.stderr], [`exit ${code}\n`, '']);
+    }
+  });
+
+  await t.test('logs --stdout through a slow reader: every byte reaches it before hive-bash exits', async () => {
+    const size = readFileSync((await statusOf('long')).stdout_path).length;
+    const result = await shell('hive-bash logs long --stdout | dd bs=1 status=none | wc -c');
+    assert.deepEqual([result.stdout.trim(), result.stderr], [String(size), '']);
+  });
 
   await t.test("run exits with the task's code, 124 when the wait ends first, 0 with --detach", async () => {
     const gate = newGate();

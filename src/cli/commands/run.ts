@@ -54,6 +54,7 @@ export const runCommand: Command = {
     "Prints the id on the first line. Exit code: the task's own when it ended within the wait (128+N",
     'after signal N), 124 when the wait ended first (it runs on; see --detach), 0 with --detach.',
   ],
+  reportsTask: true,
   options: {
     name: { type: 'string' },
     wait: { type: 'string' },
