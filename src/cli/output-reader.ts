@@ -1,6 +1,6 @@
 // A task's output as the daemon's output tool gives it: text, in pages of what is new since a
 // cursor, the lines of each stream printed as they complete, stderr's marked; and the loop that
-// follows a task to its end.
+// follows a task to its end (exact-output.ts copies one stream's bytes from its file instead).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinished, type TaskState } from '../supervisor/model/task.js';
 import type { DaemonClient } from './client.js';

@@ -1,6 +1,6 @@
 // hive-bash as a Unix tool: a reader that goes away early ends it quietly (141, or the task's code
-// where it reports a task that has ended), run's exit status says whether the task ended within
-// the wait, and a task's bash reads as bash -c.
+// where it reports a task that has ended), --stdout and --stderr are the files' bytes, run's exit
+// status says whether the task ended within the wait, and a task's bash reads as bash -c.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { awaitGate, runCli, runShell } from './cli.js';
+import { waitFor } from '../helpers/processes.js';
+import { awaitGate, runCli, runShell, startCli } from './cli.js';
 
 test('hive-bash as a Unix tool against one daemon', async (t) => {
   const daemon = await startTestDaemon(t);
@@ -26,22 +27,31 @@ test('hive-bash as a Unix tool against one daemon', async (t) => {
   assert.equal(ran.code, 5, ran.stderr);
 
   await t.test('follow | head -1 of a running task ends quietly with 141 at its next write', async () => {
-    const gate = newGate();
-    await cli('run', '--name', 'ticking', '--detach', '--', `echo first; ${awaitGate(gate)}; echo second; sleep 600`);
-    const result = await shell(`hive-bash follow ticking | ${headThenOpen(gate)}; echo "exit \${PIPESTATUS[0]}"`);
-    assert.deepEqual([result.stdout, result.stderr], ['first\nexit 141\n', '']);
-    assert.equal((await statusOf('ticking')).state, 'running', 'the task runs on');
-    assert.equal((await cli('kill', 'ticking', '--force')).code, 0);
+    for (const flag of ['', '--stdout']) {
+      const gate = newGate();
+      const name = `ticking${flag}`;
+      await cli('run', '--name', name, '--detach', '--', `echo first; ${awaitGate(gate)}; echo second; sleep 600`);
+      const result = await shell(
+        `hive-bash follow ${name} ${flag} | ${headThenOpen(gate)}; echo "exit \${PIPESTATUS[0]}"`,
+      );
+      assert.deepEqual([result.stdout, result.stderr], ['first\nexit 141\n', ''], flag);
+      assert.equal((await statusOf(name)).state, 'running', 'the task runs on');
+      assert.equal((await cli('kill', name, '--force')).code, 0);
+    }
   });
 
   await t.test("follow | head -1 of a task that has ended exits with the task's code", async () => {
-    const result = await shell('hive-bash follow long -n all | head -n 1; echo "exit ${PIPESTATUS[0]}"');
-    assert.deepEqual([result.stdout, result.stderr], ['1\nexit 5\n', '']);
+    for (const flag of ['', '--stdout']) {
+      const result = await shell(`hive-bash follow long -n all ${flag} | head -n 1; echo "exit \${PIPESTATUS[0]}"`);
+      assert.deepEqual([result.stdout, result.stderr], ['1\nexit 5\n', ''], flag);
+    }
   });
 
   await t.test('logs | head -1 ends quietly with 141; wait keeps the exit code of the tasks', async () => {
-    const result = await shell('hive-bash logs long | head -n 1; echo "exit ${PIPESTATUS[0]}"');
-    assert.deepEqual([result.stdout, result.stderr], ['1\nexit 141\n', '']);
+    for (const flag of ['', '--stdout']) {
+      const result = await shell(`hive-bash logs long ${flag} | head -n 1; echo "exit \${PIPESTATUS[0]}"`);
+      assert.deepEqual([result.stdout, result.stderr], ['1\nexit 141\n', ''], flag);
+    }
     for (const code of [4, 0]) {
       const gate = newGate();
       await cli('run', '--name', `exits-${code}`, '--detach', '--', `${awaitGate(gate)}; exit ${code}`);
@@ -51,6 +61,53 @@ test('hive-bash as a Unix tool against one daemon', async (t) => {
       assert.deepEqual([waited.stdout, waited.stderr], [`exit ${code}\n`, '']);
     }
   });
+
+  await t.test('logs --stdout, --stderr and follow --stdout are the bytes of the files', async () => {
+    const write = "printf 'a\\r\\nb\\0\\xff'; printf 'e\\r\\n\\xfe\\0' >&2";
+    assert.equal((await cli('run', '--name', 'bytes', '--wait', '20', '--', write)).code, 0);
+    const status = await statusOf('bytes');
+    const [out, err] = [readFileSync(status.stdout_path), readFileSync(status.stderr_path)];
+    assert.deepEqual(out, Buffer.from('a\r\nb\0\xff', 'latin1'));
+    const bytes = (...args: string[]) => startCli(t, daemon.url, args).stdoutBytes;
+    assert.deepEqual(await bytes('logs', 'bytes', '--stdout'), out);
+    assert.deepEqual(await bytes('follow', 'bytes', '--stdout'), out);
+    assert.deepEqual(await bytes('logs', 'bytes', '--stderr'), err);
+    assert.deepEqual(await bytes('logs', 'bytes', '--stdout', '-n', '1'), Buffer.from('b\0\xff', 'latin1'));
+    const gate = newGate();
+    await cli(
+      'run',
+      '--name',
+      'growing',
+      '--detach',
+      '--',
+      `printf 'x\\r'; ${awaitGate(gate)}; printf '\\xff\\n'; exit 3`,
+    );
+    const follow = startCli(t, daemon.url, ['follow', 'growing', '--stdout']);
+    await waitFor(() => follow.stdout().length > 0);
+    writeFileSync(gate, '');
+    assert.equal((await follow.done).code, 3, 'follow --stdout ends with the task, with its code');
+    assert.deepEqual(await follow.stdoutBytes, Buffer.from('x\r\xff\n', 'latin1'));
+    const view = await cli('logs', 'bytes');
+    assert.equal(view.stdout, 'a\n[stderr] e\nb\0\ufffd\n[stderr] \ufffd\0\n', 'without a stream: the view of both');
+  });
+
+  await t.test(
+    "--stdout where the file cannot be read: the daemon's text, said so on stderr",
+    { skip: process.getuid?.() !== 0 && 'needs root, to run hive-bash as another user' },
+    async () => {
+      const path = (await statusOf('bytes')).stdout_path;
+      const result = await shell(
+        'setpriv --reuid=65534 --regid=65534 --clear-groups "$HIVE_TEST_NODE" "$HIVE_TEST_CLI" logs bytes --stdout',
+      );
+      assert.deepEqual(
+        [result.stdout, result.stderr],
+        [
+          'a\nb\0\ufffd',
+          `hive-bash logs: cannot read ${path} here (EACCES), so its bytes come as the daemon's text of them: a CR before a newline dropped, bytes that are not UTF-8 as U+FFFD\n`,
+        ],
+      );
+    },
+  );
 
   await t.test('logs --stdout through a slow reader: every byte reaches it before hive-bash exits', async () => {
     const size = readFileSync((await statusOf('long')).stdout_path).length;

@@ -1,8 +1,10 @@
-// follow (logs -f) and logs: a task's output so far, or as it grows until the task ends, read
-// through the daemon's output tool: lines that match --grep, from a --since cursor, within --max-bytes.
+// follow (logs -f) and logs: a task's output so far, or as it grows until the task ends: one
+// stream's bytes as written (from its file where this machine can read it), or the daemon's text
+// view of both (the output tool): lines that match --grep, from a --since cursor, within --max-bytes.
 import { parseCount, requireIds } from '../arguments.js';
 import { EXIT_PIPE, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext, type OptionValues } from '../command.js';
+import { copyExactOutput } from '../exact-output.js';
 import { shellExitCode } from '../format.js';
 import { fetchOutput, MAX_PAGE_BYTES, showText, STDERR_MARK, tailArgs, type StreamChoice } from '../output-reader.js';
 import { fetchStatus, waitForEnd } from '../tasks.js';
@@ -55,7 +57,9 @@ async function showOutput(
   const maxBytes = parseCount('--max-bytes', values['max-bytes'] as string | undefined, MAX_PAGE_BYTES);
   const since = values.since as string | undefined;
   if (context.json) return showJson(context, id, follow, { ...args, ...tailArgs(history, since), since, maxBytes });
-  await showText(context, id, { stream, args, history, since, maxBytes, follow });
+  const exact = stream !== 'both' && args.grep === undefined && maxBytes === undefined && since === undefined;
+  const copied = exact && (await copyExactOutput(context, { id, stream, history, follow }));
+  if (!copied) await showText(context, id, { stream, args, history, since, maxBytes, follow });
   if (context.stdoutClosed()) {
     // Nobody reads on: the task's code if it has ended, else as a command SIGPIPE ended.
     const status = follow ? await fetchStatus(context.client, id, 0) : null;
@@ -91,10 +95,12 @@ async function showJson(
 
 const FLAGS_HELP = [
   '-n N            show the last N lines of each stream first, or all (follow: 10; logs: all)',
-  '--stdout        only stdout, as written (no marks)',
-  '--stderr        only stderr, as written (no marks)',
-  `Without either, both streams are shown, stdout's lines as written and stderr's marked ${STDERR_MARK.trim()}`,
-  '(in red on a terminal); lines of the two streams that arrive together may appear out of order.',
+  '--stdout        only stdout, its bytes exactly as written (CR, NUL and bytes that are not UTF-8',
+  "                too), from its file when this machine can read it, else the daemon's text (warned)",
+  '--stderr        only stderr, the same way',
+  `Without either: a view to read, not the bytes: both streams by lines, stderr's marked ${STDERR_MARK.trim()} (in`,
+  'red on a terminal), without the CR before a newline, U+FFFD for bytes that are not UTF-8; lines',
+  'of the two streams that arrive together may appear out of order.',
   '--grep RE       only the lines matching the regular expression RE, numbered as grep -n numbers them',
   `-C N            with --grep, N lines (0 to ${MAX_CONTEXT_LINES}) around each match, as grep -C`,
   "--json          follow: wait for the end and print the task's status (no live output)",
@@ -127,8 +133,8 @@ export const logsCommand: Command = {
   help: [
     '-f, --follow    keep printing as the output grows, until the task ends (as follow)',
     ...FLAGS_HELP,
-    '--since CURSOR  only what was written after the answer whose next cursor this is (logs --json prints it)',
-    `--max-bytes N   at most N bytes (up to ${MAX_PAGE_BYTES}): the beginning and the end, and what was left out between`,
+    '--since CURSOR  only what was written after the answer whose next cursor this is (logs --json prints it; a view)',
+    `--max-bytes N   at most N bytes (up to ${MAX_PAGE_BYTES}): the beginning and the end, and what was left out between (a view)`,
     "logs --json     the output tool's answer: each stream's text and line numbers, and next, the cursor for --since",
     "Exit code: 0, or 141 when stdout's reader goes away first; with -f, as follow's.",
   ],
