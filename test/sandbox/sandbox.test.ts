@@ -191,7 +191,7 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
   assert.equal(wider.structured.error.code, 'ERR_SANDBOX_NOT_ALLOWED');
   assert.equal(
     wider.structured.error.message,
-    `Invalid run input: "sandbox" is wider than the operator's floor (--sandbox-floor): it lets the task write in ${elsewhere}, and the floor allows at most: write beneath ${work}; no network; nothing was started: ask for no more than that`,
+    `Invalid run input: "sandbox" is wider than the operator's floor (--sandbox-floor): it lets the task write in ${elsewhere} ("sandbox.write[0]"), and the floor allows at most: write beneath ${work}; no network; nothing was started: ask for no more than that`,
   );
   const narrower = await tools.ok('run', {
     command: `touch ${work}/b && echo ok`,
