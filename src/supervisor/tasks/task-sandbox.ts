@@ -19,6 +19,7 @@ import {
   confinesWrites,
   describeSandbox,
   isBeneath,
+  sandboxGaps,
   type Sandbox,
   type SandboxSupport,
 } from '../../process/sandbox.js';
@@ -114,10 +115,7 @@ export function resolveSandbox(
   const sandbox = { ...completed, write: [...new Set(writeDirs.map((dir) => dir.resolved))] };
   const wider = policy.floor === null ? null : widerThanFloor(writeDirs, sandbox.network, policy.floor);
   if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
-  const missing = [
-    confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
-    !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
-  ].filter((why) => why !== null);
+  const missing = sandboxGaps(sandbox, support);
   if (missing.length > 0) throw new SandboxUnavailableError(source, missing.join('; '));
   return sandbox;
 }
@@ -197,7 +195,14 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
 /** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
 export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy) {
   return {
-    writes: support.writes === null ? `Landlock ABI ${support.landlockAbi}` : `unavailable: ${support.writes}`,
+    isolation:
+      support.isolation === null
+        ? 'a mount namespace and a devpts instance per task, capabilities dropped, TIOCSTI and TIOCLINUX refused'
+        : `unavailable: ${support.isolation}`,
+    writes:
+      support.writes === null
+        ? `Landlock ABI ${support.landlockAbi} and read-only mounts`
+        : `unavailable: ${support.writes}`,
     network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
     default: policy.defaults,
     floor: policy.floor,
