@@ -40,13 +40,14 @@ function ptyNative(): PtyNative {
 
 /**
  * A new terminal of `cols` by `rows`: the master's fd, for the worker to own, and the slave's
- * path, which the worker opens as the task's stdio. The slave fd openpty returned is closed here
- * at once. openpty does not set close-on-exec, so it is set here: a master inherited by another
- * task would let it read this task's terminal, and keep the terminal from ever being freed. The
- * native spawner hands a child only the fds it names in any case; under Node's spawn (no addon)
- * close-on-exec is the only guard.
+ * path, which the worker opens as the task's stdio; for a sandboxed task (`sandboxed`), in a devpts
+ * of its own. The slave fd openpty returned is closed here at once. openpty does not set
+ * close-on-exec, so it is set here: a master inherited by another task would let it read this
+ * task's terminal, and keep the terminal from ever being freed. The native spawner hands a child
+ * only the fds it names in any case; under Node's spawn (no addon) close-on-exec is the only guard.
  */
-export function openTerminal(cols: number, rows: number): OpenedTerminal {
+export function openTerminal(cols: number, rows: number, sandboxed = false): OpenedTerminal {
+  if (sandboxed) return openSandboxTerminal(cols, rows);
   const { master, slave, pty } = ptyNative().open(cols, rows);
   closeSync(slave);
   const native = loadNative();
@@ -59,7 +60,7 @@ export function openTerminal(cols: number, rows: number): OpenedTerminal {
  * mounted nowhere yet: `devptsFd` holds it until the task's leader attaches it as its /dev/pts.
  * The slave's path goes through that fd, so it is good while the fd is open.
  */
-export function openSandboxTerminal(cols: number, rows: number): OpenedTerminal {
+function openSandboxTerminal(cols: number, rows: number): OpenedTerminal {
   const { mountFd, masterFd, number } = nativeAddon().openDetachedTerminal(cols, rows);
   return { masterFd, path: `/proc/self/fd/${mountFd}/${number}`, devptsFd: mountFd };
 }

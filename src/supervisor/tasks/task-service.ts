@@ -7,7 +7,7 @@ import { NameBusyError } from '../../errors.js';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
 import type { KillSignal } from '../../process/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
-import { openSandboxTerminal, openTerminal } from '../../process/terminals.js';
+import { openTerminal } from '../../process/terminals.js';
 import { advance, STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
 import { isFinished, type TaskRecord } from '../model/task.js';
 import type { OutputFiles } from '../output/output-files.js';
@@ -169,9 +169,8 @@ export class TaskService extends TaskReads {
     this.apply(task, { type: 'dispatched' });
     let terminal = null;
     try {
-      // A sandboxed task's terminal is in a devpts of its own, which its leader mounts as its /dev/pts.
-      const open = task.record.sandbox === null ? openTerminal : openSandboxTerminal;
-      if (request.terminal !== null) terminal = open(request.terminal.cols, request.terminal.rows);
+      const size = request.terminal;
+      if (size !== null) terminal = openTerminal(size.cols, size.rows, task.record.sandbox !== null);
     } catch (error) {
       const reason = `spawn failed: no terminal could be opened: ${(error as Error).message}`;
       this.apply(task, { type: 'failed', error: reason, endedAt: Date.now() });
