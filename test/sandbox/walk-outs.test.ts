@@ -165,6 +165,8 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       writeFileSync(image, contents);
       const loop = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
       t.after(() => spawnSync('losetup', ['--detach', loop]));
+      // A loop device made for this (all others busy) gets its /dev node from devtmpfs a moment later.
+      assert.ok(await waitFor(() => existsSync(loop)), `${loop} appears`);
       const { rdev } = statSync(loop);
       const [major, minor] = [Math.floor(rdev / 256) & 0xfff, (rdev & 0xff) | ((rdev >> 12) & 0xfff00)];
       const left = join(work, 'left-behind');
@@ -181,7 +183,8 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         ].join('; '),
         sandbox: { write: [work], network: false },
       });
-      assert.equal(confined.stdout_tail, 'block: 1\nchar: 1\nleft behind: 1\nloop: 1\n');
+      const seen = `stdout:\n${confined.stdout_tail}stderr:\n${confined.stderr_tail}`;
+      assert.equal(confined.stdout_tail, 'block: 1\nchar: 1\nleft behind: 1\nloop: 1\n', seen);
       assert.equal(
         confined.stderr_tail,
         [
