@@ -2,6 +2,7 @@
 // accepts (for the error that echoes a wrong value), its default and its line of --help.
 import { z } from 'zod';
 import type { Config } from './config.js';
+import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
@@ -133,6 +134,7 @@ export const OPTIONS: OptionSpec[] = [
     default: 1800,
     help: 'MCP sessions idle this long are closed',
   },
+  ...CLIENT_LIMIT_OPTIONS,
   {
     flag: 'containment',
     key: 'containment',
