@@ -1,7 +1,13 @@
 // Output past the cap is dropped as fast as the task writes it: a task that prints far more than
-// its cap ends about when the same command writing to /dev/null ends, measured in the same test.
+// its cap ends about when the same command writing a file of its own ends, measured in the same
+// test. The same command into /dev/null is measured too and reported: on a quiet machine the task
+// ends within 1.5x of it, but a pipe costs its writer and reader as much CPU again as /dev/null
+// costs nothing (0.38 to 0.44 s against 0.22 s for these 200 MB here), so on two loaded cores the
+// ratio to /dev/null nears 2x by CPU alone and cannot be the bound.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
@@ -23,11 +29,15 @@ async function runToEnd(tools: ToolClient, command: string): Promise<any> {
   return task;
 }
 
-test('a task printing 200 MB past a 64 MiB cap ends within 2x of the same command into /dev/null, its file cut at the cap', async (t) => {
+test('a task printing 200 MB past a 64 MiB cap ends within 2x of the same command into a file, its file cut at the cap', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--max-output-bytes', String(CAP_BYTES)] });
   const tools = await connectClient(t, daemon.url);
-  const capped: number[] = [];
-  const discarded: number[] = [];
+  // On the file system of the daemon's output files (its state dir, which tasks cannot write, is
+  // under tmpdir() too).
+  const dir = mkdtempSync(join(tmpdir(), 'hive-bash-past-cap-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const written = join(dir, 'printed');
+  const times = { capped: [] as number[], file: [] as number[], discarded: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     const sides = [
       async () => {
@@ -35,17 +45,22 @@ test('a task printing 200 MB past a 64 MiB cap ends within 2x of the same comman
         assert.equal(task.stdout_truncated, true, 'status says the stream was cut');
         assert.equal(task.stdout_truncated_reason, `the cap of ${CAP_BYTES} bytes was reached`);
         assert.equal(statSync(task.stdout_path).size, CAP_BYTES, 'the file holds the cap');
-        capped.push(task.runtime_ms);
+        times.capped.push(task.runtime_ms);
       },
-      async () => discarded.push((await runToEnd(tools, `${PRINT} > /dev/null`)).runtime_ms),
+      async () => {
+        times.file.push((await runToEnd(tools, `${PRINT} > '${written}'`)).runtime_ms);
+        assert.equal(statSync(written).size, PRINTED_BYTES);
+        rmSync(written);
+      },
+      async () => times.discarded.push((await runToEnd(tools, `${PRINT} > /dev/null`)).runtime_ms),
     ];
-    if (round % 2 === 1) sides.reverse();
-    for (const side of sides) await side();
+    // Each side first in turn.
+    for (let side = 0; side < sides.length; side++) await sides[(round + side) % sides.length]!();
   }
-  const [best, baseline] = [Math.min(...capped), Math.min(...discarded)];
-  t.diagnostic(`past the cap: ${capped.join(', ')} ms; into /dev/null: ${discarded.join(', ')} ms`);
-  assert.ok(
-    best <= MAX_RATIO * Math.max(baseline, 1),
-    `past the cap: ${capped.join(', ')} ms; into /dev/null: ${discarded.join(', ')} ms (best ${best} against ${baseline})`,
+  const [best, file, discarded] = [Math.min(...times.capped), Math.min(...times.file), Math.min(...times.discarded)];
+  const shown = `past the cap: ${times.capped.join(', ')} ms; into a file: ${times.file.join(', ')} ms; into /dev/null: ${times.discarded.join(', ')} ms`;
+  t.diagnostic(
+    `${shown}; best against a file ${(best / Math.max(file, 1)).toFixed(2)}x, against /dev/null ${(best / Math.max(discarded, 1)).toFixed(2)}x`,
   );
+  assert.ok(best <= MAX_RATIO * Math.max(file, 1), `${shown} (best ${best} against ${file})`);
 });
