@@ -81,20 +81,21 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     ...containmentArgs,
     ...(options.args ?? []),
   ];
-  let daemonPid: number | undefined;
+  // Known once it has started; its teardown, given before, reads it then.
+  const started: { pid?: number } = {};
   const { child, url, stderr } = await launchDaemon(
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
       await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
-      if (daemonPid !== undefined) await removeCpuWeightFolder(daemonPid);
+      if (started.pid !== undefined) await removeCpuWeightFolder(started.pid);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
     t,
     options.wrapper,
   );
-  daemonPid = child.pid;
+  started.pid = child.pid;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
