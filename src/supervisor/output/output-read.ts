@@ -9,6 +9,8 @@ import { scanStream, type LineGrep } from './stream-scan.js';
 export interface OutputTask {
   runKey: string;
   pty: boolean;
+  /** The width of its terminal (a pty task's), which clean text wraps at. */
+  columns: number;
   paths: Record<StreamName, string>;
   truncated: Record<StreamName, boolean>;
   /** Its output is complete: it ended and everything it wrote is in the files. */
@@ -98,6 +100,7 @@ async function readStream(
     from,
     to,
     mode,
+    columns: task.columns,
     grep: query.grep,
     selection,
     final: task.complete,

@@ -28,6 +28,8 @@ export interface ScanRequest {
   to: number;
   /** How lines are shown: as written (raw), without a CR before the newline (plain), or a terminal's clean text. */
   mode: 'plain' | 'raw' | 'terminal';
+  /** The width of the terminal, which clean text wraps at. */
+  columns: number;
   grep: LineGrep | null;
   selection: Selection;
   /** The stream is complete (its task ended): an unfinished last line is taken whole. */
@@ -127,7 +129,7 @@ class LineWalker {
     const { grep, mode } = this.request;
     const chunk: ChunkLines =
       mode === 'terminal' || (grep !== null && grep.literal === null)
-        ? new TextLines(bytes, grep?.pattern ?? null, mode)
+        ? new TextLines(bytes, grep?.pattern ?? null, mode, this.request.columns)
         : new ByteLines(bytes, grep?.literal ?? null, mode === 'raw');
     let at = grep === null ? this.skipUnseen(chunk) : 0;
     let line = first + chunk.countNewlines(0, at);

@@ -8,6 +8,7 @@ import { decodeCursor, type StreamName } from '../../output/output-cursor.js';
 import { cursorAtEnd, hasNewOutput, readOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
+import { MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
 import { compileWaitPattern, MAX_PATTERN_CHARS, requiredLiteral } from '../../readiness/wait-pattern.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
@@ -155,6 +156,7 @@ function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
   return {
     runKey: record.runKey,
     pty: record.pty,
+    columns: record.terminalSize?.cols ?? MAX_TERMINAL_SIZE,
     paths,
     truncated: { stdout: record.stdoutTruncated, stderr: record.stderrTruncated },
     complete: isFinished(record.state) && !tasks.isHeld(record),

@@ -17,14 +17,13 @@ import {
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
-import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
 import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
 import { describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const MAX_TERMINAL_SIZE = 1000;
 
 const terminalSizeField = (name: string, defaultSize: number) =>
   field(

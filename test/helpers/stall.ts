@@ -1,0 +1,60 @@
+// Whether the daemon's main thread stays free while a costly call runs: /healthz asked one request
+// after another for as long as the call is in flight. A stalled main thread answers none of them
+// until the call is over; a free one answers many. Proven by order (answers that came before the
+// call's own), never by a time limit; the latencies are returned for the record.
+import { performance } from 'node:perf_hooks';
+
+export interface HealthDuring<T> {
+  /** What the costly call resolved to (or the error it rejected with). */
+  outcome: { value: T } | { error: unknown };
+  /** How long the costly call took, ms. */
+  callMs: number;
+  /** The latency of each /healthz answered while the call was still in flight, ms. */
+  answered: number[];
+}
+
+/** Asks `${origin}/healthz` back to back while `call` runs; each answer counts if it came before the call settled. */
+export async function healthzDuring<T>(origin: string, call: () => Promise<T>): Promise<HealthDuring<T>> {
+  let settled = false;
+  const answered: number[] = [];
+  const started = performance.now();
+  const running = call().then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  void running.then(() => (settled = true));
+  const asking = (async () => {
+    while (!settled) {
+      const sent = performance.now();
+      const response = await fetch(`${origin}/healthz`);
+      await response.arrayBuffer();
+      if (!settled) answered.push(performance.now() - sent);
+    }
+  })();
+  const outcome = await running;
+  const callMs = performance.now() - started;
+  await asking;
+  return { outcome, callMs, answered };
+}
+
+/** Latencies of `count` /healthz asked one after another with nothing else running: the baseline. */
+export async function healthzBaseline(origin: string, count = 20): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const sent = performance.now();
+    await (await fetch(`${origin}/healthz`)).arrayBuffer();
+    latencies.push(performance.now() - sent);
+  }
+  return latencies;
+}
+
+/** `{median, max}` of latencies, rounded to 0.1 ms. */
+export function latencyFigures(latencies: number[]): { count: number; median: number; max: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const round = (value: number) => Math.round(value * 10) / 10;
+  return {
+    count: sorted.length,
+    median: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN),
+    max: round(sorted.at(-1) ?? Number.NaN),
+  };
+}
