@@ -4,9 +4,12 @@
 // came back before the call's own), and report the latencies measured, never assert them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { healthz, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { grepPattern, linesAround } from './fuzz/patterns.js';
+import { DAEMON_ARGS, params } from './fuzz/runs.js';
 
 test('a pty task moving its cursor a billion columns: its text is read, and read again after a restart on the same state dir', async (t) => {
   const first = await startTestDaemon(t);
@@ -29,4 +32,70 @@ test('a pty task moving its cursor a billion columns: its text is read, and read
   assert.equal((await again.ok('status', { id: 'far' })).state, 'done');
   assert.equal((await healthz(second.origin)).ok, true);
   report(t, { case: 1, text_bytes: Buffer.byteLength(expected) });
+});
+
+/** The lines `grep` answered, as numbers and texts from its "N:line" form. */
+function grepAnswer(text: string): Array<[number, string]> {
+  return text
+    .split('\n')
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const match = /^(\d+):(.*)$/s.exec(entry);
+      assert.ok(match, `a grep line without its number: ${JSON.stringify(entry)}`);
+      return [Number(match[1]), match[2]!];
+    });
+}
+
+test("grep finds every line JavaScript's RegExp matches, and no other (the issue's patterns, then random ones)", async (t) => {
+  const daemon = await startTestDaemon(t, { args: DAEMON_ARGS });
+  const tools = await connectClient(t, daemon.url);
+  const lines = ['server at 10.0.0.12 up', 'version 3.14 out', 'xx marks', 'ABCD here', 'nothing', 'x once'];
+  await tools.ok('run', { command: 'cat', stdin: `${lines.join('\n')}\n`, name: 'known', wait_seconds: 10 });
+  for (const [pattern, expected] of [
+    ['[0-9]{1,3}\\.[0-9]{1,3}', [1, 2]],
+    ['\\d{1,3}\\.\\d+', [1, 2]],
+    ['x{2,10}', [3]],
+    ['\\x41BCD', [4]],
+    ['\\u0041BCD', [4]],
+  ] as const) {
+    const found = await tools.ok('output', { id: 'known', grep: pattern });
+    assert.deepEqual(
+      grepAnswer(found.stdout.text),
+      expected.map((number) => [number, lines[number - 1]]),
+      `grep ${pattern}`,
+    );
+  }
+
+  let compared = 0;
+  let matched = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      grepPattern.chain(({ source, sample }) => linesAround(sample).map((written) => ({ source, written }))),
+      async ({ source, written }) => {
+        await tools.ok('run', { command: 'cat', stdin: `${written.join('\n')}\n`, name: 'lines', wait_seconds: 10 });
+        const answer = await tools.call('output', { id: 'lines', stream: 'stdout', grep: source });
+        if (answer.isError) {
+          // Refused only as V8's linear engine refuses it (this process runs without its flag to ask).
+          assert.equal(answer.structured?.error?.code, 'ERR_INVALID_INPUT', `grep /${source}/: ${answer.text}`);
+          assert.match(answer.text, /"grep" must be a regular expression that runs in linear time/);
+          return;
+        }
+        const pattern = new RegExp(source);
+        // A line is shown (and matched) without the "\r" a CRLF file ends it with.
+        const shown = written.map((text) => text.replace(/\r$/, ''));
+        const expected = shown.flatMap((text, index): Array<[number, string]> =>
+          pattern.test(text) ? [[index + 1, text]] : [],
+        );
+        assert.deepEqual(
+          grepAnswer(answer.structured.stdout.text),
+          expected,
+          `grep /${source}/ over ${JSON.stringify(written)}`,
+        );
+        compared += written.length;
+        matched += expected.length;
+      },
+    ),
+    params(60),
+  );
+  report(t, { case: 4, lines_compared: compared, lines_matched: matched });
 });

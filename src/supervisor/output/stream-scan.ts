@@ -14,8 +14,10 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface LineGrep {
-  /** The expression, with the g and m flags. */
+  /** The expression with the g and m flags: where in a chunk of lines a match may start. */
   pattern: RegExp;
+  /** The expression as given: whether one line matches, as RegExp#test on that line alone. */
+  line: RegExp;
   /** Text every match contains, searched for in the bytes first; null: the expression searches. */
   literal: Buffer | null;
   context: number;
@@ -158,9 +160,7 @@ class LineWalker {
   }
 
   private matches(text: string): boolean {
-    const pattern = this.request.grep!.pattern;
-    pattern.lastIndex = 0;
-    return pattern.test(text);
+    return this.request.grep!.line.test(text);
   }
 
   /** A matching line, after the lines before it not shown yet (from this chunk or the last). */

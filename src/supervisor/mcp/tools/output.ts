@@ -9,7 +9,8 @@ import { cursorAtEnd, hasNewOutput, readOutput, startingPoint, type OutputTask }
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
 import { MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
-import { compileWaitPattern, MAX_PATTERN_CHARS, requiredLiteral } from '../../readiness/wait-pattern.js';
+import { compileWaitPattern, MAX_PATTERN_CHARS } from '../../readiness/wait-pattern.js';
+import { requiredLiteral } from '../../output/required-literal.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
 import { within } from '../../../within.js';
@@ -147,7 +148,7 @@ function checkCombinations(input: z.output<typeof inputSchema>): void {
 function compileGrep(source: string, context: number) {
   const pattern = compileWaitPattern(source, 'grep', 'output', 'gm');
   const literal = requiredLiteral(source);
-  return { pattern, literal: literal === null ? null : Buffer.from(literal), context };
+  return { pattern, line: new RegExp(source), literal: literal === null ? null : Buffer.from(literal), context };
 }
 
 /** The task as its output's reader needs it. */
