@@ -30,6 +30,7 @@ import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 
@@ -82,7 +83,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
-  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
+  const reads = new ReadPool();
+  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log);
   const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
   const modern = new ModernEndpoint(
     tools,
@@ -184,6 +186,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       retention.stop();
       clearInterval(storage);
       await pool.close();
+      await reads.close();
       namespace.stop();
       await tasks.removeUnreleasedCgroups();
       removeSharedCgroups(containment);

@@ -2,6 +2,7 @@
 // after another for as long as the call is in flight. A stalled main thread answers none of them
 // until the call is over; a free one answers many. Proven by order (answers that came before the
 // call's own), never by a time limit; the latencies are returned for the record.
+import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 
 export interface HealthDuring<T> {
@@ -56,5 +57,29 @@ export function latencyFigures(latencies: number[]): { count: number; median: nu
     count: sorted.length,
     median: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN),
     max: round(sorted.at(-1) ?? Number.NaN),
+  };
+}
+
+/** /healthz answers, before the costly call's own, that show the main thread was free. */
+const MIN_ANSWERED = 3;
+
+/**
+ * Runs `call` (`what`, for the message) with /healthz asked meanwhile; fails unless /healthz
+ * answered at least three times before the call did. Returns its value and the figures measured.
+ */
+export async function servedMeanwhile<T>(
+  origin: string,
+  what: string,
+  call: () => Promise<T>,
+): Promise<{ value: T; figures: { call_ms: number; healthz_ms: ReturnType<typeof latencyFigures> } }> {
+  const during = await healthzDuring(origin, call);
+  if ('error' in during.outcome) throw during.outcome.error;
+  assert.ok(
+    during.answered.length >= MIN_ANSWERED,
+    `/healthz answered ${during.answered.length} times while ${what} ran ${Math.round(during.callMs)} ms`,
+  );
+  return {
+    value: during.outcome.value,
+    figures: { call_ms: Math.round(during.callMs), healthz_ms: latencyFigures(during.answered) },
   };
 }

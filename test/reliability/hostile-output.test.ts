@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { healthz, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { healthzBaseline, latencyFigures, servedMeanwhile } from '../helpers/stall.js';
 import { grepPattern, linesAround } from './fuzz/patterns.js';
 import { DAEMON_ARGS, params } from './fuzz/runs.js';
 
@@ -98,4 +99,40 @@ test("grep finds every line JavaScript's RegExp matches, and no other (the issue
     params(60),
   );
   report(t, { case: 4, lines_compared: compared, lines_matched: matched });
+});
+
+test('a pattern of nested quantifiers, as grep and as wait_for, is stopped at its budget and refused, off the main thread: /healthz answers all the while', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  // 200 lines of 2,000 a's and a b: no line matches, and V8's linear engine takes about 260 µs a byte on it.
+  const command = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`;
+  assert.equal((await tools.ok('run', { command, name: 'aaa', wait_seconds: 30 })).stdout_bytes, 200 * 2002);
+  const pattern = `${'(?:a+)+'.repeat(140)}$`;
+  const baseline = latencyFigures(await healthzBaseline(daemon.origin));
+  const refusal = (tool: string, field: string, consequence: string) =>
+    `Invalid ${tool} input: "${field}" took too long to match: "${pattern.slice(0, 60)}"... (string of 981 characters) ran past its budget of 2801 ms (2 s, and 2 µs for each of the 400400 bytes to read), so it was stopped; ${consequence}. ` +
+    'Accepted: a pattern V8 matches within that budget, as it does literals, classes and a few quantifiers; groups with quantifiers nested in quantifiers, such as (?:a+)+ repeated, are not';
+
+  const grep = await servedMeanwhile(daemon.origin, 'grep', () => tools.call('output', { id: 'aaa', grep: pattern }));
+  assert.equal(grep.value.structured.error.code, 'ERR_PATTERN_TOO_COSTLY');
+  assert.equal(
+    grep.value.text,
+    refusal('output', 'grep', 'nothing was read: call output without grep, or grep a simpler pattern'),
+  );
+  const wait = await servedMeanwhile(daemon.origin, 'wait_for', () =>
+    tools.call('status', { id: 'aaa', wait_for: pattern, wait_seconds: 30 }),
+  );
+  assert.equal(wait.value.structured.error.code, 'ERR_PATTERN_TOO_COSTLY');
+  assert.equal(
+    wait.value.text,
+    refusal('status', 'wait_for', 'the wait was given up (the task goes on: status without wait_for shows it)'),
+  );
+  const simple = await tools.ok('output', { id: 'aaa', grep: 'a{3}b$', head: 1 });
+  assert.equal(simple.stdout.text, `1:${'a'.repeat(2000)}b\n`, 'an ordinary pattern is matched as before');
+  report(t, {
+    case: 3,
+    healthz_idle_ms: baseline,
+    grep: grep.figures,
+    wait_for: wait.figures,
+  });
 });

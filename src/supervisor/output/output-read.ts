@@ -1,9 +1,11 @@
 // Reads a task's output as output asks: each stream from a cursor (or the start) to what is written
 // now, selected (grep, head, tail) and cut to the byte budget, and the cursor of what comes next.
+// The reading runs on a reader thread (read-pool.ts), never on the main thread.
 import { encodeCursor, startOf, type OutputCursor, type StreamName, type StreamPlace } from './output-cursor.js';
 import { Selection } from './output-selection.js';
 import { fileSize, readOpen, withFile } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
+import { requiredLiteral } from './required-literal.js';
 import { scanStream, type LineGrep } from './stream-scan.js';
 
 export interface OutputTask {
@@ -17,10 +19,16 @@ export interface OutputTask {
   complete: boolean;
 }
 
+/** grep as output takes it: a pattern the linear engine accepts (checked before), and lines of context. */
+export interface GrepQuery {
+  source: string;
+  context: number;
+}
+
 export interface OutputQuery {
   streams: StreamName[];
   since: OutputCursor | null;
-  grep: LineGrep | null;
+  grep: GrepQuery | null;
   head: number | null;
   tail: number | null;
   maxBytes: number;
@@ -73,10 +81,11 @@ export async function readOutput(
 ): Promise<OutputAnswer> {
   const members: OutputAnswer['members'] = {};
   const next: OutputCursor = { ...cursor };
+  const grep = query.grep === null ? null : lineGrepOf(query.grep);
   let budget = query.maxBytes;
   for (const stream of [...query.streams].sort((a) => (a === 'stderr' ? -1 : 1))) {
     const share = stream === 'stderr' && query.streams.includes('stdout') ? Math.floor(budget / 2) : budget;
-    const { member, end } = await readStream(task, stream, cursor[stream], query, share);
+    const { member, end } = await readStream(task, stream, cursor[stream], { ...query, grep }, share);
     members[stream] = member;
     next[stream] = end;
     budget -= Buffer.byteLength(member.text);
@@ -84,11 +93,18 @@ export async function readOutput(
   return { members, next: encodeCursor(next), restarted };
 }
 
+/** grep's pattern as the reader runs it, and the literal it searches the bytes for first. */
+function lineGrepOf({ source, context }: GrepQuery): LineGrep {
+  const literal = requiredLiteral(source);
+  const pattern = new RegExp(source, 'gm');
+  return { pattern, line: new RegExp(source), literal: literal === null ? null : Buffer.from(literal), context };
+}
+
 async function readStream(
   task: OutputTask,
   stream: StreamName,
   from: StreamPlace,
-  query: OutputQuery,
+  query: Omit<OutputQuery, 'grep'> & { grep: LineGrep | null },
   maxBytes: number,
 ): Promise<{ member: StreamMember; end: StreamPlace }> {
   const path = task.paths[stream];

@@ -99,7 +99,7 @@ function takeable(carry: Buffer, mode: ScanRequest['mode']): number {
 }
 
 /** The largest offset at most `limit` that does not split a UTF-8 character. */
-function characterBoundary(bytes: Buffer, limit: number): number {
+export function characterBoundary(bytes: Buffer, limit: number): number {
   let end = Math.min(limit, bytes.length);
   for (let back = 1; back <= 3 && end - back >= 0; back++) {
     const byte = bytes[end - back]!;

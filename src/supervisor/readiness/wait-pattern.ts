@@ -55,8 +55,16 @@ function missingEngine(): string | null {
 
 export const MAX_PATTERN_CHARS = 1024;
 
+/** A pattern as a call gave it, compiled, with the tool and field it came in (which a refusal names). */
+export interface GivenPattern {
+  regexp: RegExp;
+  source: string;
+  tool: string;
+  field: string;
+}
+
 /** Compiles `source` (a JavaScript regular expression without slashes) for matching line by line. */
-export function compileWaitPattern(source: string, field = 'wait_for', tool = 'run', flags = ''): RegExp {
+export function compileWaitPattern(source: string, field = 'wait_for', tool = 'run'): GivenPattern {
   try {
     // eslint-disable-next-line no-invalid-regexp -- 'l' (linear) is V8's, behind --enable-experimental-regexp-engine
     new RegExp(source, 'l'); // refused here if the linear engine cannot run it
@@ -66,5 +74,5 @@ export function compileWaitPattern(source: string, field = 'wait_for', tool = 'r
       `Invalid ${tool} input: "${field}" must be a regular expression that runs in linear time (no backreferences or lookaround); got ${echoValue(source)}: ${reason}`,
     );
   }
-  return new RegExp(source, flags);
+  return { regexp: new RegExp(source), source, tool, field };
 }

@@ -123,7 +123,7 @@ export const runTool = defineTool({
   inputSchema,
   outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, reads }) {
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
     for (const size of ['cols', 'rows'] as const) {
@@ -151,7 +151,7 @@ export const runTool = defineTool({
     const { record, waited } = await tasks.runAndWait(request, async (id) =>
       want.pattern === null && want.port === null
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
-        : await awaitReadiness(tasks, id, want, input.wait_seconds),
+        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds),
     );
     return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited);
   },

@@ -1,0 +1,30 @@
+// What a reader thread runs (read-pool.ts): a task's output read as output asks, the cursor at the
+// end of its streams, and a readiness pattern tested against a chunk of lines. Everything that turns
+// a task's bytes into text, or runs a pattern over them, runs here, off the main thread.
+import { cursorAtEnd, readOutput, type OutputAnswer, type OutputQuery, type OutputTask } from './output-read.js';
+import type { OutputCursor } from './output-cursor.js';
+import { matchChunk, type MatchChunkJob, type MatchChunkResult } from './line-match.js';
+
+export interface ReadOutputJob {
+  type: 'read';
+  task: OutputTask;
+  cursor: OutputCursor;
+  query: OutputQuery;
+  restarted: boolean;
+}
+
+export interface EndCursorJob {
+  type: 'end';
+  task: OutputTask;
+  cursor: OutputCursor;
+}
+
+export type ReadJob = ReadOutputJob | EndCursorJob | MatchChunkJob;
+export type ReadResult = OutputAnswer | string | MatchChunkResult;
+
+/** Runs one job; its answer travels back to the main thread by structured clone. */
+export function runReadJob(job: ReadJob): Promise<ReadResult> | ReadResult {
+  if (job.type === 'read') return readOutput(job.task, job.cursor, job.query, job.restarted);
+  if (job.type === 'end') return cursorAtEnd(job.task, job.cursor);
+  return matchChunk(job);
+}
