@@ -53,6 +53,16 @@ export class PatternTooCostlyError extends ToolInputError {
   }
 }
 
+/** A screen that one call could not feed its terminal to the end of: the next call draws on from there. */
+export class ScreenTooCostlyError extends ToolRefusal {
+  override readonly code = 'ERR_SCREEN_TOO_COSTLY';
+  constructor(id: string, size: string, drawn: number, written: number, budgetMs: number) {
+    super(
+      `the screen of task ${JSON.stringify(id)} is not drawn yet: its ${size} terminal was fed ${drawn} of the ${written} bytes written in the ${budgetMs} ms one call may take; call output with screen again to draw on from there, or read its text (output without screen)`,
+    );
+  }
+}
+
 /** run's exclusive_port names a port something already listens on. */
 export class PortBusyError extends ToolRefusal {
   override readonly code = 'ERR_PORT_BUSY';

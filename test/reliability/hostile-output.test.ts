@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { healthz, report } from '../helpers/battery.js';
+import { healthz, processFigures, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { healthzBaseline, latencyFigures, servedMeanwhile } from '../helpers/stall.js';
@@ -135,4 +135,47 @@ test('a pattern of nested quantifiers, as grep and as wait_for, is stopped at it
     grep: grep.figures,
     wait_for: wait.figures,
   });
+});
+
+test('screens of a 1000x1000 terminal flooded with ESC[2J and of counts of two billion: each call feeds for its budget at most, /healthz answers all the while, and eight such terminals are not all kept', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const big = { pty: true, cols: 1000, rows: 1000, wait_seconds: 20 };
+  const flood = "for i in $(seq 256); do printf '\\033[2J'; done; printf drawn";
+  await tools.ok('run', { command: flood, name: 'flood', ...big });
+  const calls: Array<Record<string, unknown>> = [];
+  let screen: any = null;
+  let drawn = -1;
+  while (screen === null) {
+    const { value, figures } = await servedMeanwhile(daemon.origin, 'screen', () =>
+      tools.call('output', { id: 'flood', screen: true }),
+    );
+    calls.push(figures);
+    if (!value.isError) screen = value.structured.screen;
+    else {
+      assert.equal(value.structured.error.code, 'ERR_SCREEN_TOO_COSTLY', value.text);
+      const fed = Number(/was fed (\d+) of the 1029 bytes written/.exec(value.text)?.[1]);
+      assert.ok(fed > drawn, `each call draws on: ${value.text}`);
+      drawn = fed;
+    }
+  }
+  assert.deepEqual([screen.text.split('\n')[0], screen.rows, screen.cols], ['drawn', 1000, 1000]);
+
+  // Counts of two billion, which xterm.js looped over: scroll, tab, insert lines, repeat a character.
+  const counts = "printf 'top\\033[2147483647S\\033[1;1Ha\\033[2147483647Ib\\r\\n\\033[2147483647Lc\\033[2147483647b'";
+  await tools.ok('run', { command: counts, pty: true, cols: 20, rows: 5, name: 'counts', wait_seconds: 20 });
+  const counted = (await tools.ok('output', { id: 'counts', screen: true })).screen;
+  // 256 c's scroll the 20x5 screen: the last row holds 16 of them.
+  assert.deepEqual(counted.text.split('\n'), [...Array(4).fill('c'.repeat(20)), 'c'.repeat(16)]);
+  assert.equal((await tools.ok('output', { id: 'counts' })).stdout.text, 'topab\nc');
+
+  const rssBefore = processFigures(daemon.child.pid!).rssKb;
+  for (let i = 0; i < 8; i++) {
+    await tools.ok('run', { command: "printf '\\033[2Jscreen'", name: `big-${i}`, ...big });
+    assert.equal((await tools.ok('output', { id: `big-${i}`, screen: true })).screen.text.split('\n')[0], 'screen');
+  }
+  const grownMb = (processFigures(daemon.child.pid!).rssKb - rssBefore) / 1024;
+  // Eight kept would take 200 MB (25 MB a terminal); a million cells are kept in all, one of these.
+  assert.ok(grownMb < 125, `eight 1000x1000 screens took ${grownMb} MB more`);
+  report(t, { case: 2, flood_calls: calls, eight_screens_mb: Math.round(grownMb) });
 });

@@ -9,7 +9,7 @@ import { hasNewOutput, startingPoint, type OutputTask } from '../../output/outpu
 import { BudgetExceededError } from '../../output/read-pool.js';
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
-import { MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
 import { compileWaitPattern, MAX_PATTERN_CHARS } from '../../readiness/wait-pattern.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
@@ -110,8 +110,8 @@ export const outputTool = defineTool({
     }
     const base = { id: record.id, state: record.state, pty: record.pty, complete: task.complete, restarted };
     if (input.screen) {
-      const size = record.terminalSize ?? { cols: 120, rows: 40 };
-      const screen = await screens.screenOf(record.runKey, task.paths.stdout, size.cols, size.rows);
+      const size = record.terminalSize ?? { cols: DEFAULT_COLUMNS, rows: DEFAULT_ROWS };
+      const screen = await screens.screenOf(record.id, record.runKey, task.paths.stdout, size.cols, size.rows);
       const view = viewOf({ ...base, next: await reads.cursorAtEnd(task, cursor) }, {}, screen);
       return { structured: view, text: describeOutput(view) };
     }
