@@ -83,3 +83,31 @@ export async function servedMeanwhile<T>(
     figures: { call_ms: Math.round(during.callMs), healthz_ms: latencyFigures(during.answered) },
   };
 }
+
+/** A /healthz asked every few ms in the background; stop() gives what was measured. */
+export function watchHealthz(origin: string): { stop(): Promise<{ failures: string[]; latencies: number[] }> } {
+  let stopped = false;
+  const failures: string[] = [];
+  const latencies: number[] = [];
+  const asking = (async () => {
+    while (!stopped) {
+      const sent = performance.now();
+      try {
+        const response = await fetch(`${origin}/healthz`);
+        const body = (await response.json()) as { ok?: boolean };
+        if (response.status !== 200 || body.ok !== true) failures.push(`${response.status} ${JSON.stringify(body)}`);
+      } catch (error) {
+        failures.push(String(error));
+      }
+      latencies.push(performance.now() - sent);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await asking;
+      return { failures, latencies };
+    },
+  };
+}
