@@ -14,8 +14,12 @@ import type { ReadJob, ReadResult } from './read-thread.js';
 const ENTRY_URL = new URL('./read-thread-entry.cjs', import.meta.url);
 /** Two threads: a job that runs to its budget leaves the other to every other read. */
 const READ_THREADS = 2;
-/** An idle thread stops after this long. */
-const IDLE_STOP_MS = 30_000;
+/**
+ * An idle thread (about 10 MB of RSS here) stops after this long: longer than an agent's longest
+ * wait for new output (30 s), so that reading a task as it grows keeps its thread; a read after a
+ * longer pause waits for a thread to start (0.1 s here, more on a loaded machine).
+ */
+const IDLE_STOP_MS = 60_000;
 
 /**
  * What a job with a pattern may take: two seconds (a cold thread's start included, 0.1 s here), and

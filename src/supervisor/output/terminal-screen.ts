@@ -78,8 +78,8 @@ export class TerminalScreens {
     );
     try {
       if (!(await caughtUp)) {
-        const left = Buffer.byteLength(fed.pending.slice(fed.at));
-        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, fed.read - left, fileSize(path), FEED_BUDGET_MS);
+        const drawn = Math.max(0, fed.read - Buffer.byteLength(fed.pending.slice(fed.at)));
+        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, drawn, fileSize(path), FEED_BUDGET_MS);
       }
       return render(fed.terminal);
     } finally {
