@@ -15,17 +15,17 @@ const ENTRY_URL = new URL('./read-thread-entry.cjs', import.meta.url);
 /** Two threads: a job that runs to its budget leaves the other to every other read. */
 const READ_THREADS = 2;
 /**
- * An idle thread (about 10 MB of RSS here) stops after this long: longer than an agent's longest
- * wait for new output (30 s), so that reading a task as it grows keeps its thread; a read after a
- * longer pause waits for a thread to start (0.1 s here, more on a loaded machine).
+ * An idle thread (about 10 MB of RSS) stops after this long: longer than an agent's longest wait
+ * for new output (30 s), so that reading a task as it grows keeps its thread; a read after a
+ * longer pause waits for a thread to start (0.1 s or more).
  */
 const IDLE_STOP_MS = 60_000;
 
 /**
- * What a job with a pattern may take: two seconds (a cold thread's start included, 0.1 s here), and
- * 2 µs for each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which
- * takes over a match that backtracks too much, in about 1 µs on ordinary patterns; the issue's
- * (?:a+)+ repeated 140 times took 260 µs.
+ * What a job with a pattern may take: two seconds (a cold thread's start included), and 2 µs for
+ * each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which takes
+ * over a match that backtracks too much, in about 1 µs on ordinary patterns; (?:a+)+ repeated 140
+ * times took 260 µs.
  */
 const PATTERN_BUDGET_BASE_MS = 2000;
 const PATTERN_BUDGET_NS_PER_BYTE = 2000;
