@@ -10,9 +10,9 @@ import { params } from '../reliability/fuzz/runs.js';
 
 const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
 
-/** `text` through a filter of bound `bound`, given in the pieces `cuts` makes. */
-function filtered(text: string, bound = 255, cuts: number[] = []): string {
-  const input = new ScreenInput(bound);
+/** `text` through the filter of a terminal whose larger side is `side`, given in the pieces `cuts` makes. */
+function filtered(text: string, side = 80, cuts: number[] = []): string {
+  const input = new ScreenInput(side);
   const places = [0, ...cuts.filter((cut) => cut > 0 && cut < text.length).sort((a, b) => a - b), text.length];
   return places
     .slice(1)
@@ -31,13 +31,13 @@ test("a CSI's numbers are clamped to the bound; a private CSI's and text's are k
 });
 
 test('a sequence cut between reads is clamped as a whole', () => {
-  assert.equal(filtered('ab\x1b[123456S', 255, [3, 5, 7]), 'ab\x1b[255S');
-  assert.equal(filtered('\x1b[?1049h', 255, [2, 4]), '\x1b[?1049h');
+  assert.equal(filtered('ab\x1b[123456S', 80, [3, 5, 7]), 'ab\x1b[255S');
+  assert.equal(filtered('\x1b[?1049h', 80, [2, 4]), '\x1b[?1049h');
 });
 
 test("an OSC's or DCS's payload keeps 4096 characters and its end; what follows it is kept", () => {
   const title = 'x'.repeat(100_000);
-  const osc = filtered(`\x1b]0;${title}\x07after`, 255, [50_000]);
+  const osc = filtered(`\x1b]0;${title}\x07after`, 80, [50_000]);
   assert.deepEqual([osc.length, osc.slice(0, 6), osc.slice(-6)], [2 + 4096 + 6, '\x1b]0;xx', '\x07after']);
   const link = filtered(`\x1b]8;;${title}\x1b\\link`);
   assert.deepEqual([link.length, link.slice(-6)], [2 + 4096 + 2 + 4, '\x1b\\link']);
@@ -80,14 +80,26 @@ const piece = fc.oneof(
   fc
     .tuple(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 3000 }))
     .map(([row, col]) => `\x1b[${row};${col}H`),
+  fc
+    .tuple(
+      fc.constantFrom('\x1b[', '\u009b'),
+      fc.integer({ min: 0, max: 300 }),
+      fc.constantFrom('', '\x08', '\r'),
+      fc.nat(99),
+    )
+    .map(([start, high, control, low]) => `${start}${high}${control}${low}${['S', 'L', 'C', 'T'][low % 4]}`),
 );
 
-test('a terminal fed the filtered text shows what one fed the raw text shows (random moves, scrolls, erasures)', async () => {
+test('a terminal fed the filtered text, in any pieces, shows what one fed the raw text shows (random moves, scrolls, erasures)', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(piece, { maxLength: 40 }), async (pieces) => {
-      const raw = pieces.join('');
-      assert.equal(await screenOf(filtered(raw, 30)), await screenOf(raw), JSON.stringify(raw));
-    }),
+    fc.asyncProperty(
+      fc.array(piece, { maxLength: 40 }),
+      fc.array(fc.nat(2000), { maxLength: 8 }),
+      async (pieces, cuts) => {
+        const raw = pieces.join('');
+        assert.equal(await screenOf(filtered(raw, 30, cuts)), await screenOf(raw), JSON.stringify({ raw, cuts }));
+      },
+    ),
     params(150),
   );
 });

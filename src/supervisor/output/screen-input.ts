@@ -14,6 +14,11 @@ const MAX_PARAMETER = 0x7fffffff;
 /** Where, in the ground state, something other than text may start. */
 // eslint-disable-next-line no-control-regex -- control characters are what this looks for
 const SEQUENCE_START = /[\x1b\x90\x98\x9b\x9d-\x9f]/g;
+/** A whole CSI with nothing but its parameters inside (most of what programs print): read in one step. */
+// eslint-disable-next-line no-control-regex -- as above
+const WHOLE_CSI = /\x1b\[([<=>?]?)([0-9;:]*)[\x20-\x2f]*[\x40-\x7e]/y;
+/** The bound is 255 or more: a number of two digits is always kept. */
+const LONG_NUMBER = /[0-9]{3}/;
 
 const enum State {
   Ground,
@@ -36,24 +41,46 @@ export class ScreenInput {
   private osc = false;
   private kept = 0;
 
-  /** `bound`: the largest number a CSI keeps (the terminal's larger side, at least 255). */
-  constructor(private readonly bound: number) {}
+  /** The largest number a CSI keeps. */
+  private readonly bound: number;
+
+  /** For a terminal whose larger side is `largestSide`. */
+  constructor(largestSide: number) {
+    this.bound = Math.max(255, largestSide);
+  }
 
   /** The next piece of the output (decoded text, any cut), as the emulator is to take it. */
   filter(text: string): string {
     const parts: string[] = [];
+    let passed = 0; // the text from here on passes as it is, up to what is taken apart
     for (let at = 0; at < text.length; at++) {
       if (this.state === State.Ground) {
         SEQUENCE_START.lastIndex = at;
         const found = SEQUENCE_START.exec(text);
-        const start = found === null ? text.length : found.index;
-        if (start > at) parts.push(text.slice(at, start));
         if (found === null) break;
-        at = start;
+        at = found.index;
+        WHOLE_CSI.lastIndex = at;
+        const csi = WHOLE_CSI.exec(text);
+        if (csi !== null) {
+          if (csi[1] === '' && LONG_NUMBER.test(csi[2]!)) {
+            parts.push(text.slice(passed, at), this.clamped(csi[0]));
+            passed = WHOLE_CSI.lastIndex;
+          }
+          at = WHOLE_CSI.lastIndex - 1;
+          continue;
+        }
       }
+      parts.push(text.slice(passed, at));
       this.take(text[at]!, text.charCodeAt(at), parts);
+      passed = at + 1;
     }
+    parts.push(text.slice(passed));
     return parts.join('');
+  }
+
+  /** A whole CSI with its numbers clamped. */
+  private clamped(csi: string): string {
+    return csi.replace(/[0-9]+/g, (digits) => String(Math.min(Number(digits), this.bound)));
   }
 
   /** One character outside the ground state's text. */

@@ -103,8 +103,7 @@ export class TerminalScreens {
 
 function newEmulator(terminal: Terminal): Emulator {
   const cells = terminal.cols * terminal.rows;
-  const bound = Math.max(terminal.cols, terminal.rows, 255);
-  const input = new ScreenInput(bound);
+  const input = new ScreenInput(Math.max(terminal.cols, terminal.rows));
   const decoder = new StringDecoder('utf8');
   return { terminal, cells, input, decoder, read: 0, pending: '', at: 0, feeding: Promise.resolve(), callers: 0 };
 }
