@@ -4,6 +4,7 @@
 // it, the job is stopped with its thread (a regular expression cannot be interrupted otherwise) and
 // the caller refuses the pattern. The threads start at the first job and stop when idle.
 import { createRequire } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { fileSize } from './growing-file.js';
 import { MATCH_CHUNK_BYTES, type MatchChunkJob, type MatchChunkResult } from './line-match.js';
@@ -22,8 +23,7 @@ const READ_THREADS = 2;
 const IDLE_STOP_MS = 60_000;
 
 /**
- * What a job with a pattern may take: two seconds (a cold thread's start included), and 2 µs for
- * each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which takes
+ * What a job with a pattern may take on its thread: two seconds, and 2 µs for each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which takes
  * over a match that backtracks too much, in about 1 µs on ordinary patterns; (?:a+)+ repeated 140
  * times took 260 µs.
  */
@@ -82,21 +82,39 @@ export class ReadPool {
   /** Runs `job` on a thread; with `patternBytes`, stopped past the budget for that many bytes. */
   private async run(job: ReadJob, patternBytes: number | null): Promise<ReadResult> {
     await this.freeThread();
-    const budgetMs =
-      patternBytes === null
-        ? null
-        : Math.round(PATTERN_BUDGET_BASE_MS + (patternBytes * PATTERN_BUDGET_NS_PER_BYTE) / 1e6);
-    const signal = budgetMs === null ? undefined : AbortSignal.timeout(budgetMs);
     try {
-      return (await this.pool().run(job, { signal })) as ReadResult;
-    } catch (error) {
-      if (signal?.aborted && budgetMs !== null) throw new BudgetExceededError(budgetMs, patternBytes!);
-      throw error;
+      if (patternBytes === null) return (await this.pool().run(job)) as ReadResult;
+      return await this.runWithin(job, patternBytes);
     } finally {
       // The thread goes to the next job waiting, if any.
       const next = this.waiting.shift();
       if (next === undefined) this.running--;
       else next();
+    }
+  }
+
+  /**
+   * Runs a job with a pattern, stopped once it has run its budget on its thread: the clock starts
+   * when the thread says the job started, so a thread's start (its modules loaded on a loaded
+   * machine) never counts against a pattern.
+   */
+  private async runWithin(job: ReadJob, patternBytes: number): Promise<ReadResult> {
+    const budgetMs = Math.round(PATTERN_BUDGET_BASE_MS + (patternBytes * PATTERN_BUDGET_NS_PER_BYTE) / 1e6);
+    const stop = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    let timer: NodeJS.Timeout | undefined;
+    port1.once('message', () => (timer = setTimeout(() => stop.abort(), budgetMs)));
+    try {
+      return (await this.pool().run(
+        { ...job, started: port2 },
+        { signal: stop.signal, transferList: [port2] },
+      )) as ReadResult;
+    } catch (error) {
+      if (stop.signal.aborted) throw new BudgetExceededError(budgetMs, patternBytes);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
     }
   }
 

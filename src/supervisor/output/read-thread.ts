@@ -2,6 +2,7 @@
 // end of its streams, and a readiness pattern tested against a chunk of lines. Everything that turns
 // a task's bytes into text, or runs a pattern over them, runs here, off the main thread.
 import { cursorAtEnd, readOutput, type OutputAnswer, type OutputQuery, type OutputTask } from './output-read.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { OutputCursor } from './output-cursor.js';
 import { matchChunk, type MatchChunkJob, type MatchChunkResult } from './line-match.js';
 
@@ -19,11 +20,14 @@ export interface EndCursorJob {
   cursor: OutputCursor;
 }
 
-export type ReadJob = ReadOutputJob | EndCursorJob | MatchChunkJob;
+/** A job, and for one with a pattern the port it says on that it started (its budget runs from then). */
+export type ReadJob = (ReadOutputJob | EndCursorJob | MatchChunkJob) & { started?: MessagePort };
 export type ReadResult = OutputAnswer | string | MatchChunkResult;
 
 /** Runs one job; its answer travels back to the main thread by structured clone. */
 export function runReadJob(job: ReadJob): Promise<ReadResult> | ReadResult {
+  job.started?.postMessage('started');
+  job.started?.close();
   if (job.type === 'read') return readOutput(job.task, job.cursor, job.query, job.restarted);
   if (job.type === 'end') return cursorAtEnd(job.task, job.cursor);
   return matchChunk(job);
