@@ -1,9 +1,9 @@
 // Reads a task's output as output asks: each stream from a cursor (or the start) to what is written
 // now, selected (grep, head, tail) and cut to the byte budget, and the cursor of what comes next.
-// The reading runs on a reader thread (read-pool.ts), never on the main thread.
+// readOutput runs on a reader thread (read-pool.ts), never on the main thread.
 import { encodeCursor, startOf, type OutputCursor, type StreamName, type StreamPlace } from './output-cursor.js';
 import { Selection } from './output-selection.js';
-import { fileSize, readOpen, withFile } from './growing-file.js';
+import { fileSize, readAt } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import { requiredLiteral } from './required-literal.js';
 import { scanStream, type LineGrep } from './stream-scan.js';
@@ -137,24 +137,18 @@ async function readStream(
 
 const COUNT_CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** The cursor past everything written now: each stream's size, and its line there. */
-export function cursorAtEnd(task: OutputTask, cursor: OutputCursor): string {
-  const place = (stream: StreamName): StreamPlace => {
-    const from = cursor[stream];
-    const counted = withFile(task.paths[stream], (fd) => {
-      let offset = from.offset;
-      let line = from.line;
-      for (
-        let bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES);
-        bytes.length > 0;
-        bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES)
-      ) {
-        line += countNewlines(bytes);
-        offset += bytes.length;
-      }
-      return { offset, line };
-    });
-    return counted ?? from;
+/** The cursor past everything written now: each stream's size, and its line there (counted a chunk a turn). */
+export async function cursorAtEnd(task: OutputTask, cursor: OutputCursor): Promise<string> {
+  const place = async (stream: StreamName): Promise<StreamPlace> => {
+    let { offset, line } = cursor[stream];
+    const path = task.paths[stream];
+    for (let bytes = readAt(path, offset, COUNT_CHUNK_BYTES); bytes.length > 0;) {
+      line += countNewlines(bytes);
+      offset += bytes.length;
+      await new Promise((resolve) => setImmediate(resolve));
+      bytes = readAt(path, offset, COUNT_CHUNK_BYTES);
+    }
+    return { offset, line };
   };
-  return encodeCursor({ runKey: cursor.runKey, stdout: place('stdout'), stderr: place('stderr') });
+  return encodeCursor({ runKey: cursor.runKey, stdout: await place('stdout'), stderr: await place('stderr') });
 }

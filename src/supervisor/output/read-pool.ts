@@ -61,11 +61,6 @@ export class ReadPool {
     return this.run(job, query.grep === null ? null : bytes) as Promise<OutputAnswer>;
   }
 
-  /** The cursor past everything written now. */
-  cursorAtEnd(task: OutputTask, cursor: OutputCursor): Promise<string> {
-    return this.run({ type: 'end', task, cursor }, null) as Promise<string>;
-  }
-
   /** Tests the lines of the next chunk of a file against a pattern (line-match.ts), within its budget. */
   matchChunk(job: Omit<MatchChunkJob, 'type'>): Promise<MatchChunkResult> {
     const bytes = Math.min(MATCH_CHUNK_BYTES, Math.max(0, fileSize(job.path) - job.offset)) + job.carry.length;

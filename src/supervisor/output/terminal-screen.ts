@@ -114,6 +114,8 @@ async function feed(emulator: Emulator, path: string): Promise<boolean> {
   const size = fileSize(path);
   for (;;) {
     if (emulator.at >= emulator.pending.length) {
+      emulator.pending = ''; // a kept terminal holds no text it has taken
+      emulator.at = 0;
       if (emulator.read >= size) return true;
       const bytes = readAt(path, emulator.read, Math.min(READ_BYTES, size - emulator.read));
       if (bytes.length === 0) return true;

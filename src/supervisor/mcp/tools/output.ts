@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { echoValue, PatternTooCostlyError, ToolInputError } from '../../../errors.js';
 import { isFinished } from '../../model/task.js';
 import { decodeCursor, type StreamName } from '../../output/output-cursor.js';
-import { hasNewOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
+import { cursorAtEnd, hasNewOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
 import { BudgetExceededError } from '../../output/read-pool.js';
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
@@ -112,7 +112,7 @@ export const outputTool = defineTool({
     if (input.screen) {
       const size = record.terminalSize ?? { cols: DEFAULT_COLUMNS, rows: DEFAULT_ROWS };
       const screen = await screens.screenOf(record.id, record.runKey, task.paths.stdout, size.cols, size.rows);
-      const view = viewOf({ ...base, next: await reads.cursorAtEnd(task, cursor) }, {}, screen);
+      const view = viewOf({ ...base, next: await cursorAtEnd(task, cursor) }, {}, screen);
       return { structured: view, text: describeOutput(view) };
     }
     const query = {
