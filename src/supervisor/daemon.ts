@@ -85,7 +85,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
   const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log);
-  const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
     new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
@@ -138,6 +138,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
+    limits: config,
     sessions,
     modern,
     health,
