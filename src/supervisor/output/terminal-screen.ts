@@ -17,9 +17,14 @@ const KEPT_TERMINALS = 32;
 const KEPT_CELLS = 1_000_000;
 /** Bytes read from the file at a time. */
 const READ_BYTES = 256 * 1024;
-/** A character can cost a pass over every cell (ESC c, ESC # 8, ESC [ 2 J: 3 to 7 ns a cell here); a slice, about 10 ms at most. */
+/**
+ * A slice takes about 10 ms at most: a character can cost a pass over every cell (ESC c, ESC # 8,
+ * ESC [ 2 J: 3 to 7 ns a cell here), and ESC c (a reset) 8 to 16 µs more whatever the size, which
+ * the cap bounds on small terminals (a 20x5 one would take 15,000 characters a slice).
+ */
 const SLICE_CELL_CHARS = 1_500_000;
 const MIN_SLICE_CHARS = 4;
+const MAX_SLICE_CHARS = 256;
 /** How long one call may feed a terminal. */
 const FEED_BUDGET_MS = 2000;
 
@@ -131,7 +136,7 @@ async function feed(emulator: Emulator, path: string): Promise<boolean> {
 
 /** Writes the pending text a slice at a time until it is all taken or `deadline` has passed. */
 function writeSlices(emulator: Emulator, deadline: number): Promise<void> {
-  const slice = Math.max(MIN_SLICE_CHARS, Math.floor(SLICE_CELL_CHARS / emulator.cells));
+  const slice = Math.min(MAX_SLICE_CHARS, Math.max(MIN_SLICE_CHARS, Math.floor(SLICE_CELL_CHARS / emulator.cells)));
   return new Promise((resolve) => {
     // Called back as each slice is parsed, inside xterm.js's own loop, which yields every 12 ms.
     const next = () => {
