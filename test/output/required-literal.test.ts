@@ -23,6 +23,9 @@ test('quantifier digits and escapes by code are read as V8 reads them', () => {
   assert.equal(requiredLiteral('x{2,10}'), null);
   assert.equal(requiredLiteral('\\x41BCD'), 'ABCD');
   assert.equal(requiredLiteral('\\u0041BCD'), 'ABCD');
+  assert.equal(requiredLiteral('\\01abc'), 'abc', '\\01 is one character: U+0001');
+  assert.equal(requiredLiteral('x\\1234'), null, '\\123 is one character: S');
+  assert.equal(requiredLiteral('\\8abcd'), 'abcd');
   assert.equal(requiredLiteral('ERROR: .*'), 'ERROR: ');
   assert.equal(requiredLiteral('server at \\d+(?:\\.\\d+){3} up'), 'server at ');
   assert.equal(requiredLiteral('abc+d'), 'abc');

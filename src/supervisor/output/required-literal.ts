@@ -67,8 +67,11 @@ function readEscape(source: string, at: number): Atom {
   if (next === 'c' && /^[A-Za-z]$/.test(source[at + 2] ?? ''))
     return { char: String.fromCharCode(source.charCodeAt(at + 2) % 32), end: at + 3 };
   if (next === '0' && !/^[0-9]$/.test(source[at + 2] ?? '')) return { char: '\0', end: at + 2 };
-  // A class (\d), an assertion (\b), a back reference or octal (\1), or a letter escape this does not decode.
-  if (/^[0-9A-Za-z]$/.test(next) || isSurrogate(next)) return { char: null, end: at + 2 };
+  // Digits: a back reference, an octal escape of up to three (\141 is "a") or \8: none is taken
+  // as text, nor any digit after it, which may belong to it.
+  if (/^[0-9]$/.test(next)) return { char: null, end: at + 1 + /^[0-9]+/.exec(source.slice(at + 1))![0].length };
+  // A class (\d), an assertion (\b), or a letter escape this does not decode.
+  if (/^[A-Za-z]$/.test(next) || isSurrogate(next)) return { char: null, end: at + 2 };
   return { char: next, end: at + 2 };
 }
 

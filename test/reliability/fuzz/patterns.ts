@@ -34,6 +34,12 @@ const escapePiece = fc.constantFrom<Piece>(
   ['\\}', '}'],
   ['\\e', 'e'],
   ['\\0', '\0'],
+  // Annex B's octal escapes (a back reference where the pattern has that many groups) and \8, \9.
+  ['\\01', '\x01'],
+  ['\\141', 'a'],
+  ['\\62', '2'],
+  ['\\1', '\x01'],
+  ['\\8', '8'],
 );
 const classPiece = fc.constantFrom<Piece>(
   ['[12]', '1'],
