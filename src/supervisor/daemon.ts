@@ -186,8 +186,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       clearInterval(storage);
-      await pool.close();
-      await reads.close();
+      await Promise.all([pool.close(), reads.close()]);
       namespace.stop();
       await tasks.removeUnreleasedCgroups();
       removeSharedCgroups(containment);
