@@ -1,10 +1,13 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
+import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
 
 export interface ToolContext {
   tasks: TaskService;
+  /** The reader threads: task output is read, and patterns run, there. */
+  reads: ReadPool;
 }
 
 export interface ToolResult<Output> {
