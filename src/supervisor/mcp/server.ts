@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
+import { listedTool, omitNulls, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
 
 export const SERVER_NAME = 'bash';
 const MAX_NAME_ECHO = 80;
@@ -49,10 +49,17 @@ export function createToolRegistry(
         `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`,
       );
     try {
-      const result = await tool.handler(parseToolInput(tool, args), context);
+      const input = parseToolInput(tool, args);
+      const result = await tool.handler(input, context);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
-      return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
+      // Sized for a model's context: verbose (run, status) asks for every member, null or not.
+      const verbose = (input as { verbose?: boolean }).verbose === true;
+      const structured = verbose ? result.structured : omitNulls(result.structured);
+      return {
+        content: [{ type: 'text', text: result.text }],
+        structuredContent: structured as Record<string, unknown>,
+      };
     } catch (error) {
       if (error instanceof ToolRefusal) return errorResult({ code: error.code, message: error.message });
       log.error({ err: error, tool: name }, 'tool call failed');

@@ -9,6 +9,7 @@ import {
   inputTextField,
   TASK_ID_ACCEPTS,
   TASK_ID_PATTERN,
+  verboseField,
   waitForField,
   waitForPortField,
   waitOutcomeFields,
@@ -19,7 +20,7 @@ import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
 import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
-import { describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
+import { describeWaited, taskResultSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
@@ -110,6 +111,7 @@ const inputSchema = z.strictObject({
     'a TCP port from 1 to 65535',
     'Refuse to start (saying which task or process holds it) when something already listens on this TCP port, e.g. 3000 for a dev server, instead of starting a second one that fails with "address in use".',
   ),
+  verbose: verboseField(),
 });
 
 export const runTool = defineTool({
@@ -122,7 +124,7 @@ export const runTool = defineTool({
     'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
   ].join(' '),
   inputSchema,
-  outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
+  outputSchema: taskResultSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
   async handler(input, { tasks }) {
     const cwd = resolve(input.cwd ?? process.cwd());
@@ -154,7 +156,7 @@ export const runTool = defineTool({
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
         : await awaitReadiness(tasks, id, want, input.wait_seconds),
     );
-    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited);
+    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },
 });
 

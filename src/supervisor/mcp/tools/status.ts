@@ -11,15 +11,16 @@ import {
   TASK_ID_ACCEPTS,
   TASK_ID_PATTERN,
   taskIdField,
+  verboseField,
   waitForField,
   waitForPortField,
   waitOutcomeFields,
   waitSecondsField,
 } from '../fields.js';
-import { describeTask, describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
+import { describeTask, describeWaited, shapeTask, taskResultSchema } from '../task-snapshot-schema.js';
 
 const severalSchema = z.object({
-  tasks: z.array(taskSnapshotSchema).describe('Each task named in ids, in that order'),
+  tasks: z.array(taskResultSchema).describe('Each task named in ids, in that order'),
   wait_result: z
     .enum(['ended', 'timeout'])
     .describe(
@@ -60,8 +61,9 @@ export const statusTool = defineTool({
       'true or false',
       "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
     ),
+    verbose: verboseField(),
   }),
-  outputSchema: z.union([taskSnapshotSchema.extend(waitOutcomeFields), severalSchema]),
+  outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks }) {
     const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
@@ -75,9 +77,10 @@ export const statusTool = defineTool({
       const snapshots = input.ids.map(read);
       const text = [
         `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended`,
-        ...snapshots.map(describeTask),
+        ...snapshots.map((snapshot) => describeTask(snapshot, input.verbose)),
       ].join('\n\n');
-      return { structured: { tasks: snapshots, wait_result: result, ended_ids: endedIds }, text };
+      const shaped = snapshots.map((snapshot) => shapeTask(snapshot, input.verbose));
+      return { structured: { tasks: shaped, wait_result: result, ended_ids: endedIds }, text };
     }
     if (input.id === undefined)
       throw new ToolInputError(
@@ -86,7 +89,7 @@ export const statusTool = defineTool({
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
       await tasks.waitForEnd(input.id, input.wait_seconds);
-      return describeWaited(read(input.id), null);
+      return describeWaited(read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
     const waited = await awaitReadiness(
@@ -95,6 +98,6 @@ export const statusTool = defineTool({
       { pattern, port: input.wait_for_port ?? null },
       input.wait_seconds,
     );
-    return describeWaited(read(input.id), waited);
+    return describeWaited(read(input.id), waited, input.verbose);
   },
 });
