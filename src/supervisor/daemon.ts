@@ -82,7 +82,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
-  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
+  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log, { todos: config.agentSocket !== null });
   const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
   const modern = new ModernEndpoint(
     tools,

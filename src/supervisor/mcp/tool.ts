@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
 import type { TaskService } from '../tasks/task-service.js';
+import type { EndAdvice } from './advice.js';
 
 export interface ToolContext {
   tasks: TaskService;
@@ -19,7 +20,8 @@ export type OutputSchema = z.ZodObject | z.ZodUnion<readonly z.ZodObject[]>;
 export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends OutputSchema = OutputSchema> {
   name: string;
   title: string;
-  description: string;
+  /** What an agent reads to decide how to call it; a function where it depends on how tasks' ends are told. */
+  description: string | ((advice: EndAdvice) => string);
   inputSchema: Input;
   outputSchema: Output;
   annotations?: {
@@ -170,7 +172,7 @@ const allowsNull = (schema: unknown): boolean => {
 };
 
 /** The tool as tools/list shows it, with JSON Schemas made once from the zod ones. */
-export function listedTool(tool: ToolDefinition) {
+export function listedTool(tool: ToolDefinition, advice: EndAdvice) {
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
     const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
     return rest;
@@ -183,7 +185,7 @@ export function listedTool(tool: ToolDefinition) {
   return {
     name: tool.name,
     title: tool.title,
-    description: tool.description,
+    description: typeof tool.description === 'string' ? tool.description : tool.description(advice),
     inputSchema: { type: 'object' as const, ...jsonSchema(tool.inputSchema, 'input') },
     outputSchema,
     ...(tool.annotations ? { annotations: tool.annotations } : {}),

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { directoryProblem, echoValue, ToolInputError } from '../../../errors.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
+import { runEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
 import {
@@ -51,7 +52,7 @@ const inputSchema = z.strictObject({
   ),
   wait_seconds: waitSecondsField(
     DEFAULT_WAIT_SECONDS,
-    `How long to wait for the task to finish before returning (0 to 30, default ${DEFAULT_WAIT_SECONDS}). A task that finishes in time comes back with its full result; otherwise you are told when it ends, so there is no need to poll.`,
+    `How long to wait for the task to finish before returning (0 to 30, default ${DEFAULT_WAIT_SECONDS}). A task that finishes in time comes back with its exit code and output; one still going comes back with its id and state.`,
   ),
   timeout_seconds: field(
     z.number().positive().max(31_536_000).optional(),
@@ -114,15 +115,19 @@ const inputSchema = z.strictObject({
   verbose: verboseField(),
 });
 
+/** What an agent reads to decide how to call it. */
+const description = (advice: EndAdvice) =>
+  [
+    `Start \`bash -c COMMAND\` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; ${runEndAdvice(advice)}`,
+    'Output streams to files as it is written: the output tool reads it (what is new since the last look, grep, head, tail). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
+    'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
+    'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
+  ].join(' ');
+
 export const runTool = defineTool({
   name: 'run',
   title: 'Run a shell command in the background',
-  description: [
-    'Start `bash -c COMMAND` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; longer ones keep running, and you are notified when they end, so do not poll with status.',
-    'Output streams to two files as it is written (stdout_path, stderr_path: use tail or grep on them for long output). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
-    'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
-    'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
-  ].join(' '),
+  description,
   inputSchema,
   outputSchema: taskResultSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },

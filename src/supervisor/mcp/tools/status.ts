@@ -5,6 +5,7 @@ import { echoValue, ToolInputError } from '../../../errors.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
+import { statusEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field } from '../tool.js';
 import {
   tailBytesField,
@@ -29,14 +30,18 @@ const severalSchema = z.object({
   ended_ids: z.array(z.string()).describe('The ids of the tasks that have finished'),
 });
 
+/** What an agent reads to decide how to call it. */
+const description = (advice: EndAdvice) =>
+  [
+    `Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. ${statusEndAdvice(advice)}`,
+    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
+    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
+  ].join(' ');
+
 export const statusTool = defineTool({
   name: 'status',
   title: 'Show a task, or several',
-  description: [
-    "Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. You are notified when a task ends, so use this to read a result or check progress, not to poll in a loop.",
-    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
-    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
-  ].join(' '),
+  description,
   inputSchema: z.strictObject({
     id: taskIdField().optional(),
     ids: field(
@@ -59,7 +64,7 @@ export const statusTool = defineTool({
     peek: field(
       z.boolean().default(false),
       'true or false',
-      "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
+      "Read without taking the result: a finished task's todo stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
     ),
     verbose: verboseField(),
   }),
