@@ -17,6 +17,10 @@ const { createServer } = createRequire(import.meta.url)('node:http') as typeof i
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const NO_OAUTH =
+  'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
+const NO_STREAM =
+  'Method not allowed: POST to /mcp; this server answers every request in its POST response and offers no GET stream';
 
 export interface HttpRoutes {
   guard: RequestGuard;
@@ -53,6 +57,9 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   // the answer before the client reads it. node:http's request timeout bounds a body that never ends.
   const text = await readBody(req, refusal === null && req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
+  // No OAuth here: a client looking for its metadata learns so without the token (a 401 would send
+  // it on to register a client), and sends the bearer token instead.
+  if (path?.startsWith('/.well-known/') && refusal?.status !== 403) return sendText(res, 404, NO_OAUTH);
   if (refusal) return sendText(res, refusal.status, refusal.message);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
@@ -68,6 +75,10 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
       404,
       `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`,
     );
+  // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
+  // transport answers the same, with DELETE beside POST).
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['mcp-session-id'] === undefined)
+    return sendJsonRpcError(res, 405, -32000, NO_STREAM, { allow: 'POST' });
   let body: unknown;
   if (req.method === 'POST') {
     if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
