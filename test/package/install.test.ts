@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -17,11 +17,14 @@ const run = promisify(execFile);
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const SCRIPTED = ['hive-bash-daemon', 'better-sqlite3', 'node-pty'];
 
-/** The runner's environment without npm's lifecycle variables (npm test sets them) or the daemon's. */
+/** What npm test sets for its own script (the project's prefix among them), not for an install elsewhere. */
+const NPM_RUN_VARIABLES = /^npm_(lifecycle_|package_|command$|config_(local_|global_)?prefix$)/;
+
+/** The runner's environment (npm's configuration too: CI's nodedir) without npm test's own or the daemon's. */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env))
-    if (value !== undefined && !name.startsWith('npm_') && !name.startsWith('HIVE_')) env[name] = value;
+    if (value !== undefined && !NPM_RUN_VARIABLES.test(name) && !name.startsWith('HIVE_')) env[name] = value;
   // The bins' shebang finds node on PATH: this test's own.
   return { ...env, PATH: `${dirname(process.execPath)}:${env.PATH ?? ''}`, ...extra };
 }
@@ -40,16 +43,18 @@ async function runBin(path: string, args: string[], env: Record<string, string> 
   }
 }
 
-/** Compiles an addon that registers itself for another Node (NODE_MODULE_VERSION 127, Node 22's). */
+/** Node 22's NODE_MODULE_VERSION, or Node 20's under Node 22: another Node's. */
+const FOREIGN_VERSION = process.versions.modules === '127' ? 115 : 127;
+
+/** Compiles an addon that registers itself for another Node (FOREIGN_VERSION). */
 async function buildForeignAddon(dir: string): Promise<string> {
   const source = join(dir, 'foreign.c');
-  const { writeFileSync } = await import('node:fs');
   writeFileSync(
     source,
     `struct node_module { int nm_version; unsigned nm_flags; void *nm_dso_handle; const char *nm_filename;
   void *nm_register_func; void *nm_context_register_func; const char *nm_modname; void *nm_priv; void *nm_link; };
 extern void node_module_register(void *);
-static struct node_module module = { 127, 0, 0, "foreign.c", 0, 0, "foreign", 0, 0 };
+static struct node_module module = { ${FOREIGN_VERSION}, 0, 0, "foreign.c", 0, 0, "foreign", 0, 0 };
 __attribute__((constructor)) static void register_module(void) { node_module_register(&module); }
 `,
   );
@@ -142,7 +147,7 @@ test(
       {
         path: join(release, 'hive_native.node'),
         replacement: foreign,
-        says: `the native addon ${join(release, 'hive_native.node')} was built for another Node (NODE_MODULE_VERSION 127; this Node ${process.version} needs ${process.versions.modules}); rebuild it with: ${rebuildOwn}`,
+        says: `the native addon ${join(release, 'hive_native.node')} was built for another Node (NODE_MODULE_VERSION ${FOREIGN_VERSION}; this Node ${process.version} needs ${process.versions.modules}); rebuild it with: ${rebuildOwn}`,
       },
       {
         path: join(release, 'hive-task-shim'),
