@@ -16,6 +16,7 @@ export function instructionsFor(advice: EndAdvice): string {
     'Runs shell commands as background tasks. run starts one and returns its result if it finishes within wait_seconds;',
     afterWait,
     'status shows a task, output reads its output, kill stops it and everything it started, list shows what exists.',
+    'Results leave out members that are null (and run and status those with nothing to say); verbose: true on run or status gives every member.',
   ].join(' ');
 }
 
