@@ -28,6 +28,7 @@ export const {
   readFileSync,
   readlinkSync,
   readSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,

@@ -83,7 +83,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log, { todos: config.agentSocket !== null });
-  const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
     new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
@@ -136,6 +136,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
+    limits: config,
     sessions,
     modern,
     health,
