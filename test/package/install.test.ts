@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -29,8 +29,24 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { ...env, PATH: `${dirname(process.execPath)}:${env.PATH ?? ''}`, ...extra };
 }
 
-const npm = (args: string[], cwd: string) =>
-  run('npm', args, { cwd, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 });
+const npm = (args: string[], cwd: string, env: Record<string, string> = {}) =>
+  run('npm', args, { cwd, env: cleanEnv(env), maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 });
+
+/**
+ * better-sqlite3's install downloads a prebuilt addon from GitHub, else compiles SQLite (most of
+ * this test's time, 60 s of CPU here). Where GitHub cannot be reached, as here and in CI, it is
+ * given this checkout's own build as a local prebuild (prebuild-install's documented
+ * `<package>_local_prebuilds` setting), which it takes when the version npm installs is this one.
+ */
+async function localPrebuilds(dir: string): Promise<Record<string, string>> {
+  const own = join(ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string };
+  const prebuilds = join(dir, 'prebuilds');
+  mkdirSync(prebuilds);
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-linux-${process.arch}.tar.gz`;
+  await run('tar', ['-czf', join(prebuilds, name), '-C', own, 'build/Release/better_sqlite3.node']);
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds };
+}
 
 /** Runs an installed bin to its end. */
 async function runBin(path: string, args: string[], env: Record<string, string> = {}) {
@@ -103,6 +119,7 @@ test(
         join(dir, packed[0].filename),
       ],
       dir,
+      await localPrebuilds(dir),
     );
     t.diagnostic(`npm install -g of the tarball took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const bin = (name: string) => join(prefix, 'bin', name);
