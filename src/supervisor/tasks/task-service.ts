@@ -202,10 +202,9 @@ export class TaskService extends TaskReads {
   private apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
     const { record, effects } = this.step(task.record, event);
     task.record = record;
-    if (event.type === 'started') task.started.reach();
+    if (event.type === 'started' || effects.finished) task.started.reach();
     if (effects.finished) {
       task.stdinOpen = false;
-      task.started.reach();
       task.ended.reach();
     }
     if (effects.released) {
