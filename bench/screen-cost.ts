@@ -75,10 +75,11 @@ try {
     command: `for i in $(seq 1 ${lines}); do printf '\\033[32mok\\033[0m line %d of a long coloured log\\n' $i; done`,
     pty: true,
     wait_seconds: 30,
+    verbose: true,
   });
   let bytes = big.stdout_bytes;
   for (let view = big; view.state === 'running'; bytes = view.stdout_bytes)
-    view = await call(client!, 'status', { id: big.id, wait_seconds: 30, tail_bytes: 0 });
+    view = await call(client!, 'status', { id: big.id, wait_seconds: 30, tail_bytes: 0, verbose: true });
   const start = process.hrtime.bigint();
   const { calls: feedCalls } = await screenOf(client!, big.id);
   const feedMbPerS = bytes / 1e6 / secondsSince(start);

@@ -86,7 +86,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
-  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log);
+  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log, { todos: config.agentSocket !== null });
   const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,

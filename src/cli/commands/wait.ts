@@ -41,6 +41,7 @@ async function waitForMatch(
       status = await client.callTool('status', {
         id,
         peek: true,
+        verbose: true,
         wait_for: pattern,
         wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000),
         tail_bytes: 0,

@@ -25,11 +25,18 @@ export const waitSecondsField = (defaultSeconds: number, description: string) =>
     description,
   );
 
+export const verboseField = () =>
+  field(
+    z.boolean().default(false),
+    'true or false',
+    'Give every member of the task: its command, files, pids, times, limits, sandbox and figures, null where there is none. By default only what to act on.',
+  );
+
 export const tailBytesField = () =>
   field(
     z.number().int().min(0).max(MAX_TAIL_BYTES).default(DEFAULT_TAIL_BYTES),
     `an integer from 0 to ${MAX_TAIL_BYTES}`,
-    `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The whole output is in the files at stdout_path and stderr_path.`,
+    `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The output tool reads the whole of it.`,
   );
 
 /** stdin and input text: a pipe or terminal takes it in pieces, so one call carries a bounded amount. */

@@ -18,7 +18,7 @@ import {
   RpcError,
   sendRpcResponse,
 } from './rpc-error.js';
-import { INSTRUCTIONS, SERVER_NAME, type ToolRegistry } from './server.js';
+import { SERVER_NAME, type ToolRegistry } from './server.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
 
 /** How long a client may keep tools/list and server/discover: the tools change only with the daemon's version. */
@@ -73,7 +73,7 @@ export class ModernEndpoint {
           resultType: 'complete',
           supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
           capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
-          instructions: INSTRUCTIONS,
+          instructions: this.tools.instructions,
           ttlMs: LIST_TTL_MS,
           cacheScope: 'public',
           _meta: { [SERVER_INFO_META]: { name: SERVER_NAME, version: this.version } },

@@ -7,7 +7,7 @@ import { isFinished, type TaskRecord } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { isObject } from './eras.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { describeTask } from './task-snapshot-schema.js';
+import { describeTask, shapeTask } from './task-snapshot-schema.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** How often a client should poll tasks/get; a task's end also reaches the harness as a todo. */
@@ -62,7 +62,11 @@ export class TaskHandles {
       return {
         resultType: 'complete',
         ...task,
-        result: { content: [{ type: 'text', text: describeTask(snapshot) }], structuredContent: snapshot, isError },
+        result: {
+          content: [{ type: 'text', text: describeTask(snapshot, false) }],
+          structuredContent: shapeTask(snapshot, false),
+          isError,
+        },
       };
     }
     if (task.status === 'failed')
