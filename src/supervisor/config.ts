@@ -1,5 +1,5 @@
 // The daemon's configuration: flags, each with a HIVE_BASH_* environment equivalent, checked with zod.
-import { parseArgs } from '../builtins.js';
+import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ContainmentChoice } from '../process/containment.js';

@@ -1,5 +1,5 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
-import { mkdirSync } from '../builtins.js';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';

@@ -3,7 +3,7 @@
 // cleanly on SIGTERM or SIGINT. The shebang passes Node the flags the engine needs (REGEXP_ENGINE_FLAGS
 // in readiness/wait-pattern.ts) when this file runs as the command npm links or installs; `env -S`
 // splits them into words.
-import { readFileSync } from '../builtins.js';
+import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';

@@ -17,7 +17,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-} from '../../builtins.js';
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** Spares kept at most: enough for a burst of pruning, few enough to be nothing on disk. */
