@@ -1,7 +1,8 @@
 // The client of this worker thread's hive-task-spawner: a small process that starts the task shims, so the
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
-// It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
-// for the daemon's whole life here (a fixed pool with no idle timeout).
+// It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: the pool stops its threads
+// only when no task is on any of them (worker-pool.ts, after IDLE_STOP_MS without one), so a thread
+// never ends under a task it runs.
 //
 // A request is sent at once (it is small, and carries the child's fds); the answer comes back on a
 // socket of its own that this thread's event loop reads, so the thread goes on with its other

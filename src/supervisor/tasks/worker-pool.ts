@@ -48,10 +48,9 @@ export const IDLE_STOP_MS = 60_000;
 
 /**
  * The pool's threads: a core is left to the main thread, the others get a thread each, up to 4
- * (at least one). A task costs the threads little CPU now that a pipe task's output goes from its
- * shim to its files (the daemon's whole CPU a short task, main thread included, 0.98 to 1.33 ms in
- * short-tasks): on 2 cores, one thread ran short-tasks as fast as two and held 12 to 15 MB less
- * with 100 tasks running (bench/README.md, issue 25's sixth sitting).
+ * (at least one). A task costs the threads little CPU (a pipe task's output goes from its shim to
+ * its files): on 2 cores, one thread ran the short-tasks row as fast as two and held 12 to 15 MB
+ * less on the running-rss row with 100 tasks running.
  */
 export const poolThreads = (cores = availableParallelism()): number => Math.min(4, Math.max(1, cores - 1));
 
