@@ -76,7 +76,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     inheritedEnvironment(),
     log,
   );
-  const retention = new Retention(store, files, config.retentionDays, config.retentionCount, (id) => tasks.holds(id));
+  const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   tasks.events.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();
