@@ -5,7 +5,6 @@ import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
 import type { SteppedTask } from './tasks/task-events.js';
 import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
-import { heapReductions, mallocReleases } from '../quiet-heap.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';
 
 const PREFIX = 'hive_bash_';
@@ -82,12 +81,6 @@ export class DaemonMetrics {
     const tasks = new Gauge(named('tasks', 'Tasks now in each state', true));
     const outboxDepth = new Gauge(named('outbox_depth', 'Todo operations not yet acknowledged by the harness'));
     const harnessConnected = new Gauge(named('harness_connected', '1 while the todo socket is connected'));
-    const reductions = new Counter(
-      named('heap_reductions_total', 'Times the main thread, quiet for ten seconds, had V8 reduce its heap'),
-    );
-    const releases = new Counter(
-      named('malloc_releases_total', "Times a quiet daemon's trim of the C library's arenas gave memory back"),
-    );
     const build = new Gauge(named('build_info', 'The daemon build, as labels; always 1', true));
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
     registry.onScrape(() => {
@@ -95,8 +88,6 @@ export class DaemonMetrics {
       for (const state of TASK_STATES) tasks.set({ state }, counts[state]);
       outboxDepth.set({}, sources.outboxDepth());
       harnessConnected.set({}, sources.harnessConnected() ? 1 : 0);
-      reductions.set({}, heapReductions());
-      releases.set({}, mallocReleases());
     });
   }
 

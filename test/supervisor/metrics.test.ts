@@ -74,8 +74,6 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     ['hive_bash_mcp_request_duration_seconds', 'histogram'],
     ['hive_bash_outbox_depth', 'gauge'],
     ['hive_bash_harness_connected', 'gauge'],
-    ['hive_bash_heap_reductions_total', 'counter'],
-    ['hive_bash_malloc_releases_total', 'counter'],
     ['hive_bash_build_info', 'gauge'],
     // The process's and Node's own, named as prom-client names them.
     ['hive_bash_process_cpu_seconds_total', 'counter'],
