@@ -4,37 +4,9 @@ import { z } from 'zod';
 import type { Config } from './config.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
+import { cpus, integer, jsonOf, positiveNumber, text } from './config-values.js';
 
-const integer = (min: number, max: number) =>
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
-const positiveNumber = z
-  .string()
-  .regex(/^\d+(\.\d+)?$/)
-  .transform(Number)
-  .pipe(z.number().positive().max(31_536_000));
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const cpus = z
-  .string()
-  .regex(/^\d+(\.\d+)?$/)
-  .transform(Number)
-  .pipe(z.number().min(MIN_CPU_LIMIT).max(MAX_CPU_LIMIT));
-const text = z
-  .string()
-  .min(1)
-  .refine((value) => !value.includes('\0'));
-/** A flag whose value is JSON text of what `schema` takes. */
-const jsonOf = (schema: z.ZodType) =>
-  z
-    .string()
-    .transform((value, context) => {
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        context.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
 
 export interface OptionSpec {
   flag: string;
