@@ -24,6 +24,7 @@ export const {
   open,
   openSync,
   readdirSync,
+  readFile,
   readFileSync,
   readlinkSync,
   readSync,
