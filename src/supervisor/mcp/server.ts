@@ -1,8 +1,9 @@
 // The tool registry behind tools/list and tools/call, shared by both eras: the SDK's protocol Server
 // for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly. The SDK
 // is loaded with the first 2025-era session (it is several MB of a daemon's memory).
+import type { IncomingMessage } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, RequestInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
@@ -17,11 +18,20 @@ export const INSTRUCTIONS = [
   'status shows a task, kill stops it and everything it started, list shows what exists.',
 ].join(' ');
 
+/**
+ * What the 2025 era's transport (json-transport.ts) hands the SDK's protocol layer with each
+ * message, which passes it to the handler as it is: the request's headers, and the request, whose
+ * connection tells who made a call.
+ */
+export interface CallRequestInfo extends RequestInfo {
+  from: IncomingMessage;
+}
+
 export interface ToolRegistry {
   /** The tools as tools/list shows them, made once. */
   readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
-  /** Calls a tool: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
-  call(name: string, args: unknown): Promise<CallToolResult>;
+  /** Calls a tool for the request `from`: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
+  call(name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult>;
   /** The SDK's protocol server for one 2025-era session. */
   createServer(): Promise<Server>;
 }
@@ -40,7 +50,7 @@ export function createToolRegistry(
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
   for (const tool of tools) tool.inputSchema.safeParse({});
 
-  const call = async (name: string, args: unknown): Promise<CallToolResult> => {
+  const call = async (name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult> => {
     const tool = byName.get(name);
     // A protocol error in both eras, as 2026-07-28 says: the tool list the client holds is stale.
     if (!tool)
@@ -49,7 +59,7 @@ export function createToolRegistry(
         `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`,
       );
     try {
-      const result = await tool.handler(parseToolInput(tool, args), context);
+      const result = await tool.handler(parseToolInput(tool, args), context, from);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
       return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
@@ -74,7 +84,9 @@ export function createToolRegistry(
         { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
       );
       server.setRequestHandler(ListToolsRequestSchema, () => listing);
-      server.setRequestHandler(CallToolRequestSchema, (request) => call(request.params.name, request.params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+        call(request.params.name, request.params.arguments, (extra.requestInfo as CallRequestInfo).from),
+      );
       return server;
     },
   };

@@ -30,7 +30,7 @@ export class SessionManager {
     private readonly idleMs: number,
     private readonly log: Logger,
   ) {
-    this.direct = directAnswerer((name, args) => registry.call(name, args));
+    this.direct = directAnswerer((name, args, from) => registry.call(name, args, from));
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
   }
 

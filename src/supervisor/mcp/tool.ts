@@ -1,4 +1,5 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
+import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
 import type { TaskService } from '../tasks/task-service.js';
@@ -28,10 +29,11 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
     idempotentHint?: boolean;
     openWorldHint?: boolean;
   };
-  /** Synchronous where it need not wait: then its answer goes out in the same turn. */
+  /** Synchronous where it need not wait: then its answer goes out in the same turn. `from`: the HTTP request that carried the call. */
   handler(
     input: z.output<Input>,
     context: ToolContext,
+    from: IncomingMessage,
   ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 
