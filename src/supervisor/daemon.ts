@@ -32,6 +32,7 @@ import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
+import { TaskCallers } from './callers/task-callers.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -82,7 +83,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
-  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
+  const callers = new TaskCallers(tasks, containment, log);
+  const tools = createToolRegistry(TOOLS, { tasks, callers }, VERSION, log);
   const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
   const modern = new ModernEndpoint(
     tools,
@@ -104,7 +106,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     containment: describeContainment(containment),
     task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -136,6 +138,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
+    callerGate: config.tasksMayCall === 'off' ? (req) => callers.refusal(req) : null,
     sessions,
     modern,
     health,
@@ -159,7 +162,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       containment: describeContainment(containment),
       task_isolation: isolation,
       limits: describeControllers(containment),
-      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
       state_dir: config.stateDir,
       version: VERSION,
     },

@@ -5,9 +5,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, RequestInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
+import { HiveError, ToolRefusal } from '../../errors.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
+import { listedTool, parseToolInput, type ErrorBody, type ToolContext, type ToolDefinition } from './tool.js';
 
 export const SERVER_NAME = 'bash';
 const MAX_NAME_ECHO = 80;

@@ -2,10 +2,13 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
+import type { TaskCallers } from '../callers/task-callers.js';
 import type { TaskService } from '../tasks/task-service.js';
 
 export interface ToolContext {
   tasks: TaskService;
+  /** Who made a call (one of the daemon's tasks, or not), from the request that carried it. */
+  callers: TaskCallers;
 }
 
 export interface ToolResult<Output> {
@@ -133,6 +136,12 @@ function describeNestedIssue(issue: z.core.$ZodIssue, input: unknown, schema: z.
   for (const part of issue.path)
     value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
   return `"${where}" ${issue.message}; got ${echoValue(value)}`;
+}
+
+/** The shape every refused tool call carries in its structuredContent. */
+export interface ErrorBody {
+  code: string;
+  message: string;
 }
 
 /** What every refused call carries as structured content. */

@@ -59,6 +59,12 @@ export const completeFloor = (floor: RequestedSandbox): Sandbox => ({
   network: floor.network ?? true,
 });
 
+/** The task a run comes from (a call from one of its processes); its sandbox (null: none) bounds the run's. */
+export interface RunCaller {
+  taskId: string;
+  sandbox: Sandbox | null;
+}
+
 /** The operator's --default-sandbox and --sandbox-floor; null: none. */
 export interface SandboxPolicy {
   defaults: RequestedSandbox | null;
@@ -84,29 +90,39 @@ export function completeSandbox(
   };
 }
 
-/** The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded refusal. */
+/**
+ * The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded
+ * refusal. A run that a task asked for (`caller`) has that task's sandbox as a second floor: one
+ * that gives none gets it, and a member it leaves out is the caller's.
+ */
 export function resolveSandbox(
   requested: RequestedSandbox | undefined,
   cwd: string,
   env: Record<string, string>,
   policy: SandboxPolicy,
   support: SandboxSupport,
+  caller: RunCaller | null = null,
 ): Sandbox | null {
+  const callerFloor = caller?.sandbox ?? null;
   const source =
     requested !== undefined
       ? '"sandbox"'
-      : policy.defaults !== null
-        ? "the daemon's --default-sandbox"
-        : "the daemon's --sandbox-floor";
-  const chosen = requested ?? policy.defaults ?? policy.floor;
+      : callerFloor !== null
+        ? `the sandbox of task ${caller!.taskId}, which made this call`
+        : policy.defaults !== null
+          ? "the daemon's --default-sandbox"
+          : "the daemon's --sandbox-floor";
+  const chosen = requested ?? callerFloor ?? policy.defaults ?? policy.floor;
   if (chosen === null) return null;
-  const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
+  const sandbox = completeSandbox(chosen, cwd, env, callerFloor ?? policy.floor);
   // Each directory named where it was given: the run's own by its index, else by where it came from.
   if (requested?.write !== undefined)
     requested.write.forEach((dir, i) => assertDirectory(resolve(dir), `"sandbox.write[${i}]" must be`));
   else for (const dir of sandbox.write) assertDirectory(dir, `the write directories of ${source} must each be`);
-  const wider = policy.floor === null ? null : widerThanFloor(sandbox, policy.floor);
-  if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
+  const beyond =
+    beyondLimit(sandbox, callerFloor, `the sandbox of task ${caller?.taskId}, which made this call`, 'that sandbox') ??
+    beyondLimit(sandbox, policy.floor, "the operator's floor (--sandbox-floor)", 'the floor');
+  if (beyond !== null) throw new SandboxNotAllowedError(source, beyond);
   const missing = [
     confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
     !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
@@ -122,6 +138,12 @@ function assertDirectory(dir: string, what: string): void {
     throw new ToolInputError(
       `Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`,
     );
+}
+
+/** "wider than NAME: WHY, and SHORT allows at most: ..." when `sandbox` allows more than `limit` (null: none); else null. */
+function beyondLimit(sandbox: Sandbox, limit: Sandbox | null, name: string, short: string): string | null {
+  const why = limit === null ? null : widerThanFloor(sandbox, limit);
+  return why === null ? null : `wider than ${name}: ${why}, and ${short} allows at most: ${describeSandbox(limit!)}`;
 }
 
 /** What `sandbox` allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
@@ -149,12 +171,13 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
   return { defaults, floor };
 }
 
-/** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
-export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy) {
+/** What sandboxing this host can enforce, and the operator's policy (with --tasks-may-call), for the start line and /healthz. */
+export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy, tasksMayCall: string) {
   return {
     writes: support.writes === null ? `Landlock ABI ${support.landlockAbi}` : `unavailable: ${support.writes}`,
     network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
     default: policy.defaults,
     floor: policy.floor,
+    tasks_may_call: tasksMayCall,
   };
 }

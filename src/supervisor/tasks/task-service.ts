@@ -68,6 +68,7 @@ export class TaskService extends TaskReads {
       { ...this.baseEnv, ...request.env },
       this.settings.sandboxPolicy,
       this.containment.sandbox,
+      request.caller,
     );
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
