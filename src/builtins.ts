@@ -24,7 +24,6 @@ export const {
   open,
   openSync,
   readdirSync,
-  readFile,
   readFileSync,
   readlinkSync,
   readSync,

@@ -4,7 +4,7 @@
 // (a /proc/PID/fd entry linking to socket:[INODE]).
 import { endianness, networkInterfaces } from 'node:os';
 import { isIPv4 } from 'node:net';
-import { readdirSync, readFile, readlinkSync } from '../builtins.js';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from '../builtins.js';
 
 /** The two ends of an accepted connection, as net.Socket gives them while it is open. */
 export interface TcpEnds {
@@ -26,8 +26,8 @@ export interface PeerHolder {
  * another namespace). Its socket held by no fd (closed, or in flight in a unix socket's message)
  * gives no holder.
  */
-export async function findPeerHolder(connection: TcpEnds, skipPid = process.pid): Promise<PeerHolder | null> {
-  const inode = await findPeerInode(connection);
+export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
+  const inode = findPeerInode(connection);
   if (inode === null) return null;
   if (inode === 0) return { holder: null, unreadable: [] };
   return findSocketHolder(inode, skipPid);
@@ -35,15 +35,11 @@ export async function findPeerHolder(connection: TcpEnds, skipPid = process.pid)
 
 /**
  * The inode of the peer's socket (0: an orphan, closed by its process), or null when it is not in
- * this namespace's tables. Each table is read on libuv's threads: the kernel makes it by walking
- * every bucket of its connection hash (262,144 here), about 5 ms of CPU whatever it holds.
+ * this namespace's tables. Read synchronously, so that a call that asks is answered in the order
+ * it came (a run is admitted in the turn its request is read, before a later request on another
+ * connection is seen).
  */
-export async function findPeerInode({
-  localAddress,
-  localPort,
-  remoteAddress,
-  remotePort,
-}: TcpEnds): Promise<number | null> {
+export function findPeerInode({ localAddress, localPort, remoteAddress, remotePort }: TcpEnds): number | null {
   const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
   const tables: Array<{ file: string; ours: number[]; peer: number[] }> = [
     { file: 'tcp6', ours: asIpv6(ours), peer: asIpv6(peer) },
@@ -53,39 +49,62 @@ export async function findPeerInode({
   if (ours4 !== null && peer4 !== null) tables.unshift({ file: 'tcp', ours: ours4, peer: peer4 });
   let found: number | null = null;
   for (const table of tables) {
-    const text = await readTable(`/proc/net/${table.file}`);
-    if (text === null) continue; // no IPv6 here, say
     // The peer's entry: local = its end, remote = ours. Our own entry has them the other way round.
     const needle = `: ${tableAddress(table.peer, remotePort)} ${tableAddress(table.ours, localPort)} `;
-    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
-      const end = text.indexOf('\n', at);
-      const inode = Number(
-        text
-          .slice(at, end === -1 ? undefined : end)
-          .trim()
-          .split(/\s+/)[9],
-      );
-      if (Number.isInteger(inode) && inode > 0) return inode;
-      found = 0; // a TIME_WAIT or an orphan of the same four numbers; a live one may follow
+    const inode = searchTable(`/proc/net/${table.file}`, needle);
+    if (inode !== null && inode > 0) return inode;
+    found ??= inode;
+  }
+  return found;
+}
+
+/** Read at a time from a table: a few dozen of its lines. */
+const TABLE_CHUNK_BYTES = 16 * 1024;
+
+/**
+ * The inode on the line of table `path` holding `needle`: a live socket's, else 0 (a TIME_WAIT or
+ * an orphan of the same four numbers), else null. The kernel makes the table as it is read, by
+ * walking every bucket of its connection hash (262,144 here: about 5 ms of CPU for the whole
+ * table, whatever it holds), so the reading stops at a live socket's line.
+ */
+function searchTable(path: string, needle: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null; // no IPv6 here, say
+  }
+  const buffer = Buffer.alloc(TABLE_CHUNK_BYTES);
+  let found: number | null = null;
+  let carry = '';
+  try {
+    for (let bytes = readSync(fd, buffer); bytes > 0; bytes = readSync(fd, buffer)) {
+      const text = carry + buffer.toString('latin1', 0, bytes);
+      const complete = text.lastIndexOf('\n') + 1;
+      carry = text.slice(complete);
+      for (let at = text.indexOf(needle); at !== -1 && at < complete; at = text.indexOf(needle, at + 1)) {
+        const inode = Number(text.slice(at, text.indexOf('\n', at)).trim().split(/\s+/)[9]);
+        if (Number.isInteger(inode) && inode > 0) return inode;
+        found = 0;
+      }
     }
+  } finally {
+    closeSync(fd);
   }
   return found;
 }
 
 /**
  * The first process but `skipPid` found with an fd on socket `inode`, and those passed over whose
- * fds cannot be read. Newest pids first: a caller is most often a process started for the call
+ * fds cannot be read. Newest first: a caller is most often a process started for the call
  * (hive-bash, curl), so a scan of every process's fds (about 10 us an fd here, more on a loaded
  * machine) mostly ends after a few.
  */
 export function findSocketHolder(inode: number, skipPid: number): PeerHolder {
   const link = `socket:[${inode}]`;
   const unreadable: number[] = [];
-  const pids = readdirSync('/proc')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== skipPid)
-    .sort((a, b) => b - a);
-  for (const pid of pids) {
+  for (const pid of newestFirst(readdirSync('/proc').map(Number))) {
+    if (!Number.isInteger(pid) || pid <= 0 || pid === skipPid) continue;
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
@@ -113,9 +132,21 @@ export function isLocalAddress(address: string): boolean {
   return Object.values(networkInterfaces()).some((list) => list?.some((entry) => entry.address === text));
 }
 
-/** A /proc/net table's text, or null when it cannot be read. */
-function readTable(path: string): Promise<string | null> {
-  return new Promise((resolve) => readFile(path, 'latin1', (error, text) => resolve(error ? null : text)));
+/**
+ * `pids` from the one given last down, as the kernel hands them out: from ns_last_pid down to 1,
+ * then down from pid_max (pids wrap around there: on this machine's 32,768 within hours).
+ */
+function newestFirst(pids: number[]): number[] {
+  let last: number;
+  let max: number;
+  try {
+    last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1'));
+    max = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+  } catch {
+    return pids.sort((a, b) => b - a);
+  }
+  const age = (pid: number) => (((last - pid) % max) + max) % max;
+  return pids.sort((a, b) => age(a) - age(b));
 }
 
 /** The bytes of an address as Node prints it (IPv4, or IPv6 with a zone or a mapped IPv4 tail). */

@@ -24,7 +24,20 @@ async function acceptFromChild(
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   t.after(() => server.close());
   const { port } = server.address() as AddressInfo;
-  const accepted = once(server, 'connection') as Promise<[Socket]>;
+  // The ends are read as the connection is accepted: a reset one has none a moment later.
+  const accepted = new Promise<{ socket: Socket; ends: TcpEnds }>((resolve) =>
+    server.once('connection', (socket: Socket) => {
+      socket.on('error', () => {}).resume();
+      t.after(() => socket.destroy());
+      const ends = {
+        localAddress: socket.localAddress!,
+        localPort: socket.localPort!,
+        remoteAddress: socket.remoteAddress!,
+        remotePort: socket.remotePort!,
+      };
+      resolve({ socket, ends });
+    }),
+  );
   const then = reset ? `s.write('hello\\n', () => s.resetAndDestroy())` : '';
   const child = spawn(
     process.execPath,
@@ -35,15 +48,7 @@ async function acceptFromChild(
     { stdio: 'ignore' },
   );
   t.after(() => child.kill('SIGKILL'));
-  const [socket] = await accepted;
-  socket.on('error', () => {}).resume();
-  t.after(() => socket.destroy());
-  const ends = {
-    localAddress: socket.localAddress!,
-    localPort: socket.localPort!,
-    remoteAddress: socket.remoteAddress!,
-    remotePort: socket.remotePort!,
-  };
+  const { socket, ends } = await accepted;
   return { accepted: socket, ends, childPid: child.pid! };
 }
 
@@ -54,7 +59,7 @@ for (const [host, connectHost] of [
 ]) {
   test(`the peer of a connection to ${host} from ${connectHost} is the process holding its socket`, async (t) => {
     const { ends, childPid } = await acceptFromChild(t, host!, connectHost!);
-    assert.deepEqual(await findPeerHolder(ends), { holder: childPid, unreadable: [] });
+    assert.deepEqual(findPeerHolder(ends), { holder: childPid, unreadable: [] });
   });
 }
 
@@ -63,18 +68,19 @@ test('a peer that closed its socket is held by no process', async (t) => {
   const ended = once(accepted, 'end');
   process.kill(childPid, 'SIGKILL');
   await ended;
-  assert.equal(await findPeerInode(ends), 0, 'its socket is an orphan in the table');
-  assert.deepEqual(await findPeerHolder(ends), { holder: null, unreadable: [] });
+  assert.equal(findPeerInode(ends), 0, 'its socket is an orphan in the table');
+  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [] });
 });
 
 test('a peer that reset its connection leaves no entry: only its local address tells it from another host', async (t) => {
   const { accepted, ends } = await acceptFromChild(t, '127.0.0.1', '127.0.0.1', true);
-  await new Promise((resolve) => accepted.once('close', resolve)); // after its ECONNRESET
-  assert.equal(await findPeerHolder(ends), null);
+  // After its ECONNRESET, which may have come already.
+  await new Promise((resolve) => (accepted.closed ? resolve(null) : accepted.once('close', resolve)));
+  assert.equal(findPeerHolder(ends), null);
   assert.equal(isLocalAddress(ends.remoteAddress), true);
 });
 
-test("this host's addresses are local, others are not", async () => {
+test("this host's addresses are local, others are not", () => {
   const own = Object.values(networkInterfaces())
     .flat()
     .map((entry) => entry!.address);
@@ -82,5 +88,5 @@ test("this host's addresses are local, others are not", async () => {
     assert.equal(isLocalAddress(address), true, address);
   for (const address of ['192.0.2.1', '::ffff:192.0.2.1', '2001:db8::1']) assert.equal(isLocalAddress(address), false);
   const ends = { localAddress: '127.0.0.1', localPort: 1, remoteAddress: '192.0.2.1', remotePort: 2 };
-  assert.equal(await findPeerInode(ends), null, 'ends that no connection of this host has are in no table');
+  assert.equal(findPeerInode(ends), null, 'ends that no connection of this host has are in no table');
 });

@@ -49,7 +49,7 @@ const OUTSIDE: Caller = { kind: 'outside' };
 const MAX_ANCESTRY = 4096;
 
 export class TaskCallers {
-  private readonly known = new WeakMap<Socket, Promise<Caller>>();
+  private readonly known = new WeakMap<Socket, Caller>();
   /** Task cgroups' path beneath the cgroup2 mount, then `/task-` (`/hive-bash-daemon/task-`); null without. */
   private readonly cgroupPrefix: string | null;
 
@@ -66,33 +66,31 @@ export class TaskCallers {
   }
 
   /** Who made the call that `from` carries: looked up at its connection's first ask, then remembered. */
-  of(from: IncomingMessage): Promise<Caller> {
+  of(from: IncomingMessage): Caller {
     const socket = from.socket;
     let caller = this.known.get(socket);
     if (caller === undefined) {
-      caller = this.identify(socket).then((found) => {
-        if (found.kind === 'unknown')
-          this.log.warn(
-            { caller: found.why },
-            'cannot tell which task, if any, made a call: it is refused as the most restricted caller',
-          );
-        else if (found.kind === 'task') this.log.debug({ task: found.taskId, pid: found.pid }, 'a call from a task');
-        return found;
-      });
+      caller = this.identify(socket);
       this.known.set(socket, caller);
+      if (caller.kind === 'unknown')
+        this.log.warn(
+          { caller: caller.why },
+          'cannot tell which task, if any, made a call: it is refused as the most restricted caller',
+        );
+      else if (caller.kind === 'task') this.log.debug({ task: caller.taskId, pid: caller.pid }, 'a call from a task');
     }
     return caller;
   }
 
   /** Why a request is refused under --tasks-may-call off: it comes from a task, or may; null: from outside them. */
-  async refusal(req: IncomingMessage): Promise<string | null> {
-    const caller = await this.of(req);
+  refusal(req: IncomingMessage): string | null {
+    const caller = this.of(req);
     if (caller.kind === 'outside') return null;
     const from = caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;
     return `Forbidden: this request comes from ${from}, and this daemon takes no requests from its own tasks (--tasks-may-call off)`;
   }
 
-  private async identify(socket: Socket): Promise<Caller> {
+  private identify(socket: Socket): Caller {
     const { localAddress, localPort, remoteAddress, remotePort } = socket;
     if (
       localAddress === undefined ||
@@ -104,7 +102,7 @@ export class TaskCallers {
     const ends = { localAddress, localPort, remoteAddress, remotePort };
     let peer: PeerHolder | null;
     try {
-      peer = await findPeerHolder(ends);
+      peer = findPeerHolder(ends);
     } catch (error) {
       return unknown(`a connection whose peer could not be looked up (${(error as Error).message})`);
     }

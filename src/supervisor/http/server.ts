@@ -21,7 +21,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export interface HttpRoutes {
   guard: RequestGuard;
   /** Why a request from one of the daemon's own tasks is refused (--tasks-may-call off), or null; null: none is. */
-  callerGate: ((req: IncomingMessage) => Promise<string | null>) | null;
+  callerGate: ((req: IncomingMessage) => string | null) | null;
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
@@ -56,7 +56,7 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
   const text = await readBody(req, refusal === null && req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (refusal) return sendText(res, refusal.status, refusal.message);
-  const barred = routes.callerGate === null ? null : await routes.callerGate(req);
+  const barred = routes.callerGate?.(req) ?? null;
   if (barred !== null) return sendText(res, 403, barred);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));

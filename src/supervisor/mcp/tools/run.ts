@@ -126,7 +126,7 @@ export const runTool = defineTool({
   outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
   async handler(input, { tasks, callers }, from) {
-    const caller = runCallerOf(await callers.of(from));
+    const caller = runCallerOf(callers.of(from));
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
     for (const size of ['cols', 'rows'] as const) {
