@@ -5,7 +5,10 @@ export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_UNREACHABLE = 3;
+/** wait --timeout passed, or run's wait ended, before the task did (as timeout(1)). */
 export const EXIT_TIMEOUT = 124;
+/** stdout's reader went away before all was written: 128+SIGPIPE, as a shell reports a tool SIGPIPE ended. */
+export const EXIT_PIPE = 141;
 
 export class CliError extends Error {
   constructor(

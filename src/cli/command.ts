@@ -14,7 +14,12 @@ export interface CommandContext {
   width: number | null;
   /** stdin and stdout are a terminal, so a live view may take keys. */
   terminal: boolean;
-  write(text: string): void;
+  /** Queues text (as UTF-8) or bytes (as they are) on stdout; nothing once its reader has gone. */
+  write(chunk: string | Uint8Array): void;
+  /** Waits until the reader has taken what was written (or has gone): call it between large writes. */
+  drain(): Promise<void>;
+  /** stdout's reader has gone (EPIPE) or a write failed: nothing more will be shown. */
+  stdoutClosed(): boolean;
   /** One line on stderr. */
   warn(text: string): void;
 }
@@ -29,6 +34,11 @@ export interface Command {
   /** The command's flags and its exit codes, a line each, for `--help`. */
   help: string[];
   options: Record<string, OptionSpec>;
+  /**
+   * Its exit code reports a task's (run, wait, follow): when stdout closes early the command
+   * chooses its code itself; any other command then exits 141.
+   */
+  reportsTask?: boolean;
   /** Returns the exit code. */
   run(context: CommandContext, values: OptionValues, positionals: string[]): Promise<number>;
 }

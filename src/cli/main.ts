@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // hive-bash: the operator's command line, speaking MCP to a running hive-bash-daemon.
 import { parseArgs } from '../builtins.js';
-import { CliError, EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError } from './cli-error.js';
+import { CliError, EXIT_ERROR, EXIT_OK, EXIT_PIPE, EXIT_USAGE, UsageError } from './cli-error.js';
 import { DaemonClient, DEFAULT_URL } from './client.js';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { COMMANDS, findCommand } from './commands/index.js';
 import { createPaint } from './format.js';
+import { CliStdout } from './stdout.js';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   url: { type: 'string' },
@@ -20,11 +21,14 @@ const GLOBAL_HELP = [
   "-h, --help         this help; hive-bash COMMAND --help for a command's",
 ];
 const EXIT_HELP = [
-  "0    success; where a command waits on a task: the task's own exit code (128+N after signal N)",
-  '1    an error (an unknown id, a refused call, a wrong token)',
+  "0    success; where a command reports a task (run, wait, follow, logs -f): the task's own exit",
+  '     code (128+N after signal N)',
+  '1    an error (an unknown id, a refused call, a wrong token, a failed write to stdout)',
   '2    a usage error (an unknown flag, a bad value)',
   '3    the daemon cannot be reached',
-  '124  wait --timeout passed first',
+  "124  wait --timeout passed first; run's wait ended before the task (not with --detach)",
+  "141  stdout's reader went away first (as a command ended by SIGPIPE); run and wait keep their",
+  "     code, and follow (logs -f) the task's when it has ended",
 ];
 
 /** Splits off the command's name: the first word that is not a global flag or its value. */
@@ -99,12 +103,15 @@ function usageErrorOf(error: NodeJS.ErrnoException, command: Command): UsageErro
 
 /** The command being run, for the prefix of its error line. */
 let running: Command | null = null;
+const stdout = new CliStdout();
+// A closed stderr leaves nowhere to report anything: its write errors are dropped.
+process.stderr.on('error', () => {});
 
 async function main(argv: string[]): Promise<number> {
   const { name, rest } = splitCommand(argv);
   if (name === null || name === 'help') {
     const topic = name === 'help' ? findCommand(rest.find((token) => !token.startsWith('-')) ?? '') : null;
-    process.stdout.write(`${topic ? formatCommandHelp(topic) : formatMainHelp()}\n`);
+    stdout.write(`${topic ? formatCommandHelp(topic) : formatMainHelp()}\n`);
     if (name === null && !rest.includes('--help') && !rest.includes('-h')) return EXIT_USAGE;
     return EXIT_OK;
   }
@@ -127,7 +134,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    process.stdout.write(`${formatCommandHelp(command)}\n`);
+    stdout.write(`${formatCommandHelp(command)}\n`);
     return EXIT_OK;
   }
   const client = new DaemonClient({
@@ -141,7 +148,9 @@ async function main(argv: string[]): Promise<number> {
     paint: createPaint(terminal && !process.env.NO_COLOR),
     width: terminal ? (process.stdout.columns ?? 80) : null,
     terminal: terminal && process.stdin.isTTY === true,
-    write: (text) => void process.stdout.write(text),
+    write: (chunk) => stdout.write(chunk),
+    drain: () => stdout.drain(),
+    stdoutClosed: () => stdout.closed,
     warn: (text) => void process.stderr.write(`hive-bash ${command.name}: ${text}\n`),
   };
   try {
@@ -151,16 +160,33 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The prefix of an error line: the command's name once it is known. */
+function errorPrefix(): string {
+  return running === null ? 'hive-bash' : `hive-bash ${running.name}`;
+}
+
+/** The exit code once stdout is written out: a failed write changes a success into 141 (EPIPE) or 1. */
+function exitCodeAfterWriting(code: number): number {
+  const failure = stdout.failure;
+  if (failure === null) return code;
+  if (failure.code !== 'EPIPE') {
+    process.stderr.write(`${errorPrefix()}: cannot write to stdout: ${failure.message}\n`);
+    return EXIT_ERROR;
+  }
+  return running?.reportsTask || code !== EXIT_OK ? code : EXIT_PIPE;
+}
+
+let code: number;
 try {
-  process.exitCode = await main(process.argv.slice(2));
+  code = await main(process.argv.slice(2));
 } catch (error) {
   const known = error instanceof CliError;
-  const command = running as Command | null;
-  const prefix = command === null ? 'hive-bash' : `hive-bash ${command.name}`;
   process.stderr.write(
-    `${prefix}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`,
+    `${errorPrefix()}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`,
   );
-  process.exitCode = known ? error.exitCode : EXIT_ERROR;
+  code = known ? error.exitCode : EXIT_ERROR;
 }
-// stdout and stderr are written synchronously here (files, pipes and terminals on Linux).
+// Everything written reaches the reader before the exit (a pipe takes it as fast as it is read).
+await stdout.drain();
+process.exitCode = exitCodeAfterWriting(code);
 process.exit();

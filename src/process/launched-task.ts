@@ -55,10 +55,12 @@ export interface LeaderStart {
 
 /**
  * The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal
- * (an fd of its slave). With `output` (the native launcher only), the shim writes the pipes into
- * those files itself.
+ * (an fd of its slave; a sandboxed task's terminal is in the detached devpts mount `devptsFd`, which
+ * its leader mounts). With `output` (the native launcher only), the shim writes the pipes into those
+ * files itself.
  */
-export type LaunchStdio = { stdin: 'null' | 'pipe'; output?: OutputFiles } | { terminalFd: number };
+export type LaunchStdio =
+  { stdin: 'null' | 'pipe'; output?: OutputFiles } | { terminalFd: number; devptsFd: number | null };
 
 /** The output files a task's shim writes (stdout, stderr): open for writing, still the caller's to close after the launch. */
 export interface OutputFiles {
@@ -93,13 +95,16 @@ export const COMMAND_FD = 3;
  * What every task's leader runs: `bash -c` of a line that reads the command from COMMAND_FD, closes
  * it and evals it. The command text is then in no process's command line, so a task's `pkill -f
  * WORD` never matches its own shell (or another task's), while the command sees what `bash -c
- * COMMAND` gives it: $0 is bash, `exit`, `set -e`, a trailing `&` and the exit code work alike. The
- * variable is gone before the command runs; `read` stops at a NUL, which a command cannot hold.
+ * COMMAND` gives it: $0 is bash, `exit`, `set -e`, a trailing `&` and the exit code work alike, and
+ * $BASH_EXECUTION_STRING (which bash lets a script assign) is the command, as `bash -c` sets it.
+ * What eval cannot hide: a syntax error reads `bash: eval: line N:` for `bash: -c: line N:`,
+ * `set -x` marks lines `++` for `+`, and $_ is `exec` until the command's first command has run.
+ * `read` stops at a NUL, which a command cannot hold.
  */
 export const TASK_SHELL_ARGV: readonly string[] = [
   'bash',
   '-c',
-  `IFS= read -r -d '' __hive_bash_command <&${COMMAND_FD}; exec ${COMMAND_FD}<&-; eval "unset -v __hive_bash_command; $__hive_bash_command"`,
+  `IFS= read -r -d '' BASH_EXECUTION_STRING <&${COMMAND_FD}; exec ${COMMAND_FD}<&-; eval "$BASH_EXECUTION_STRING"`,
 ];
 
 /** A task's figures once nothing of it is left. */

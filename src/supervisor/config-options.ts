@@ -2,10 +2,11 @@
 // accepts (for the error that echoes a wrong value), its default and its line of --help.
 import { z } from 'zod';
 import type { Config } from './config.js';
+import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
+import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { TASKS_MAY_CALL } from './callers/task-callers.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
-import { cpus, integer, jsonOf, positiveNumber, text } from './config-values.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -126,6 +127,7 @@ export const OPTIONS: OptionSpec[] = [
     default: 1800,
     help: 'MCP sessions idle this long are closed',
   },
+  ...CLIENT_LIMIT_OPTIONS,
   {
     flag: 'containment',
     key: 'containment',

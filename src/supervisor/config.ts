@@ -22,6 +22,15 @@ export interface Config {
   retentionCount: number;
   authTokenFile: string | null;
   sessionIdleSeconds: number;
+  /** MCP sessions (the 2025 era) open at once, in all and from one peer. */
+  maxSessions: number;
+  maxSessionsPerPeer: number;
+  /** HTTP connections open at once, in all and from one peer. */
+  maxConnections: number;
+  maxConnectionsPerPeer: number;
+  /** From a request's first byte: its headers, and the whole of it, must have arrived within these. */
+  headersTimeoutSeconds: number;
+  requestTimeoutSeconds: number;
   logLevel: string;
   containment: ContainmentChoice;
   taskNamespace: NamespaceChoice;
@@ -72,6 +81,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'he
         `--${limitFlag} ${limit} is above --${option.flag} ${ceiling}; the default may not exceed the ceiling`,
       );
   }
+  if ((config.requestTimeoutSeconds as number) < (config.headersTimeoutSeconds as number))
+    throw new ConfigError(
+      `--request-timeout-seconds ${String(config.requestTimeoutSeconds)} is below --headers-timeout-seconds ${String(config.headersTimeoutSeconds)}; the whole request cannot arrive before its headers`,
+    );
   if (typeof config.cgroupRoot === 'string' && config.cgroupRoot.includes(':'))
     throw new ConfigError(`--cgroup-root must be a path without ":"; got ${JSON.stringify(config.cgroupRoot)}`);
   return config as unknown as Config;

@@ -83,9 +83,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
-  const callers = new TaskCallers(tasks, containment, log);
+  const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
   const tools = createToolRegistry(TOOLS, { tasks, callers }, VERSION, log);
-  const sessions = new SessionManager(tools, config.sessionIdleSeconds * 1000, log);
+  const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
     new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
@@ -138,7 +138,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
-    callerGate: config.tasksMayCall === 'off' ? (req) => callers.refusal(req) : null,
+    limits: config,
+    callers,
     sessions,
     modern,
     health,

@@ -2,6 +2,14 @@
 // the task's terminal, where text is typed as if at a keyboard.
 import { writeSync } from '../builtins.js';
 import type { Writable } from 'node:stream';
+import type { InputRefusal } from './protocol.js';
+
+/**
+ * Bytes of input a task's stdin may hold that the task has not read (beyond what its pipe or
+ * terminal took): one whole input's worth. More is refused, so input to a task that does not read
+ * cannot grow the worker's memory without end.
+ */
+export const MAX_QUEUED_INPUT_BYTES = 1024 * 1024;
 
 export interface TaskInput {
   /** True once end of file was sent (or the task let go): nothing more can be written. */
@@ -12,6 +20,17 @@ export interface TaskInput {
   write(text: string, eof: boolean): Promise<void>;
   /** Stops writing for good: at the task's end, before what it writes to is closed. */
   stop(): void;
+}
+
+/** Why `text` is not taken by `input` now (what the task has not read, and it, would pass MAX_QUEUED_INPUT_BYTES), or null. */
+export function queueRefusal(input: TaskInput, text: string): InputRefusal | null {
+  const queued = input.pendingBytes;
+  const bytes = Buffer.byteLength(text);
+  if (queued + bytes <= MAX_QUEUED_INPUT_BYTES) return null;
+  return {
+    code: 'ERR_INPUT_QUEUE_FULL',
+    detail: `its stdin holds ${queued} bytes the task has not read, and these ${bytes} would pass the ${MAX_QUEUED_INPUT_BYTES} bytes a task may have queued; nothing was written: wait until it reads (status shows what it printed), or kill it`,
+  };
 }
 
 /**

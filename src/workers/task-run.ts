@@ -19,7 +19,7 @@ import type {
   StreamName,
   TaskSpec,
 } from './protocol.js';
-import { PipeInput, type TaskInput } from './task-input.js';
+import { PipeInput, queueRefusal, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
 import { within } from '../within.js';
 
@@ -92,7 +92,7 @@ export class TaskRun {
     const onTruncated = (stream: StreamName, reason: string) => this.report({ type: 'truncated', stream, reason });
     const launched = this.launch(
       terminal !== null
-        ? { terminalFd: terminal.slaveFd }
+        ? { terminalFd: terminal.slaveFd, devptsFd: terminal.devptsFd }
         : shimWrites
           ? { stdin, output: shimOutputFiles(fds, this.spec, onTruncated) }
           : { stdin },
@@ -186,16 +186,7 @@ export class TaskRun {
     if (this.writingStopped) refusal = { code: 'ERR_INPUT_ENDED', detail: null };
     else if (this.input === null) refusal = { code: 'ERR_INPUT_NOT_INTERACTIVE', detail: 'the task has no open stdin' };
     else if (this.input.closed) refusal = { code: 'ERR_INPUT_STDIN_CLOSED', detail: null };
-    else {
-      const written = this.input.write(text, eof).then(
-        () => null,
-        (failure: Error): InputRefusal => ({
-          code: 'ERR_INPUT_WRITE_FAILED',
-          detail: `its stdin could not take it: ${failure.message}`,
-        }),
-      );
-      refusal = await within(written, INPUT_WAIT_MS, null);
-    }
+    else refusal = queueRefusal(this.input, text) ?? (await writeInput(this.input, text, eof));
     this.report({ type: 'input-done', requestId, pendingBytes: this.input?.pendingBytes ?? 0, refusal });
   }
 
@@ -238,4 +229,16 @@ export class TaskRun {
   private report(message: ReportEnvelope['message']): void {
     this.port.postMessage({ runKey: this.spec.runKey, message } satisfies ReportEnvelope);
   }
+}
+
+/** Writes an input; null once the task took it all, or after INPUT_WAIT_MS with some of it still pending. */
+function writeInput(input: TaskInput, text: string, eof: boolean): Promise<InputRefusal | null> {
+  const written = input.write(text, eof).then(
+    () => null,
+    (failure: Error): InputRefusal => ({
+      code: 'ERR_INPUT_WRITE_FAILED',
+      detail: `its stdin could not take it: ${failure.message}`,
+    }),
+  );
+  return within(written, INPUT_WAIT_MS, null);
 }

@@ -1,5 +1,6 @@
-// Runs the real hive-bash binary against a test daemon: to completion, or in the background for
-// the commands that follow a task; every child is killed at the end of its test.
+// Runs the real hive-bash binary against a test daemon: to completion, in the background for the
+// commands that follow a task, or in a shell's pipeline; every child's process group is killed at
+// the end of its test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { TestContext } from 'node:test';
@@ -18,6 +19,8 @@ export interface RunningCli {
   stderr(): string;
   /** The exit and everything printed. */
   done: Promise<CliResult>;
+  /** stdout's bytes as they came, once it has ended. */
+  stdoutBytes: Promise<Buffer>;
 }
 
 /** The environment of the CLI: the runner's without HIVE_* and NO_COLOR, plus `env`. */
@@ -36,19 +39,36 @@ export function startCli(
   args: string[],
   env: Record<string, string> = {},
 ): RunningCli {
-  const child = spawn(process.execPath, [CLI_JS, ...args], {
-    env: cliEnv(url === null ? env : { HIVE_BASH_URL: url, ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
+  return startChild(t, process.execPath, [CLI_JS, ...args], url === null ? env : { HIVE_BASH_URL: url, ...env });
+}
+
+/**
+ * Runs `bash -c SCRIPT`, in which the function hive-bash runs the CLI talking to `url`: for
+ * pipelines, such as `hive-bash follow ID | head -n 1`.
+ */
+export function runShell(t: TestContext, url: string, script: string): Promise<CliResult> {
+  const define = 'hive-bash() { "$HIVE_TEST_NODE" "$HIVE_TEST_CLI" "$@"; }';
+  return startChild(t, 'bash', ['-c', `${define}\n${script}`], {
+    HIVE_BASH_URL: url,
+    HIVE_TEST_NODE: process.execPath,
+    HIVE_TEST_CLI: CLI_JS,
+  }).done;
+}
+
+function startChild(t: TestContext, file: string, args: string[], env: Record<string, string>): RunningCli {
+  // A group of its own, so that a shell's pipeline is killed with it.
+  const child = spawn(file, args, { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const chunks: Buffer[] = [];
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const done = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+  const stdout = () => Buffer.concat(chunks).toString('utf8');
+  const done = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout: stdout(), stderr }));
   t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // While its leader is unreaped, the group's id cannot have been reused.
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
   });
-  return { child, stdout: () => stdout, stderr: () => stderr, done };
+  return { child, stdout, stderr: () => stderr, done, stdoutBytes: done.then(() => Buffer.concat(chunks)) };
 }
 
 /** Runs `hive-bash ARGS` to its end. */

@@ -49,9 +49,12 @@ test('hive-bash commands against one daemon', async (t) => {
     assert.equal(body.stdout_tail, `${gates}:hello there\n`);
   });
 
-  await t.test('run of a task that outlives the wait prints only its id and exits 0', async () => {
+  await t.test('run of a task that outlives the wait prints only its id, says so and exits 124', async () => {
     const result = await cli('run', '--name', 'long', '--wait', '0', '--', awaitGate(gate));
-    assert.deepEqual([result.code, result.stdout, result.stderr], [0, 'long\n', '']);
+    assert.deepEqual(
+      [result.code, result.stdout, result.stderr],
+      [124, 'long\n', 'hive-bash run: long still running when the wait ended; hive-bash wait long waits for its end\n'],
+    );
   });
 
   await t.test('list and ps show a table, newest first; --json has the tool fields', async () => {
@@ -108,7 +111,7 @@ test('hive-bash commands against one daemon', async (t) => {
   });
 
   await t.test('kill signals one task and prints what it sent; wait then sees it end by that signal', async () => {
-    await cli('run', '--name', 'victim', '--wait', '0', '--', awaitGate(gate));
+    await cli('run', '--name', 'victim', '--detach', '--', awaitGate(gate));
     const result = await cli('kill', 'victim', '--signal', 'term');
     assert.equal(result.code, 0, result.stderr);
     assert.equal(
@@ -122,7 +125,7 @@ test('hive-bash commands against one daemon', async (t) => {
 
   await t.test('kill --all ends every running task and --json lists each result', async () => {
     for (const name of ['fleet-1', 'fleet-2', 'fleet-3'])
-      await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate));
+      await cli('run', '--name', name, '--detach', '--', awaitGate(gate));
     const { code, body } = await json('kill', '--all', '--force');
     assert.equal(code, 0);
     const ids = body.results.map((result: { id: string }) => result.id).sort();
@@ -138,7 +141,7 @@ test('hive-bash commands against one daemon', async (t) => {
   await t.test('--help on every command, and usage errors exit 2 with one line', async () => {
     const main = await cli('--help');
     assert.equal(main.code, 0);
-    assert.match(main.stdout, /\nExit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 .*\n {2}124 /);
+    assert.match(main.stdout, /\nExit codes:\n {2}0 .*\n( {5}.*\n)* {2}1 .*\n {2}2 .*\n {2}3 .*\n {2}124 .*\n {2}141 /);
     const names = ['list', 'ps', 'status', 'follow', 'logs', 'wait', 'kill', 'run', 'top', 'todos'];
     const helps = await Promise.all(names.map((name) => cli(name, '--help')));
     helps.forEach((help, index) => {

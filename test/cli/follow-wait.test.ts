@@ -18,7 +18,7 @@ test('hive-bash follow and wait against one daemon', async (t) => {
   const open = (gate: string) => writeFileSync(gate, '');
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
   const start = async (name: string, command: string) =>
-    assert.equal((await cli('run', '--name', name, '--wait', '0', '--', command)).code, 0);
+    assert.equal((await cli('run', '--name', name, '--detach', '--', command)).code, 0);
 
   await t.test('follow prints the output as it grows, stderr marked, and exits with the task code', async () => {
     const gate = newGate();

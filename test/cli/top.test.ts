@@ -19,7 +19,7 @@ test('hive-bash top against one daemon', async (t) => {
   });
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
   for (const name of ['idle-a', 'idle-b'])
-    assert.equal((await cli('run', '--name', name, '--wait', '0', '--', awaitGate(gate))).code, 0);
+    assert.equal((await cli('run', '--name', name, '--detach', '--', awaitGate(gate))).code, 0);
   assert.equal((await cli('run', '--name', 'finished', '--wait', '20', '--', 'true')).code, 0);
 
   await t.test('top --once prints the totals, then the running tasks', async () => {

@@ -63,7 +63,10 @@ test(`${SESSIONS} abandoned MCP sessions keep the daemon's memory bounded and ar
   const idleSeconds = Math.max(3, Math.ceil((2 * projectedMs) / 1000));
   const idleMs = idleSeconds * 1000;
 
-  const daemon = await startTestDaemon(t, { args: ['--session-idle-seconds', String(idleSeconds)] });
+  // All from 127.0.0.1, one peer: its limit (500 by default) raised to the sessions opened here.
+  const daemon = await startTestDaemon(t, {
+    args: ['--session-idle-seconds', String(idleSeconds), '--max-sessions-per-peer', String(SESSIONS)],
+  });
   const pid = daemon.child.pid!;
   const sessions = async () => (await healthz(daemon.origin)).sessions as number;
   // A warm-up: the code paths of a session are loaded and compiled before the level is taken.

@@ -26,6 +26,11 @@ test('bad flags and variables exit with code 2 and a message naming them', async
       'hive-bash-daemon: --log-level must be one of fatal, error, warn, info, debug, trace, silent; got "loud"\n',
     ],
     [['--max-runing', '3'], {}, 'hive-bash-daemon: unknown flag --max-runing; see --help for the flags it accepts\n'],
+    [
+      ['--headers-timeout-seconds', '20', '--request-timeout-seconds', '10'],
+      {},
+      'hive-bash-daemon: --request-timeout-seconds 10 is below --headers-timeout-seconds 20; the whole request cannot arrive before its headers\n',
+    ],
     [['--port'], {}, "hive-bash-daemon: Option '--port <value>' argument missing (see --help)\n"],
     [
       ['--host', '0.0.0.0'],

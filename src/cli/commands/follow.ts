@@ -1,27 +1,17 @@
-// follow (logs -f) and logs: a task's output so far, or as it grows until the task ends, read
-// through the daemon's output tool: lines that match --grep, from a --since cursor, within --max-bytes.
-import { setTimeout as sleep } from 'node:timers/promises';
+// follow (logs -f) and logs: a task's output so far, or as it grows until the task ends: one
+// stream's bytes as written (from its file where this machine can read it), or the daemon's text
+// view of both (the output tool): lines that match --grep, from a --since cursor, within --max-bytes.
 import { parseCount, requireIds } from '../arguments.js';
-import { UsageError } from '../cli-error.js';
+import { EXIT_PIPE, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext, type OptionValues } from '../command.js';
+import { copyExactOutput } from '../exact-output.js';
 import { shellExitCode } from '../format.js';
-import {
-  fetchOutput,
-  fetchWholePage,
-  isEmpty,
-  MAX_PAGE_BYTES,
-  OutputPrinter,
-  STDERR_MARK,
-  type OutputAnswer,
-  type StreamChoice,
-} from '../output-reader.js';
+import { fetchOutput, MAX_PAGE_BYTES, showText, STDERR_MARK, tailArgs, type StreamChoice } from '../output-reader.js';
 import { fetchStatus, waitForEnd } from '../tasks.js';
-import { isFinished, type TaskState } from '../../supervisor/model/task.js';
+import { isFinished } from '../../supervisor/model/task.js';
 
 const MAX_HISTORY_LINES = 100_000;
 const MAX_CONTEXT_LINES = 20;
-/** After the task's end: how long to wait for the last of its output (a terminal's is read to its end after it). */
-const SETTLE_MS = 200;
 
 /** -n: a count of lines, or "all". */
 function parseHistory(text: string | undefined, fallback: number): number {
@@ -65,92 +55,52 @@ async function showOutput(
   const { stream, args } = readingArgs(values);
   const history = parseHistory(values.lines as string | undefined, follow ? 10 : Number.POSITIVE_INFINITY);
   const maxBytes = parseCount('--max-bytes', values['max-bytes'] as string | undefined, MAX_PAGE_BYTES);
-  let next = values.since as string | undefined;
-  const tail = Number.isFinite(history) && next === undefined ? { tail: Math.max(1, history) } : {};
-  if (context.json) {
-    if (follow) {
-      await waitForEnd(context.client, id, null);
-      const shown = await fetchStatus(context.client, id);
-      writeJson(context, shown);
-      return shellExitCode(shown);
-    }
-    writeJson(
-      context,
-      await fetchOutput(context.client, id, {
-        ...args,
-        ...tail,
-        max_bytes: maxBytes ?? MAX_PAGE_BYTES,
-        ...(next === undefined ? {} : { since: next }),
-      }),
-    );
-    return 0;
+  const since = values.since as string | undefined;
+  if (context.json) return showJson(context, id, follow, { ...args, ...tailArgs(history, since), since, maxBytes });
+  const exact = stream !== 'both' && args.grep === undefined && maxBytes === undefined && since === undefined;
+  const copied = exact && (await copyExactOutput(context, { id, stream, history, follow }));
+  if (!copied) await showText(context, id, { stream, args, history, since, maxBytes, follow });
+  if (context.stdoutClosed()) {
+    // Nobody reads on: the task's code if it has ended, else as a command SIGPIPE ended.
+    const status = follow ? await fetchStatus(context.client, id, 0) : null;
+    return status !== null && isFinished(status.state) ? shellExitCode(status) : EXIT_PIPE;
   }
-  const printer = new OutputPrinter(context, stream);
-  const show = (answer: OutputAnswer) => {
-    if (history !== 0 || next !== undefined) printer.print(answer);
-    next = answer.next;
-    return answer;
-  };
-  if (maxBytes !== undefined || 'tail' in tail) {
-    show(
-      await fetchOutput(context.client, id, {
-        ...args,
-        ...tail,
-        max_bytes: maxBytes ?? MAX_PAGE_BYTES,
-        ...(next === undefined ? {} : { since: next }),
-      }),
-    );
-  } else {
-    while (
-      !isEmpty(
-        show(await fetchWholePage(context.client, id, { ...args, ...(next === undefined ? {} : { since: next }) })),
-      )
-    );
-  }
-  if (!follow) {
-    printer.flush();
-    return 0;
-  }
-  await followToEnd(
-    context,
-    id,
-    args,
-    printer,
-    () => next!,
-    (cursor) => (next = cursor),
-  );
-  printer.flush();
-  return shellExitCode(await fetchStatus(context.client, id, 0));
+  return follow ? shellExitCode(await fetchStatus(context.client, id, 0)) : 0;
 }
 
-/** Prints what comes after the cursor until the task has ended and its output is all read. */
-async function followToEnd(
+/** --json: the output answer; with follow, the task's status once it has ended. */
+async function showJson(
   context: CommandContext,
   id: string,
-  args: Record<string, unknown>,
-  printer: OutputPrinter,
-  cursor: () => string,
-  advance: (next: string) => void,
-): Promise<void> {
-  let settled = false;
-  for (;;) {
-    const answer = await fetchWholePage(context.client, id, { ...args, since: cursor(), wait_seconds: 30 });
-    printer.print(answer);
-    advance(answer.next);
-    if (!isFinished(answer.state as TaskState) || !isEmpty(answer)) continue;
-    // Ended, and nothing new: done once all of it is in (a lingering process may hold it open: then once more).
-    if (answer.complete === true || settled) return;
-    settled = true;
-    await sleep(SETTLE_MS);
+  follow: boolean,
+  query: Record<string, unknown> & { since: string | undefined; maxBytes: number | undefined },
+): Promise<number> {
+  if (follow) {
+    await waitForEnd(context.client, id, null);
+    const shown = await fetchStatus(context.client, id);
+    writeJson(context, shown);
+    return shellExitCode(shown);
   }
+  const { since, maxBytes, ...args } = query;
+  writeJson(
+    context,
+    await fetchOutput(context.client, id, {
+      ...args,
+      max_bytes: maxBytes ?? MAX_PAGE_BYTES,
+      ...(since === undefined ? {} : { since }),
+    }),
+  );
+  return 0;
 }
 
 const FLAGS_HELP = [
   '-n N            show the last N lines of each stream first, or all (follow: 10; logs: all)',
-  '--stdout        only stdout, as written (no marks)',
-  '--stderr        only stderr, as written (no marks)',
-  `Without either, both streams are shown, stdout's lines as written and stderr's marked ${STDERR_MARK.trim()}`,
-  '(in red on a terminal); lines of the two streams that arrive together may appear out of order.',
+  '--stdout        only stdout, its bytes exactly as written (CR, NUL and bytes that are not UTF-8',
+  "                too), from its file when this machine can read it, else the daemon's text (warned)",
+  '--stderr        only stderr, the same way',
+  `Without either: a view to read, not the bytes: both streams by lines, stderr's marked ${STDERR_MARK.trim()} (in`,
+  'red on a terminal), without the CR before a newline, U+FFFD for bytes that are not UTF-8; lines',
+  'of the two streams that arrive together may appear out of order.',
   '--grep RE       only the lines matching the regular expression RE, numbered as grep -n numbers them',
   `-C N            with --grep, N lines (0 to ${MAX_CONTEXT_LINES}) around each match, as grep -C`,
   "--json          follow: wait for the end and print the task's status (no live output)",
@@ -160,7 +110,12 @@ export const followCommand: Command = {
   name: 'follow',
   summary: "a task's output as it grows, until it ends; exits with the task's exit code",
   usage: 'hive-bash follow ID [-n N|all] [--stdout | --stderr] [--grep RE [-C N]]',
-  help: [...FLAGS_HELP, "Exit code: the task's own (128+N after signal N; 1 when it never ran)."],
+  help: [
+    ...FLAGS_HELP,
+    "Exit code: the task's own (128+N after signal N; 1 when it never ran); when stdout's reader goes",
+    "away first (follow ID | head -1), the task's if it has ended by then, else 141 (as SIGPIPE).",
+  ],
+  reportsTask: true,
   options: {
     lines: { type: 'string', short: 'n' },
     stdout: { type: 'boolean' },
@@ -178,11 +133,12 @@ export const logsCommand: Command = {
   help: [
     '-f, --follow    keep printing as the output grows, until the task ends (as follow)',
     ...FLAGS_HELP,
-    '--since CURSOR  only what was written after the answer whose next cursor this is (logs --json prints it)',
-    `--max-bytes N   at most N bytes (up to ${MAX_PAGE_BYTES}): the beginning and the end, and what was left out between`,
+    '--since CURSOR  only what was written after the answer whose next cursor this is (logs --json prints it; a view)',
+    `--max-bytes N   at most N bytes (up to ${MAX_PAGE_BYTES}): the beginning and the end, and what was left out between (a view)`,
     "logs --json     the output tool's answer: each stream's text and line numbers, and next, the cursor for --since",
-    "Exit code: 0; with -f, the task's own.",
+    "Exit code: 0, or 141 when stdout's reader goes away first; with -f, as follow's.",
   ],
+  reportsTask: true,
   options: {
     ...followCommand.options,
     follow: { type: 'boolean', short: 'f' },

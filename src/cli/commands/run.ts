@@ -1,8 +1,9 @@
-// run: starts a task (bash -c COMMAND) and prints its id, and its result when it ended within the wait.
+// run: starts a task (bash -c COMMAND) and prints its id, and its result when it ended within the
+// wait; exits with its code then, 124 when the wait ended first (as wait --timeout), 0 with --detach.
 import { resolve } from 'node:path';
 import { isFinished } from '../../supervisor/model/task.js';
 import { parseSeconds } from '../arguments.js';
-import { UsageError } from '../cli-error.js';
+import { EXIT_OK, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
 import { writeJson, type Command } from '../command.js';
 import { formatDuration, shellExitCode } from '../format.js';
 import { MAX_WAIT_SECONDS, type TaskStatus } from '../tasks.js';
@@ -36,12 +37,13 @@ function describeResult(task: TaskStatus): string {
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'start a task; prints its id, and its result when it ends within the wait',
+  summary: "start a task; prints its id, and its result when it ends within the wait; exits with the task's code",
   usage:
-    'hive-bash run [--name N] [--wait S] [--timeout S] [--cwd D] [--env K=V]… [--pty] [--sandbox-write D]… [--no-network] -- COMMAND…',
+    'hive-bash run [--name N] [--wait S | --detach] [--timeout S] [--cwd D] [--env K=V]… [--pty] [--sandbox-write D]… [--no-network] -- COMMAND…',
   help: [
     '--name N        the task id to use instead of a generated one',
     `--wait S        wait up to S seconds (0 to ${MAX_WAIT_SECONDS}; the daemon's default 3) for the result`,
+    '-d, --detach    only start it: print its id and exit 0 without waiting (hive-bash wait ID later)',
     '--timeout S     end the task after S seconds (it becomes timed_out)',
     "--cwd D         its working directory (default: this shell's)",
     '--env K=V       add K=V to its environment (repeatable)',
@@ -49,11 +51,14 @@ export const runCommand: Command = {
     '--sandbox-write D  sandbox it: it may write only beneath D (repeatable); everywhere else is read-only to it',
     '--no-network    sandbox it: no network but its own loopback (with no --sandbox-write: writes in its cwd and the temporary directory)',
     'COMMAND… is joined with spaces and run as bash -c; quote it as one word to keep its shell syntax',
-    "Prints the id on the first line. Exit code: the task's own when it ended within the wait, else 0.",
+    "Prints the id on the first line. Exit code: the task's own when it ended within the wait (128+N",
+    'after signal N), 124 when the wait ended first (it runs on; see --detach), 0 with --detach.',
   ],
+  reportsTask: true,
   options: {
     name: { type: 'string' },
     wait: { type: 'string' },
+    detach: { type: 'boolean', short: 'd' },
     timeout: { type: 'string' },
     cwd: { type: 'string' },
     env: { type: 'string', multiple: true },
@@ -64,10 +69,14 @@ export const runCommand: Command = {
   async run(context, values, positionals) {
     if (positionals.length === 0)
       throw new UsageError('run needs a command after --, e.g. hive-bash run -- make test; got none');
-    const wait = parseSeconds('--wait', values.wait as string | undefined, {
-      max: MAX_WAIT_SECONDS,
-      zeroAllowed: true,
-    });
+    const detach = values.detach === true;
+    if (detach && values.wait !== undefined)
+      throw new UsageError(
+        `give --detach (start it, do not wait) or --wait S, not both; got --detach and --wait ${String(values.wait)}`,
+      );
+    const wait = detach
+      ? 0
+      : parseSeconds('--wait', values.wait as string | undefined, { max: MAX_WAIT_SECONDS, zeroAllowed: true });
     const timeout = parseSeconds('--timeout', values.timeout as string | undefined);
     const env = parseEnv((values.env as string[] | undefined) ?? []);
     const write = (values['sandbox-write'] as string[] | undefined)?.map((dir) => resolve(dir));
@@ -85,9 +94,13 @@ export const runCommand: Command = {
       ...(values.pty ? { pty: true } : {}),
       ...(sandbox === undefined ? {} : { sandbox }),
     });
-    const finished = isFinished(task.state);
+    const finished = isFinished(task.state) && !detach;
     if (context.json) writeJson(context, task);
     else context.write(`${task.id}\n${finished ? describeResult(task) : ''}`);
-    return finished ? shellExitCode(task) : 0;
+    if (detach) return EXIT_OK;
+    if (finished) return shellExitCode(task);
+    if (!context.json)
+      context.warn(`${task.id} still ${task.state} when the wait ended; hive-bash wait ${task.id} waits for its end`);
+    return EXIT_TIMEOUT;
   },
 };

@@ -89,6 +89,7 @@ export const waitCommand: Command = {
     'Exit code: the first non-zero exit code of the tasks, in the order named (128+N after signal N;',
     '1 for a task that never ran), 0 when all succeeded or matched, 124 when the timeout passed first.',
   ],
+  reportsTask: true,
   options: { timeout: { type: 'string' }, until: { type: 'string' } },
   async run(context, values, positionals) {
     const ids = requireIds('wait', positionals);

@@ -56,6 +56,7 @@ export class TaskCallers {
   constructor(
     private readonly tasks: TaskLookup,
     containment: Containment,
+    private readonly tasksMayCall: TasksMayCall,
     private readonly log: Logger,
   ) {
     const mount = containment.cgroupRoot === null ? null : cgroup2Mount();
@@ -82,8 +83,9 @@ export class TaskCallers {
     return caller;
   }
 
-  /** Why a request is refused under --tasks-may-call off: it comes from a task, or may; null: from outside them. */
+  /** Why --tasks-may-call refuses request `req` (off: it comes from a task, or may); null: it does not (no lookup under same-sandbox). */
   refusal(req: IncomingMessage): string | null {
+    if (this.tasksMayCall !== 'off') return null;
     const caller = this.of(req);
     if (caller.kind === 'outside') return null;
     const from = caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;

@@ -1,5 +1,6 @@
 // The HTTP surface: /mcp (MCP streamable HTTP, each POST to the era it is of), /healthz, /metrics and /todos, behind the request guard.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
@@ -7,21 +8,35 @@ import { isModernRequest } from '../mcp/eras.js';
 import type { ModernEndpoint } from '../mcp/modern-endpoint.js';
 import { sendJsonRpcError } from '../mcp/json-transport.js';
 import { sendJsonText } from '../mcp/rpc-error.js';
+import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
+import { ConnectionTable } from './connections.js';
 import type { RequestGuard } from './guard.js';
+import type { TaskCallers } from '../callers/task-callers.js';
 
 // Required, not imported: an import of node:http reads every export of the module, and on Node 22
 // and later three of them (WebSocket, CloseEvent, MessageEvent) are getters that load Node's own
 // undici, with web streams, HTTP/2 and TLS (76 more of Node's modules on Node 24).
-const { createServer } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+const { createServer, STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** How often node:http looks for requests past their headers or request timeout (its default, 30 s, would let them stay that much longer). */
+const TIMEOUT_CHECK_MS = 1000;
+/** How long a connection answered before its request was read stays half closed before it is destroyed (answerAndClose). */
+const LINGER_MS = 500;
+
+/** The flags this layer applies (client-limit-options.ts): connections, and the time a request may take to arrive. */
+export type HttpLimits = Pick<
+  Config,
+  'maxConnections' | 'maxConnectionsPerPeer' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'
+>;
 
 export interface HttpRoutes {
   guard: RequestGuard;
-  /** Why a request from one of the daemon's own tasks is refused (--tasks-may-call off), or null; null: none is. */
-  callerGate: ((req: IncomingMessage) => string | null) | null;
+  limits: HttpLimits;
+  /** Who sent a request (one of the daemon's own tasks, or not), and whether --tasks-may-call refuses it. */
+  callers: TaskCallers;
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
@@ -33,33 +48,62 @@ export interface HttpRoutes {
   log: Logger;
 }
 
+/** The routes, and the connections open (which one makes room for a new one). */
+interface HttpSurface extends HttpRoutes {
+  connections: ConnectionTable;
+}
+
 export function createHttpServer(routes: HttpRoutes): Server {
-  const server = createServer((req, res) => {
-    handle(routes, req, res).catch((error: Error) => {
-      routes.log.error({ err: error, url: req.url }, 'request failed');
-      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, `internal error: ${error.message}`);
-      else res.end();
-    });
-  });
-  // Long status waits hold a request open for up to 30 s; the defaults would cut idle keep-alives early.
+  const { limits } = routes;
+  const surface: HttpSurface = {
+    ...routes,
+    connections: new ConnectionTable({ total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer }),
+  };
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutSeconds * 1000,
+      requestTimeout: limits.requestTimeoutSeconds * 1000,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    },
+    (req, res) => {
+      handle(surface, req, res).catch((error: Error) => {
+        routes.log.error({ err: error, url: req.url }, 'request failed');
+        if (!res.headersSent) sendJsonRpcError(res, 500, -32603, `internal error: ${error.message}`);
+        else res.end();
+      });
+    },
+  );
+  server.on('connection', (socket: Socket) => surface.connections.admit(socket));
+  // Long status waits hold a request open for up to 30 s; the default would cut idle keep-alives early.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   return server;
 }
 
-async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const refusal = routes.guard.check(req);
+  if (refusal) {
+    const extra: Record<string, string> = refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+    return answerAndClose(routes, req, refusal.status, 'text/plain; charset=utf-8', `${refusal.message}\n`, extra);
+  }
+  const barred = routes.callers.refusal(req);
+  if (barred !== null) return answerAndClose(routes, req, 403, 'text/plain; charset=utf-8', `${barred}\n`);
   const path = (req.url ?? '/').split('?')[0];
-  // Every answer goes out once the request's body has been read (kept only for /mcp, up to the
-  // limit; else dropped): a socket closed with unread data is reset, and the reset can destroy
-  // the answer before the client reads it. node:http's request timeout bounds a body that never ends.
-  const text = await readBody(req, refusal === null && req.method === 'POST' && path === '/mcp');
+  const text = await readBody(req, req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
-  if (refusal) return sendText(res, refusal.status, refusal.message);
-  const barred = routes.callerGate?.(req) ?? null;
-  if (barred !== null) return sendText(res, 403, barred);
+  if (text === null) {
+    const error = {
+      jsonrpc: '2.0',
+      error: { code: -32600, message: `Request body over ${MAX_BODY_BYTES} bytes` },
+      id: null,
+    };
+    return answerAndClose(routes, req, 413, 'application/json', JSON.stringify(error));
+  }
+  routes.connections.requestReceived(req.socket);
+  res.once('close', () => routes.connections.requestAnswered(req.socket));
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
-    return sendJsonText(res, 200, JSON.stringify(path === '/healthz' ? routes.health() : routes.todos()));
+    const answer =
+      path === '/healthz' ? { ...routes.health(), connections: routes.connections.counts() } : routes.todos();
+    return sendJsonText(res, 200, JSON.stringify(answer));
   }
   if (req.method === 'GET' && path === '/metrics') {
     const text = routes.metrics.registry.metrics();
@@ -74,7 +118,6 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
     );
   let body: unknown;
   if (req.method === 'POST') {
-    if (text === null) return sendJsonRpcError(res, 413, -32600, `Request body over ${MAX_BODY_BYTES} bytes`);
     try {
       body = JSON.parse(text);
     } catch (error) {
@@ -87,26 +130,59 @@ async function handle(routes: HttpRoutes, req: IncomingMessage, res: ServerRespo
 }
 
 /**
- * Reads the request's body to its end: as text when `keep` (null when it is over MAX_BODY_BYTES,
- * whose rest is dropped), else dropped ('' then); undefined when the client closed mid-body.
+ * Reads the request's body to its end, as text when `keep`, else dropped (''); null as soon as it
+ * passes MAX_BODY_BYTES (the rest is not read); undefined when the client went away mid-body.
  */
 function readBody(req: IncomingMessage, keep: boolean): Promise<string | null | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (keep && size <= MAX_BODY_BYTES) chunks.push(chunk);
-      else chunks.length = 0;
-    });
-    req.once('end', () => resolve(!keep ? '' : size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
+      if (size > MAX_BODY_BYTES) {
+        req.off('data', onData).pause();
+        resolve(null);
+      } else if (keep) chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(keep ? Buffer.concat(chunks).toString('utf8') : ''));
     req.once('close', () => resolve(undefined)); // after 'end', too late to matter
     req.once('error', () => resolve(undefined));
   });
 }
 
+/**
+ * Answers a request that is refused before its body was read, and closes the connection without
+ * reading any more of it: reading stops at once, the answer goes out with a FIN after it, and the
+ * socket is destroyed LINGER_MS later. A socket destroyed with unread data sends a reset, which can
+ * destroy the answer before the client reads it, or fail a client still writing its body before it
+ * reads the answer: the linger lets the answer arrive first (Go's net/http waits 500 ms so too).
+ */
+function answerAndClose(
+  routes: HttpSurface,
+  req: IncomingMessage,
+  status: number,
+  contentType: string,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
+  const { socket } = req;
+  socket.pause();
+  routes.connections.closingSoon(socket);
+  const headers = {
+    'content-type': contentType,
+    ...extra,
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(linger));
+}
+
 function sendText(res: ServerResponse, status: number, message: string): void {
-  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
-  if (status === 401) headers['www-authenticate'] = 'Bearer';
-  res.writeHead(status, headers).end(`${message}\n`);
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${message}\n`);
 }

@@ -3,35 +3,69 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
 import type { ToolRegistry } from './server.js';
 import { directAnswerer, type DirectAnswerer } from './direct-calls.js';
+import { peerOf } from '../http/connections.js';
 
 const SWEEP_INTERVAL_MS = 1000;
-/** Beyond this many sessions the least recently used idle one is closed for each new one. */
-export const MAX_SESSIONS = 1000;
+/** A session used this recently is never closed to make room for a new one: the initialize is refused instead. */
+export const SESSION_RECENT_MS = 60_000;
 
-interface Session {
-  transport: JsonHttpTransport;
+/** The flags sessions follow (client-limit-options.ts, config-options.ts). */
+export type SessionSettings = Pick<Config, 'sessionIdleSeconds' | 'maxSessions' | 'maxSessionsPerPeer'>;
+
+/** What the choice of a session to close needs of one. */
+export interface SessionUse {
+  /** When a request of it last started or ended (ms since the epoch). */
   lastSeen: number;
-  /** POST requests in flight (a status call may wait 30 s); a busy session is never swept. */
+  /** POST requests in flight (a status call may wait 30 s); a busy session is never closed. */
   active: number;
+  /** Who opened it (peerOf its initialize's connection). */
+  peer: string;
+}
+
+interface Session extends SessionUse {
+  transport: JsonHttpTransport;
+}
+
+/**
+ * The session to close to make room (of `peer` unless null): the one used longest ago, if that was
+ * SESSION_RECENT_MS or more before `now` and it has no request in flight. `sessions` is in order of
+ * last use, oldest first.
+ */
+export function sessionToClose<T extends SessionUse>(
+  sessions: Iterable<[string, T]>,
+  now: number,
+  peer: string | null,
+): [string, T] | undefined {
+  for (const entry of sessions) {
+    const session = entry[1];
+    if (session.lastSeen > now - SESSION_RECENT_MS) return undefined; // every later one is more recent
+    if (session.active === 0 && (peer === null || session.peer === peer)) return entry;
+  }
+  return undefined;
 }
 
 export class SessionManager {
-  /** In order of last use, oldest first: a touched session is moved to the end. */
+  /** In order of last use, oldest first: a session is moved to the end when a request of it starts and ends. */
   private readonly sessions = new Map<string, Session>();
+  private readonly perPeer = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   /** tools/call and ping in their plain shape, answered without the SDK's protocol layer. */
   private readonly direct: DirectAnswerer;
 
+  private readonly idleMs: number;
+
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly idleMs: number,
+    private readonly settings: SessionSettings,
     private readonly log: Logger,
   ) {
+    this.idleMs = settings.sessionIdleSeconds * 1000;
     this.direct = directAnswerer((name, args, from) => registry.call(name, args, from));
-    this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, idleMs)).unref();
+    this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
   }
 
   get size(): number {
@@ -48,7 +82,7 @@ export class SessionManager {
           res,
           404,
           -32001,
-          `Session not found: ${sessionId} is unknown or was closed after being idle; initialize a new session`,
+          `Session not found: ${sessionId} is unknown, or was closed (idle, or to make room for newer sessions); initialize a new session`,
         );
       return this.serve(sessionId, session, req, res, body);
     }
@@ -67,18 +101,25 @@ export class SessionManager {
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    this.evictOverflow();
+    const peer = peerOf(req.socket);
+    const refusal = this.makeRoom(peer);
+    if (refusal) return sendJsonRpcError(res, refusal.status, -32000, refusal.message, { 'retry-after': '60' });
     const { SUPPORTED_PROTOCOL_VERSIONS } = await import('@modelcontextprotocol/sdk/types.js');
     const transport = new JsonHttpTransport(randomUUID(), SUPPORTED_PROTOCOL_VERSIONS, this.direct);
-    const session: Session = { transport, lastSeen: Date.now(), active: 0 };
+    // Held (and busy) while it opens, so that initializes at once cannot pass the limits together.
+    const session: Session = { transport, lastSeen: Date.now(), active: 1, peer };
+    this.add(transport.sessionId, session);
     transport.onclose = () => {
-      if (this.sessions.get(transport.sessionId) === session) this.sessions.delete(transport.sessionId);
+      if (this.sessions.get(transport.sessionId) === session) this.remove(transport.sessionId, session);
     };
-    await (await this.registry.createServer()).connect(transport);
-    await transport.handleRequest(req, res, body);
-    // Known to the client only from the answer just sent; a refused initialize leaves no session.
-    if (transport.initialized) this.sessions.set(transport.sessionId, session);
-    else await transport.close();
+    try {
+      await (await this.registry.createServer()).connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      session.active--;
+      // Known to the client only from the answer just sent; a refused initialize leaves no session.
+      if (!transport.initialized) await transport.close();
+    }
   }
 
   private async serve(
@@ -88,9 +129,7 @@ export class SessionManager {
     res: ServerResponse,
     body: unknown,
   ): Promise<void> {
-    this.sessions.delete(id);
-    this.sessions.set(id, session);
-    session.lastSeen = Date.now();
+    this.touch(id, session);
     const counted = req.method === 'POST';
     if (counted) session.active++;
     try {
@@ -98,9 +137,15 @@ export class SessionManager {
     } finally {
       if (counted) {
         session.active--;
-        session.lastSeen = Date.now();
+        if (this.sessions.get(id) === session) this.touch(id, session);
       }
     }
+  }
+
+  private touch(id: string, session: Session): void {
+    this.sessions.delete(id);
+    this.sessions.set(id, session);
+    session.lastSeen = Date.now();
   }
 
   private sweep(): void {
@@ -111,15 +156,49 @@ export class SessionManager {
     }
   }
 
-  private evictOverflow(): void {
-    for (const [id, session] of this.sessions) {
-      if (this.sessions.size < MAX_SESSIONS) return;
-      if (session.active === 0) this.close(id, session, 'too many sessions');
+  /**
+   * Where a limit is reached, closes the session used longest ago (of the peer, for its limit) to
+   * make room for one more from `peer`; when every one was used within SESSION_RECENT_MS, none is
+   * closed and the refusal is returned instead.
+   */
+  private makeRoom(peer: string): { status: number; message: string } | null {
+    const now = Date.now();
+    const seconds = SESSION_RECENT_MS / 1000;
+    if ((this.perPeer.get(peer) ?? 0) >= this.settings.maxSessionsPerPeer) {
+      const victim = sessionToClose(this.sessions, now, peer);
+      if (!victim)
+        return {
+          status: 429,
+          message: `Too many MCP sessions from ${peer}: it holds ${this.settings.maxSessionsPerPeer} (--max-sessions-per-peer), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
+        };
+      this.close(...victim, 'too many sessions from its peer');
     }
+    if (this.sessions.size >= this.settings.maxSessions) {
+      const victim = sessionToClose(this.sessions, now, null);
+      if (!victim)
+        return {
+          status: 503,
+          message: `Too many MCP sessions: ${this.settings.maxSessions} are open (--max-sessions), each used within the last ${seconds} s, so none was closed for a new one; reuse a session, end one you no longer need (DELETE /mcp with its Mcp-Session-Id), or initialize again later`,
+        };
+      this.close(...victim, 'too many sessions');
+    }
+    return null;
+  }
+
+  private add(id: string, session: Session): void {
+    this.sessions.set(id, session);
+    this.perPeer.set(session.peer, (this.perPeer.get(session.peer) ?? 0) + 1);
+  }
+
+  private remove(id: string, session: Session): void {
+    this.sessions.delete(id);
+    const left = (this.perPeer.get(session.peer) ?? 1) - 1;
+    if (left === 0) this.perPeer.delete(session.peer);
+    else this.perPeer.set(session.peer, left);
   }
 
   private close(id: string, session: Session, why: string): void {
-    this.sessions.delete(id);
+    this.remove(id, session);
     this.log.debug({ session: id, why }, 'closing MCP session');
     session.transport.close().catch((error: Error) => this.log.warn({ err: error }, 'closing an MCP session failed'));
   }
@@ -128,6 +207,7 @@ export class SessionManager {
     clearInterval(this.timer);
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    this.perPeer.clear();
     await Promise.allSettled(sessions.map((session) => session.transport.close()));
   }
 }

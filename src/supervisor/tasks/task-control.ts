@@ -98,6 +98,8 @@ export class TaskControl {
     const { pendingBytes, refusal } = await answer;
     clearTimeout(timer);
     task.inputs.delete(requestId);
+    // Refused for a full queue, nothing was written: an eof with it did not close stdin.
+    if (eof && refusal?.code === 'ERR_INPUT_QUEUE_FULL') task.stdinOpen = true;
     if (refusal !== null) throw new InputRefusedError(id, refusal.code, refusal.detail ?? undefined);
     return { record: task.record, pendingBytes, stdinOpen: task.stdinOpen };
   }

@@ -1,5 +1,4 @@
-// What a flag's text must be, as zod schemas that also turn it into its value: integers and numbers
-// in a range, CPUs, non-empty text without NUL, and JSON of a given shape.
+// What a flag's text must be, as zod schemas that turn it into its value.
 import { z } from 'zod';
 import { MAX_CPU_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
