@@ -4,7 +4,7 @@
 // --tasks-may-call off every request of a task is refused; a process of a task whose shim is gone
 // is refused run; the test process, outside every task, is served as before.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -87,15 +87,18 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   describe(`containment ${containment}`, () => {
     test('a run a sandboxed task asks for gets its sandbox, in either era and through hive-bash, and writes only inside it', async (t) => {
       const [inside, outside] = [makeDir(t, 'inside'), makeDir(t, 'outside')];
+      const victim = join(outside, 'victim.txt');
+      writeFileSync(victim, 'as it was\n');
+      const before = statSync(victim, { bigint: true });
       const script = writeCallScript(t);
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
       const sandbox = { write: [inside], network: true };
       const inner = (name: string) => ({
-        command: `touch ${inside}/${name} && touch ${outside}/${name}`,
+        command: `touch ${inside}/${name} && echo ${name} >> ${victim}; touch ${outside}/${name}`,
         wait_seconds: 20,
       });
-      const cli = `HIVE_BASH_URL='${daemon.url}' '${process.execPath}' '${CLI_JS}' --json run --wait 20 -- 'touch ${inside}/cli && touch ${outside}/cli' > ${inside}/cli.json`;
+      const cli = `HIVE_BASH_URL='${daemon.url}' '${process.execPath}' '${CLI_JS}' --json run --wait 20 -- 'touch ${inside}/cli && echo cli >> ${victim}; touch ${outside}/cli' > ${inside}/cli.json`;
       const outer = await tools.ok('run', {
         command: `${callsInEveryEra(script, daemon.url, inner('era'))}; ${cli}`,
         sandbox,
@@ -109,12 +112,21 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       );
       for (const line of lines) {
         assert.deepEqual([line.status, line.state, line.sandbox], [200, 'done', sandbox], JSON.stringify(line));
-        assert.match(line.stderr!, /touch: cannot touch '.*\/era': Permission denied/);
+        // Refused by the kernel: Landlock (EACCES), or the read-only mounts of a sandboxed task's own namespace (EROFS).
+        assert.match(line.stderr!, /victim\.txt: (Permission denied|Read-only file system)\n/);
+        assert.match(line.stderr!, /touch: cannot touch '.*\/era': (Permission denied|Read-only file system)/);
       }
       const viaCli = JSON.parse(readFileSync(join(inside, 'cli.json'), 'utf8')) as { sandbox: unknown; state: string };
       assert.deepEqual([viaCli.state, viaCli.sandbox], ['done', sandbox]);
       assert.ok(existsSync(join(inside, 'era')) && existsSync(join(inside, 'cli')), 'they wrote inside');
       assert.ok(!existsSync(join(outside, 'era')) && !existsSync(join(outside, 'cli')), 'nothing was written outside');
+      const after = statSync(victim, { bigint: true });
+      assert.equal(readFileSync(victim, 'utf8'), 'as it was\n');
+      assert.deepEqual(
+        [after.mtimeNs, after.ctimeNs],
+        [before.mtimeNs, before.ctimeNs],
+        'the file outside is untouched',
+      );
 
       const operator = await tools.ok('run', { command: `touch ${outside}/operator`, wait_seconds: 20 });
       assert.deepEqual([operator.exit_code, operator.sandbox], [0, null], 'a call from outside the tasks is as before');
@@ -150,7 +162,7 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       ] as const) {
         assert.deepEqual(line.error, {
           code: 'ERR_SANDBOX_NOT_ALLOWED',
-          message: `Invalid run input: "sandbox" is wider than the sandbox of task ${id}, which made this call: it lets the task write in ${dir}, and that sandbox allows at most: write beneath ${inside}; network; nothing was started: ask for no more than that`,
+          message: `Invalid run input: "sandbox" is wider than the sandbox of task ${id}, which made this call: it lets the task write in ${dir} ("sandbox.write[0]"), and that sandbox allows at most: write beneath ${inside}; network; nothing was started: ask for no more than that`,
         });
       }
       assert.deepEqual([narrower!.state, narrower!.sandbox], ['done', { write: [join(inside, 'sub')], network: true }]);
