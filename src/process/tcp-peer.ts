@@ -1,10 +1,12 @@
 // Which process of this host is at the other end of a TCP connection this process accepted: the
-// peer's socket in the kernel's table of this network namespace (/proc/net/tcp, tcp6: its local
-// end is our remote one and the other way round), its inode, and a process holding that inode
-// (a /proc/PID/fd entry linking to socket:[INODE]).
+// peer's socket in this network namespace (its local end is our remote one and the other way
+// round), its inode, and a process holding that inode (a /proc/PID/fd entry linking to
+// socket:[INODE]). The socket is looked up in the kernel's connection hash through sock_diag (the
+// native addon), else found in the tables /proc/net/tcp and tcp6.
 import { endianness, networkInterfaces } from 'node:os';
 import { isIPv4 } from 'node:net';
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from '../builtins.js';
+import { loadNative, type NativeAddon } from './native.js';
 
 /** The two ends of an accepted connection, as net.Socket gives them while it is open. */
 export interface TcpEnds {
@@ -34,12 +36,56 @@ export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): Peer
 }
 
 /**
- * The inode of the peer's socket (0: an orphan, closed by its process), or null when it is not in
- * this namespace's tables. Read synchronously, so that a call that asks is answered in the order
+ * The inode of the peer's socket (0: an orphan, closed by its process, or in TIME_WAIT), or null
+ * when it is not in this namespace. Synchronous, so that a call that asks is answered in the order
  * it came (a run is admitted in the turn its request is read, before a later request on another
  * connection is seen).
  */
-export function findPeerInode({ localAddress, localPort, remoteAddress, remotePort }: TcpEnds): number | null {
+export function findPeerInode(connection: TcpEnds): number | null {
+  const native = loadNative();
+  if ('addon' in native) {
+    const found = lookUpPeerInode(native.addon, connection);
+    if (found !== undefined) return found;
+  }
+  return findPeerInodeInTables(connection);
+}
+
+/**
+ * The peer's inode through sock_diag, a lookup in the kernel's connection hash (about 0.1 ms
+ * here, whatever the table holds); undefined where sock_diag cannot tell: it fails, or
+ * does not find our own end either (no inet_diag in this kernel).
+ */
+function lookUpPeerInode(
+  addon: NativeAddon,
+  { localAddress, localPort, remoteAddress, remotePort }: TcpEnds,
+): number | null | undefined {
+  const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
+  // An IPv4 peer is looked up by its IPv4 address: the kernel finds an IPv4 socket, or an IPv6 one with a mapped address.
+  const [ours4, peer4] = [asIpv4(ours), asIpv4(peer)];
+  const [oursKey, peerKey] =
+    ours4 !== null && peer4 !== null
+      ? [Buffer.from(ours4), Buffer.from(peer4)]
+      : [Buffer.from(asIpv6(ours)), Buffer.from(asIpv6(peer))];
+  try {
+    const inode = addon.tcpSocketInode(peerKey, remotePort, oursKey, localPort);
+    if (inode !== null) {
+      sockDiagFinds = true;
+      return inode;
+    }
+    if (sockDiagFinds) return null;
+    // Not found: whether sock_diag finds connections here at all is learnt from our own end.
+    sockDiagFinds = addon.tcpSocketInode(oursKey, localPort, peerKey, remotePort) !== null;
+    return sockDiagFinds ? null : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether sock_diag has found a connection here: its "none" is then believed. */
+let sockDiagFinds = false;
+
+/** The peer's inode as findPeerInode gives it, from the tables /proc/net/tcp and tcp6 (read up to its line): where sock_diag cannot tell. */
+export function findPeerInodeInTables({ localAddress, localPort, remoteAddress, remotePort }: TcpEnds): number | null {
   const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
   const tables: Array<{ file: string; ours: number[]; peer: number[] }> = [
     { file: 'tcp6', ours: asIpv6(ours), peer: asIpv6(peer) },

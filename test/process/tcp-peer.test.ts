@@ -1,14 +1,21 @@
-// The peer of an accepted TCP connection, found in the kernel's tables and /proc: the process that
-// holds its socket, over IPv4, IPv6 and an IPv4 client of a dual-stack listener; none once the
-// peer has closed it, and no entry at all once it has reset it; nothing for ends that no
-// connection of this host has; and which addresses are this host's.
+// The peer of an accepted TCP connection, found through sock_diag and in the kernel's tables (the
+// two agree) and /proc: the process that holds its socket, over IPv4, IPv6 and an IPv4 client of a
+// dual-stack listener; none once the peer has closed it, and no entry at all once it has reset it;
+// nothing for ends that no connection of this host has, a listener on the peer's port included;
+// and which addresses are this host's.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
-import { findPeerHolder, findPeerInode, isLocalAddress, type TcpEnds } from '../../src/process/tcp-peer.js';
+import {
+  findPeerHolder,
+  findPeerInode,
+  findPeerInodeInTables,
+  isLocalAddress,
+  type TcpEnds,
+} from '../../src/process/tcp-peer.js';
 
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
@@ -60,6 +67,11 @@ for (const [host, connectHost] of [
   test(`the peer of a connection to ${host} from ${connectHost} is the process holding its socket`, async (t) => {
     const { ends, childPid } = await acceptFromChild(t, host!, connectHost!);
     assert.deepEqual(findPeerHolder(ends), { holder: childPid, unreadable: [] });
+    const inode = findPeerInode(ends);
+    assert.ok(
+      inode! > 0 && inode === findPeerInodeInTables(ends),
+      `sock_diag's ${inode}, the tables' ${findPeerInodeInTables(ends)}`,
+    );
   });
 }
 
@@ -68,7 +80,8 @@ test('a peer that closed its socket is held by no process', async (t) => {
   const ended = once(accepted, 'end');
   process.kill(childPid, 'SIGKILL');
   await ended;
-  assert.equal(findPeerInode(ends), 0, 'its socket is an orphan in the table');
+  assert.equal(findPeerInode(ends), 0, 'its socket is an orphan');
+  assert.equal(findPeerInodeInTables(ends), 0, 'its socket is an orphan in the table');
   assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [] });
 });
 
@@ -77,6 +90,7 @@ test('a peer that reset its connection leaves no entry: only its local address t
   // After its ECONNRESET, which may have come already.
   await new Promise((resolve) => (accepted.closed ? resolve(null) : accepted.once('close', resolve)));
   assert.equal(findPeerHolder(ends), null);
+  assert.equal(findPeerInodeInTables(ends), null);
   assert.equal(isLocalAddress(ends.remoteAddress), true);
 });
 
@@ -89,4 +103,16 @@ test("this host's addresses are local, others are not", () => {
   for (const address of ['192.0.2.1', '::ffff:192.0.2.1', '2001:db8::1']) assert.equal(isLocalAddress(address), false);
   const ends = { localAddress: '127.0.0.1', localPort: 1, remoteAddress: '192.0.2.1', remotePort: 2 };
   assert.equal(findPeerInode(ends), null, 'ends that no connection of this host has are in no table');
+  assert.equal(findPeerInodeInTables(ends), null);
+});
+
+test("a listener on the peer's port is not taken for the peer's socket", async (t) => {
+  // The kernel's exact lookup falls back to a listener on the port when no connection matches.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const ends = { localAddress: '127.0.0.1', localPort: 1, remoteAddress: '127.0.0.1', remotePort: port };
+  assert.equal(findPeerInode(ends), null);
+  assert.equal(findPeerInodeInTables(ends), null);
 });
