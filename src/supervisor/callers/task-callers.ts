@@ -66,7 +66,15 @@ export class TaskCallers {
         : `${containment.cgroupRoot!.slice(mount.length)}/task-`;
   }
 
-  /** Who made the call that `from` carries: looked up at its connection's first ask, then remembered. */
+  /**
+   * Who made the request `from`: the one question tool handlers (`context.callers.of(from)`) and the
+   * HTTP layer (`routes.callers.of(req)`) ask. `outside`: a process outside the daemon's tasks;
+   * `task`: process `pid` of live task `taskId`, whose sandbox is `sandbox` (null: none); `unknown`:
+   * maybe a task's, whose task cannot be told (`why`), to be treated as the most restricted caller:
+   * refuse it whatever a task may not do. Looked up at the connection's first ask (sock_diag, then an
+   * fd scan: about 1 ms of this thread), synchronously, then remembered for its later requests.
+   * Never throws.
+   */
   of(from: IncomingMessage): Caller {
     const socket = from.socket;
     let caller = this.known.get(socket);

@@ -7,7 +7,7 @@ import type { TaskService } from '../tasks/task-service.js';
 
 export interface ToolContext {
   tasks: TaskService;
-  /** Who made a call (one of the daemon's tasks, or not), from the request that carried it. */
+  /** Who made a call (one of the daemon's tasks, or not): `callers.of(from)`, `from` the request a handler is given. */
   callers: TaskCallers;
 }
 
