@@ -93,6 +93,13 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     log,
   );
   const storage = watchStorage(store, config.stateDir, log);
+  /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
+  const setup = () => ({
+    containment: describeContainment(containment),
+    task_isolation: describeIsolation(namespace),
+    limits: describeControllers(containment),
+    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+  });
   const health = () => ({
     ok: store.storageFault === null,
     state_dir: {
@@ -103,10 +110,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       free: describeFreeBytes(config.stateDir),
     },
     version: VERSION,
-    containment: describeContainment(containment),
-    task_isolation: describeIsolation(namespace),
-    limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+    ...setup(),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -156,19 +160,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  const isolation = describeIsolation(namespace);
-  log.info(
-    {
-      url,
-      containment: describeContainment(containment),
-      task_isolation: isolation,
-      limits: describeControllers(containment),
-      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
-      state_dir: config.stateDir,
-      version: VERSION,
-    },
-    'serving',
-  );
+  const described = setup();
+  log.info({ url, ...described, state_dir: config.stateDir, version: VERSION }, 'serving');
+  const isolation = described.task_isolation;
   if (!isolation.namespace.in_force)
     log.warn(
       { reason: isolation.namespace.reason },

@@ -94,18 +94,23 @@ export function completeSandbox(
   };
 }
 
+/** What of a run its sandbox depends on: the sandbox it asked for (undefined: none), its cwd, and the task that asked for it. */
+export interface SandboxedRun {
+  sandbox?: RequestedSandbox | undefined;
+  cwd: string;
+  caller: RunCaller | null;
+}
+
 /**
- * The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded
- * refusal. A run that a task asked for (`caller`) has that task's sandbox as a second floor: one
- * that gives none gets it, and a member it leaves out is the caller's.
+ * The sandbox for `run`, or null; throws a coded refusal. A run that a task asked for (its
+ * `caller`) has that task's sandbox as a second floor: one that gives none gets it, and a member
+ * it leaves out is the caller's.
  */
 export function resolveSandbox(
-  requested: RequestedSandbox | undefined,
-  cwd: string,
+  { sandbox: requested, cwd, caller }: SandboxedRun,
   env: Record<string, string>,
   policy: SandboxPolicy,
   support: SandboxSupport,
-  caller: RunCaller | null = null,
 ): Sandbox | null {
   const callerFloor = caller?.sandbox ?? null;
   const source =
