@@ -19,7 +19,8 @@ import {
 
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
- * its ends (read while it is open). `reset`: the child sends its first line and resets the connection.
+ * its ends (read while it is open). `reset`: once its ends are read, the child sends its first line
+ * and resets the connection.
  */
 async function acceptFromChild(
   t: TestContext,
@@ -31,7 +32,8 @@ async function acceptFromChild(
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   t.after(() => server.close());
   const { port } = server.address() as AddressInfo;
-  // The ends are read as the connection is accepted: a reset one has none a moment later.
+  // The ends are read as the connection is accepted, and only then is the child told to reset it:
+  // a reset one has none (a connection reset before it is accepted has none at all).
   const accepted = new Promise<{ socket: Socket; ends: TcpEnds }>((resolve) =>
     server.once('connection', (socket: Socket) => {
       socket.on('error', () => {}).resume();
@@ -42,10 +44,11 @@ async function acceptFromChild(
         remoteAddress: socket.remoteAddress!,
         remotePort: socket.remotePort!,
       };
+      if (reset) socket.write('go');
       resolve({ socket, ends });
     }),
   );
-  const then = reset ? `s.write('hello\\n', () => s.resetAndDestroy())` : '';
+  const then = reset ? `s.once('data', () => s.write('hello\\n', () => s.resetAndDestroy()))` : '';
   const child = spawn(
     process.execPath,
     [
