@@ -60,6 +60,11 @@ export interface NativeAddon {
   /** false when the process is already gone. */
   sendSignal(pidfd: number, signal: number): boolean;
   /**
+   * With `bound`, the child behind `pidfd` is killed and reaped, and `pidfd` closed, when the
+   * calling thread ends (however it ends); without, that is undone, before the caller reaps it.
+   */
+  reapAtThreadEnd(pidfd: number, bound: boolean): void;
+  /**
    * Tells this thread's V8 isolate its memory is under moderate pressure: V8 marks its heap in small
    * steps, then collects to reduce memory (its new space shrunk to the least, free pages given back).
    */

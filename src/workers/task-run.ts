@@ -167,8 +167,8 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command, env, cwd, cgroups, namespaceFd, sandbox } = this.spec;
-    const request = { command, env, cwd, stdio, cgroups, namespaceFd, sandbox };
+    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox } = this.spec;
+    const request = { command, env, cwd, stdio, cgroups, namespaceFd, cpuWeight, sandbox };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 
