@@ -32,6 +32,7 @@ import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { TaskCallers } from './callers/task-callers.js';
@@ -85,8 +86,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
+  const reads = new ReadPool();
   const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
-  const tools = createToolRegistry(TOOLS, { tasks, callers }, VERSION, log);
+  const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log);
   const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
@@ -187,7 +189,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       clearInterval(storage);
-      await pool.close();
+      await Promise.all([pool.close(), reads.close()]);
       namespace.stop();
       await tasks.removeUnreleasedCgroups();
       removeSharedCgroups(containment);

@@ -46,7 +46,7 @@ async function waitForMatch(
         tail_bytes: 0,
       });
     } catch (error) {
-      if (error instanceof CliError && error.code === 'ERR_INVALID_INPUT')
+      if (error instanceof CliError && (error.code === 'ERR_INVALID_INPUT' || error.code === 'ERR_PATTERN_TOO_COSTLY'))
         throw new UsageError(`--until ${error.message.replace(/^.*"wait_for" /, '')}`);
       throw error;
     }

@@ -46,7 +46,7 @@ export const waitForField = () =>
   field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
-    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. Matched by V8\'s linear-time engine (RE2 semantics: no backreferences or lookaround), so no expression can stall the daemon. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
+    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. RE2 semantics (no backreferences or lookaround); matched off the daemon\'s main thread, and refused (ERR_PATTERN_TOO_COSTLY) if matching takes longer than 2 s plus 2 µs a byte of output, as nested quantifiers such as (a+)+ repeated do. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
   );
 
 export const waitForPortField = () =>

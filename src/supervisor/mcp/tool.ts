@@ -3,10 +3,13 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
 import type { TaskCallers } from '../callers/task-callers.js';
+import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
 
 export interface ToolContext {
   tasks: TaskService;
+  /** The reader threads: task output is read, and patterns run, there. */
+  reads: ReadPool;
   /** Who made a call (one of the daemon's tasks, or not): `callers.of(from)`, `from` the request a handler is given. */
   callers: TaskCallers;
 }

@@ -18,14 +18,13 @@ import {
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
-import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
 import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
 import { describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const MAX_TERMINAL_SIZE = 1000;
 
 const terminalSizeField = (name: string, defaultSize: number) =>
   field(
@@ -125,7 +124,7 @@ export const runTool = defineTool({
   inputSchema,
   outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
-  async handler(input, { tasks, callers }, from) {
+  async handler(input, { tasks, reads, callers }, from) {
     const caller = runCallerOf(callers.of(from));
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
@@ -155,7 +154,7 @@ export const runTool = defineTool({
     const { record, waited } = await tasks.runAndWait(request, async (id) =>
       want.pattern === null && want.port === null
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
-        : await awaitReadiness(tasks, id, want, input.wait_seconds),
+        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds),
     );
     return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited);
   },

@@ -63,7 +63,7 @@ export const statusTool = defineTool({
   }),
   outputSchema: z.union([taskSnapshotSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, reads }) {
     const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
@@ -91,6 +91,7 @@ export const statusTool = defineTool({
     tasks.get(input.id); // an unknown id is refused before any wait
     const waited = await awaitReadiness(
       tasks,
+      reads,
       input.id,
       { pattern, port: input.wait_for_port ?? null },
       input.wait_seconds,
