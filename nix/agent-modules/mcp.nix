@@ -41,6 +41,10 @@ let
     "--sandbox-floor"
     cfg.bashSandboxFloor
   ]
+  ++ lib.optionals (cfg.bashTasksMayCall != null) [
+    "--tasks-may-call"
+    cfg.bashTasksMayCall
+  ]
   ++ cfg.bashExtraArgs;
 
   stateUnderVarLib = lib.hasPrefix "/var/lib/" cfg.bashStateDir;
@@ -118,6 +122,23 @@ in
       description = ''
         The daemon's --sandbox-floor, as JSON: the widest sandbox any run may have; a run may
         narrow it, never widen it, and one that gives none (with no default) gets it. null: none.
+      '';
+    };
+
+    bashTasksMayCall = lib.mkOption {
+      type = lib.types.nullOr (
+        lib.types.enum [
+          "off"
+          "same-sandbox"
+        ]
+      );
+      default = null;
+      example = "off";
+      description = ''
+        The daemon's --tasks-may-call: what a call to the daemon from one of its own tasks (a
+        task's curl or hive-bash to 127.0.0.1) may do. "same-sandbox": anything, and a run it asks
+        for is at most as wide as the calling task's sandbox; "off": nothing, every request of a
+        task is refused (403). null: the daemon's default, same-sandbox.
       '';
     };
 

@@ -35,6 +35,7 @@ import { WorkerPool } from './tasks/worker-pool.js';
 import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
+import { TaskCallers } from './callers/task-callers.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -86,7 +87,10 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
-  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log, { todos: config.agentSocket !== null });
+  const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
+  const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
+    todos: config.agentSocket !== null,
+  });
   const sessions = new SessionManager(tools, config, log);
   const modern = new ModernEndpoint(
     tools,
@@ -95,6 +99,13 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     log,
   );
   const storage = watchStorage(store, config.stateDir, log);
+  /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
+  const setup = () => ({
+    containment: describeContainment(containment),
+    task_isolation: describeIsolation(namespace),
+    limits: describeControllers(containment),
+    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+  });
   const health = () => ({
     ok: store.storageFault === null,
     state_dir: {
@@ -105,10 +116,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       free: describeFreeBytes(config.stateDir),
     },
     version: VERSION,
-    containment: describeContainment(containment),
-    task_isolation: describeIsolation(namespace),
-    limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+    ...setup(),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -145,6 +153,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
     limits: config,
+    callers,
     sessions,
     modern,
     health,
@@ -161,19 +170,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  const isolation = describeIsolation(namespace);
-  log.info(
-    {
-      url,
-      containment: describeContainment(containment),
-      task_isolation: isolation,
-      limits: describeControllers(containment),
-      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
-      state_dir: config.stateDir,
-      version: VERSION,
-    },
-    'serving',
-  );
+  const described = setup();
+  log.info({ url, ...described, state_dir: config.stateDir, version: VERSION }, 'serving');
+  const isolation = described.task_isolation;
   if (!isolation.namespace.in_force)
     log.warn(
       { reason: isolation.namespace.reason },

@@ -37,6 +37,7 @@ function testSettings(stateDir: string) {
     bashAgentSocket: join(stateDir, 'agent.sock'),
     bashDefaultSandbox: SANDBOX,
     bashSandboxFloor: SANDBOX,
+    bashTasksMayCall: 'off',
   };
 }
 
@@ -54,6 +55,7 @@ function moduleCommandLine(stateDir: string): string[] {
     '--agent-socket': join(stateDir, 'agent.sock'),
     '--default-sandbox': SANDBOX,
     '--sandbox-floor': SANDBOX,
+    '--tasks-may-call': 'off',
   };
   return moduleFlagsFromText().flatMap((flag) => {
     const value = values[flag];

@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
 import type { RequestGuard } from './guard.js';
+import type { TaskCallers } from '../callers/task-callers.js';
 
 // Required, not imported: an import of node:http reads every export of the module, and on Node 22
 // and later three of them (WebSocket, CloseEvent, MessageEvent) are getters that load Node's own
@@ -38,6 +39,8 @@ export type HttpLimits = Pick<
 export interface HttpRoutes {
   guard: RequestGuard;
   limits: HttpLimits;
+  /** Who sent a request (one of the daemon's own tasks, or not), and whether --tasks-may-call refuses it. */
+  callers: TaskCallers;
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
@@ -90,6 +93,8 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     const extra: Record<string, string> = refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
     return answerAndClose(routes, req, refusal.status, 'text/plain; charset=utf-8', `${refusal.message}\n`, extra);
   }
+  const barred = routes.callers.refusal(req);
+  if (barred !== null) return answerAndClose(routes, req, 403, 'text/plain; charset=utf-8', `${barred}\n`);
   const text = await readBody(req, req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (text === null) {

@@ -53,7 +53,7 @@ export class ModernEndpoint {
     if (paramsProblem !== null)
       return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
     try {
-      const result = await this.dispatch(message as Request, envelope);
+      const result = await this.dispatch(message as Request, envelope, req);
       sendRpcResponse(res, 200, id, { result });
     } catch (error) {
       if (error instanceof RpcError) return sendRpcResponse(res, error.status, id, { error });
@@ -64,7 +64,12 @@ export class ModernEndpoint {
     }
   }
 
-  private async dispatch(request: Request, envelope: Envelope): Promise<Record<string, unknown>> {
+  /** Answers `request`, which the HTTP request `from` carried. */
+  private async dispatch(
+    request: Request,
+    envelope: Envelope,
+    from: IncomingMessage,
+  ): Promise<Record<string, unknown>> {
     const params = request.params ?? {};
     if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope);
     switch (request.method) {
@@ -82,7 +87,7 @@ export class ModernEndpoint {
         return { resultType: 'complete', ...this.tools.listing, ttlMs: LIST_TTL_MS, cacheScope: 'public' };
       case 'tools/call': {
         const name = params.name as string;
-        const result = await this.tools.call(name, params.arguments);
+        const result = await this.tools.call(name, params.arguments, from);
         const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result) : null;
         return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
       }

@@ -79,6 +79,24 @@ export abstract class TaskReads {
     return null;
   }
 
+  /** The live task whose run key (its cgroup's name) is `runKey`, or null. */
+  recordOfRun(runKey: string): TaskRecord | null {
+    for (const task of this.live.values()) if (task.record.runKey === runKey) return task.record;
+    return null;
+  }
+
+  /**
+   * The live task whose process tree is rooted at host pid `pid`, or null: its shim, which every
+   * process of it descends from; under Node's spawn, which has none, its leader while it runs.
+   */
+  recordRootedAt(pid: number): TaskRecord | null {
+    for (const task of this.live.values()) {
+      const root = task.shimPid ?? (task.record.state === 'running' ? task.record.pid : null);
+      if (root === pid) return task.record;
+    }
+    return null;
+  }
+
   /** The newest tasks, as the registry has them but with live ones as they are now. */
   list(state: TaskState | null, limit: number): TaskRecord[] {
     // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.

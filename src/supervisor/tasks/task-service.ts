@@ -62,13 +62,8 @@ export class TaskService extends TaskReads {
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.containment.controllers);
-    const sandbox = resolveSandbox(
-      request.sandbox,
-      request.cwd,
-      { ...this.baseEnv, ...request.env },
-      this.settings.sandboxPolicy,
-      this.containment.sandbox,
-    );
+    const env = { ...this.baseEnv, ...request.env };
+    const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.containment.sandbox);
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
