@@ -27,6 +27,7 @@ export const {
   readFileSync,
   readlinkSync,
   readSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,

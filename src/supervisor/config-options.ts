@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Config } from './config.js';
 import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
+import { POLICY_OPTIONS } from './policy/policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
@@ -159,6 +160,7 @@ export const OPTIONS: OptionSpec[] = [
     default: null,
     help: 'the widest sandbox any run may have, applied to runs that give none and have no default (a member left out allows all of it)',
   },
+  ...POLICY_OPTIONS,
   {
     flag: 'cgroup-root',
     key: 'cgroupRoot',

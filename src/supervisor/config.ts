@@ -36,6 +36,9 @@ export interface Config {
   /** The sandbox of a run that gives none, and the widest one any run may have; null: none. */
   defaultSandbox: RequestedSandbox | null;
   sandboxFloor: RequestedSandbox | null;
+  /** The command policy's file, and how long an exec its rules ask about waits for a person. */
+  policyFile: string | null;
+  policyAskTimeoutSeconds: number;
   cgroupRoot: string | null;
   /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
   taskMemoryLimitMb: number | null;

@@ -32,6 +32,10 @@ import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
+import { watchStorage } from './registry/storage-watch.js';
+import { ApprovalBoard } from './policy/approvals.js';
+import { describePolicy, loadPolicy } from './policy/policy-file.js';
+import { OperatorRoutes } from './http/operator-routes.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -50,6 +54,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot);
+  const policy = loadPolicy(config, containment.spawner);
+  const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
@@ -71,7 +77,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     store,
     pool,
     files,
-    { ...config, limitPolicy, sandboxPolicy },
+    { ...config, limitPolicy, sandboxPolicy, policy, approvals },
     containment,
     inheritedEnvironment(),
     log,
@@ -105,6 +111,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
     sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+    policy: describePolicy(policy),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -141,6 +148,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     modern,
     health,
     todos,
+    operator: new OperatorRoutes(policy, approvals, () => Promise.resolve(false)),
     metrics,
     log,
   });
@@ -161,6 +169,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       task_isolation: isolation,
       limits: describeControllers(containment),
       sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+      policy: describePolicy(policy),
       state_dir: config.stateDir,
       version: VERSION,
     },
@@ -198,7 +207,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
-    hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)],
+    hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
   const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
     const next = replaced
@@ -222,26 +231,4 @@ function describeContainment(containment: Containment) {
     cgroup_root: containment.cgroupRoot,
     reason: containment.reason,
   };
-}
-
-/** How often held registry writes are tried again while the state dir's disk refuses them. */
-const STORAGE_RETRY_MS = 1000;
-
-/** Logs a storage fault once, retries the held writes until the disk takes them, and logs the recovery. */
-function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.Timeout {
-  let reported: string | null = null;
-  return setInterval(() => {
-    const fault = store.storageFault;
-    if (fault === null) return;
-    if (reported === null)
-      log.error(
-        { state_dir: stateDir, fault, free: describeFreeBytes(stateDir) },
-        'the state dir cannot be written: registry writes are held in memory and run is refused until it can',
-      );
-    reported = fault;
-    if (store.commit()) {
-      log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');
-      reported = null;
-    }
-  }, STORAGE_RETRY_MS).unref();
 }

@@ -12,6 +12,7 @@ import type { TaskStore } from '../registry/task-store.js';
 import type { LiveTask } from './live-task.js';
 import { TaskProbes } from './task-probes.js';
 import type { TaskQueue } from './task-queue.js';
+import type { ApprovalBoard } from '../policy/approvals.js';
 
 export abstract class TaskReads {
   /** Every task from run until its worker lets go of it (pending, running, finished with processes still lingering). */
@@ -25,8 +26,10 @@ export abstract class TaskReads {
     protected readonly queue: TaskQueue,
     containment: Containment,
     files: OutputFiles,
+    /** The execs that wait for a person; null where the daemon has no command policy. */
+    readonly approvals: ApprovalBoard | null,
   ) {
-    this.probes = new TaskProbes(this.live, containment, files);
+    this.probes = new TaskProbes(this.live, containment, files, approvals);
   }
 
   /** The task's current record: live from memory, finished from the registry. */
