@@ -12,6 +12,7 @@ const fs = require('node:fs') as typeof import('node:fs');
 const util = require('node:util') as typeof import('node:util');
 
 export const {
+  accessSync,
   chmodSync,
   closeSync,
   constants,
