@@ -33,7 +33,8 @@ import { WorkerPool } from './tasks/worker-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { watchStorage } from './registry/storage-watch.js';
-import { ApprovalBoard } from './policy/approvals.js';
+import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
+import { ApprovalInputs } from './mcp/approval-inputs.js';
 import { describePolicy, loadPolicy } from './policy/policy-file.js';
 import { OperatorRoutes } from './http/operator-routes.js';
 
@@ -56,6 +57,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const containment = chooseContainment(config.containment, config.cgroupRoot);
   const policy = loadPolicy(config, containment.spawner);
   const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
+  const fromTask: TaskCallCheck = () => Promise.resolve(false);
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
@@ -90,12 +92,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
   const sessions = new SessionManager(tools, config, log);
-  const modern = new ModernEndpoint(
-    tools,
-    new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
-    VERSION,
-    log,
-  );
+  const inputs = new ApprovalInputs(approvals, fromTask);
+  const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
   const storage = watchStorage(store, config.stateDir, log);
   const health = () => ({
     ok: store.storageFault === null,
@@ -148,7 +147,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     modern,
     health,
     todos,
-    operator: new OperatorRoutes(policy, approvals, () => Promise.resolve(false)),
+    operator: new OperatorRoutes(policy, approvals, fromTask),
     metrics,
     log,
   });

@@ -5,11 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApprovalError, ApprovalFromTaskError, HiveError } from '../../errors.js';
 import { sendJsonText } from '../mcp/rpc-error.js';
-import type { Answer, Approval, ApprovalBoard } from '../policy/approvals.js';
+import type { Answer, Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { describePolicy, type LoadedPolicy } from '../policy/policy-file.js';
-
-/** Whether a request comes from a process of one of the daemon's own tasks (or may: it cannot be told). */
-export type TaskCallCheck = (req: IncomingMessage) => Promise<boolean>;
 
 const ANSWER_PATH = /^\/approvals\/([^/]+)\/(approve|deny)$/;
 

@@ -2,6 +2,7 @@
 // operator's approve and deny take, is answered once (approved, denied, or refused when no one
 // answered within --policy-ask-timeout), and goes when its task's process is gone.
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { ApprovalError } from '../../errors.js';
 import type { ExecCall } from '../../process/launched-task.js';
 
@@ -21,6 +22,9 @@ export interface Approval {
   askedAt: number;
   expiresAt: number;
 }
+
+/** Whether a request comes from a process of one of the daemon's own tasks (or may: it cannot be told): such a request never answers an approval. */
+export type TaskCallCheck = (req: IncomingMessage) => Promise<boolean>;
 
 /** Who answered, for the reason a refused exec tells the task. */
 export type Answerer = 'operator' | 'client';

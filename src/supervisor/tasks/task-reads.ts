@@ -54,6 +54,13 @@ export abstract class TaskReads {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();
   }
 
+  /** Resolves once task `id` has finished, or an exec of it waits for a person (which a waiting caller is to hear of). */
+  whenEndedOrAsked(id: string): Promise<void> {
+    const ended = this.whenEnded(id);
+    if (this.approvals === null || !this.live.has(id)) return ended;
+    return Promise.race([ended, this.approvals.whenAsked(id)]);
+  }
+
   /** Whether this run of the task is still held: its worker has not let go (its output may still grow). */
   isHeld(record: TaskRecord): boolean {
     return this.probes.isLive(record);

@@ -102,9 +102,9 @@ export class TaskService extends TaskReads {
     this.store.commit();
   }
 
-  /** Waits up to `seconds` for the task to finish; returns its record either way. */
+  /** Waits up to `seconds` for the task to finish, or for an exec of it to wait for a person; returns its record either way. */
   async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
-    if (seconds > 0) await within(this.whenEnded(id), seconds * 1000, undefined);
+    if (seconds > 0) await within(this.whenEndedOrAsked(id), seconds * 1000, undefined);
     return this.get(id);
   }
 
