@@ -75,26 +75,6 @@ export class SandboxUnavailableError extends ToolRefusal {
   }
 }
 
-/** An approve or deny named no exec that waits (it never did, was answered, expired, or its task ended). */
-export class ApprovalError extends ToolRefusal {
-  override readonly code = 'ERR_UNKNOWN_APPROVAL';
-  constructor(id: string) {
-    super(
-      `no exec waits for approval as ${JSON.stringify(id.length > 40 ? `${id.slice(0, 40)}...` : id)}: it was answered already, no one answered it in time, or its task ended; hive-bash approvals lists what waits`,
-    );
-  }
-}
-
-/** A process of one of the daemon's own tasks tried to answer an approval: a task never approves an exec. */
-export class ApprovalFromTaskError extends ToolRefusal {
-  override readonly code = 'ERR_APPROVAL_FROM_TASK';
-  constructor(what: string) {
-    super(
-      `${what} came from a process of one of this daemon's tasks, and a task cannot answer an approval (its own or another's): a person answers, through the agent's MCP client or hive-bash approve and deny outside the tasks`,
-    );
-  }
-}
-
 /** Why input to a task was refused; each has its own code. */
 export const INPUT_REFUSALS = {
   ERR_INPUT_NOT_INTERACTIVE:

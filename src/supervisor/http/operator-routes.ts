@@ -3,7 +3,8 @@
 // agent cannot call them as one; and a request from a process of one of the daemon's own tasks is
 // refused, so a task cannot approve its own exec (or another's) through them either.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApprovalError, ApprovalFromTaskError, HiveError } from '../../errors.js';
+import type { HiveError } from '../../errors.js';
+import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
 import { sendJsonText } from '../mcp/rpc-error.js';
 import type { Answer, Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { describePolicy, type LoadedPolicy } from '../policy/policy-file.js';

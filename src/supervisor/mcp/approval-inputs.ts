@@ -8,7 +8,7 @@
 // Through the Tasks extension the same forms are the task's inputRequests, answered by tasks/update.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { ApprovalError, ApprovalFromTaskError } from '../../errors.js';
+import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
 import type { Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { isObject } from './eras.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';

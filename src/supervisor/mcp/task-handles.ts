@@ -4,7 +4,8 @@
 // exec waits for a person is input_required to a client that declared elicitation, with a form per
 // exec (approval-inputs.ts), answered by tasks/update; to any other it stays working.
 import type { IncomingMessage } from 'node:http';
-import { ApprovalFromTaskError, UnknownTaskError } from '../../errors.js';
+import { UnknownTaskError } from '../../errors.js';
+import { ApprovalFromTaskError } from '../policy/approval-errors.js';
 import { DEFAULT_TAIL_BYTES, summarizeTask } from '../model/task-snapshot.js';
 import { isFinished, type TaskRecord } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';

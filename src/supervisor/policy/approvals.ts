@@ -3,7 +3,7 @@
 // answered within --policy-ask-timeout), and goes when its task's process is gone.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { ApprovalError } from '../../errors.js';
+import { ApprovalError } from './approval-errors.js';
 import type { ExecCall } from '../../process/launched-task.js';
 
 /** One exec that waits, as the operator, the client and the todo see it. */
