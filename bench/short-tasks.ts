@@ -5,8 +5,8 @@
 // undici's keep-alive pool, whose CPU is printed apart (the load generator's). The SDK's client
 // (16 sessions of 2025-11-25) drives a second side, `sdk`; a third runs the lean side's tasks
 // sandboxed (writes beneath the temporary directory, no network): what a sandbox costs a task.
-// After the rounds, one caller alone: the latency of run to its result (back to back, and with a
-// pause before each), and of a ping (p50, p99).
+// After the rounds, one caller alone: the latency of run to its result (back to back, sandboxed,
+// and with a pause before each), and of a ping (p50, p99).
 // Prints each side's median rate and spread, and the CPU per task of each process involved:
 // the daemon (main thread and workers), its spawners, the shims with bash, the load generator,
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile. A fifth side,
@@ -196,9 +196,10 @@ try {
 
 /**
  * One caller alone, LATENCY_CALLS times each: run of `echo hello` to its result (2026-07-28), back
- * to back and then after a pause of SPACED_PAUSE_MS each (an agent's pace: the kernel's state
- * between tasks differs, e.g. a cgroup join that waits out an RCU grace period), and a ping (a
- * 2025 session's: 2026-07-28 has none).
+ * to back, then the same sandboxed (what a sandbox's set-up and teardown add to a start), then
+ * unsandboxed after a pause of SPACED_PAUSE_MS each (an agent's pace: the kernel's state between
+ * tasks differs, e.g. a cgroup join that waits out an RCU grace period), and a ping (a 2025
+ * session's: 2026-07-28 has none).
  */
 async function measureLatency(
   run: (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }>,
@@ -216,8 +217,10 @@ async function measureLatency(
     return { p50_ms: hundredths(percentile(ms, 0.5)), p99_ms: hundredths(percentile(ms, 0.99)) };
   };
   const runEcho = () => run('run', { command: 'echo hello', wait_seconds: 30 });
+  const runSandboxed = () => run('run', { command: 'echo hello', wait_seconds: 30, sandbox: SANDBOX });
   return {
     run_echo_hello: await timed(runEcho),
+    sandboxed_run_echo_hello: await timed(runSandboxed),
     spaced_run_echo_hello: await timed(runEcho, SPACED_PAUSE_MS),
     ping: await timed(() => session('', {}, 'ping')),
   };

@@ -260,6 +260,32 @@ static napi_value js_landlock_abi(napi_env env, napi_callback_info info) {
   return make_int(env, abi < 0 ? 0 : abi);
 }
 
+/* sandboxKernelGap(): what this kernel lacks of the sandbox's calls, in words, or null. */
+static napi_value js_sandbox_kernel_gap(napi_env env, napi_callback_info info) {
+  (void)info;
+  const char *gap = sandbox_kernel_gap();
+  napi_value result;
+  if (gap == NULL) napi_get_null(env, &result);
+  else napi_create_string_utf8(env, gap, NAPI_AUTO_LENGTH, &result);
+  return result;
+}
+
+/* openDetachedTerminal(cols, rows) -> { mountFd, masterFd, number }: a terminal in a devpts
+ * instance of its own, mounted nowhere yet (a sandboxed task's leader attaches it). */
+static napi_value js_open_detached_terminal(napi_env env, napi_callback_info info) {
+  int size[2], mount_fd, master_fd, number;
+  const char *call;
+  if (get_int_args(env, info, size, 2) != 0) return throw_errno(env, EINVAL, "openDetachedTerminal");
+  int err = open_detached_terminal(size[0], size[1], &mount_fd, &master_fd, &number, &call);
+  if (err < 0) return throw_errno(env, -err, call);
+  napi_value result;
+  napi_create_object(env, &result);
+  napi_set_named_property(env, result, "mountFd", make_int(env, mount_fd));
+  napi_set_named_property(env, result, "masterFd", make_int(env, master_fd));
+  napi_set_named_property(env, result, "number", make_int(env, number));
+  return result;
+}
+
 /* close(fd) */
 static napi_value js_close(napi_env env, napi_callback_info info) {
   int fd;
@@ -338,6 +364,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"pipe", NULL, js_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"textFd", NULL, js_text_fd, NULL, NULL, NULL, napi_default, NULL},
       {"landlockAbi", NULL, js_landlock_abi, NULL, NULL, NULL, napi_default, NULL},
+      {"sandboxKernelGap", NULL, js_sandbox_kernel_gap, NULL, NULL, NULL, napi_default, NULL},
+      {"openDetachedTerminal", NULL, js_open_detached_terminal, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},

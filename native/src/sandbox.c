@@ -1,12 +1,10 @@
-/* A task leader's sandbox, set up in the leader between its fork and its exec: writes confined to
- * some directories by Landlock, and a network namespace of its own with only loopback up. Both are
+/* A task leader's writes confined by Landlock, and its network namespace (sandbox.h). Both are
  * inherited by everything the leader starts, setsid'd and double-forked descendants included. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <net/if.h>
 #include <sched.h>
@@ -28,15 +26,22 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
 
-/* Every right that changes the file system, as ABI 1 has them; REFER (ABI 2) and TRUNCATE (ABI 3)
- * are added where the kernel knows them. Reading and executing are left alone. */
+/* Every right that changes the file system, as ABI 1 has them; REFER (ABI 2), TRUNCATE (ABI 3) and
+ * IOCTL_DEV (ABI 5: ioctl on a device opened from now on) are added where the kernel knows them.
+ * Reading and executing are left alone. */
 #define WRITE_RIGHTS_ABI1                                                                                                        \
   (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | \
    LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |      \
    LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+/* Never granted: a device node made, linked or renamed into a write directory. */
+#define DEVICE_NODE_RIGHTS (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 
-/* Devices a shell writes to whatever the sandbox: its own terminal is already open as its stdio. */
+/* Devices a shell writes to and sets modes of whatever the sandbox: its own terminal is already
+ * open as its stdio; /dev/pts is the task's own devpts instance (confine_mounts). */
 static const char *const WRITABLE_DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"};
 
 int landlock_abi(void) {
@@ -44,25 +49,36 @@ int landlock_abi(void) {
   return abi < 0 ? -errno : (int)abi;
 }
 
-/* Allows `rights` beneath `path` in `ruleset`: 0, or -errno with `*call` set. */
-static int allow_beneath(int ruleset, const char *path, unsigned long long rights, const char **call) {
-  struct landlock_path_beneath_attr rule = {.allowed_access = rights};
-  *call = "open O_PATH";
-  rule.parent_fd = open(path, O_PATH | O_CLOEXEC);
-  if (rule.parent_fd < 0) return -errno;
+/* Allows `rights` beneath the directory or file open at `fd` in `ruleset`: 0, or -errno with `*call` set. */
+static int allow_beneath(int ruleset, int fd, unsigned long long rights, const char **call) {
+  struct landlock_path_beneath_attr rule = {.allowed_access = rights, .parent_fd = fd};
   *call = "landlock_add_rule";
-  int err = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : -errno;
-  close(rule.parent_fd);
-  return err;
+  return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : -errno;
 }
 
-int confine_writes(const char *const *dirs, int count, const char **call, const char **object) {
+/* Allows `rights` on each device of WRITABLE_DEVICES this host has. */
+static int allow_devices(int ruleset, unsigned long long rights, const char **call, const char **object) {
+  for (size_t i = 0; i < sizeof WRITABLE_DEVICES / sizeof *WRITABLE_DEVICES; i++) {
+    *object = WRITABLE_DEVICES[i];
+    *call = "open O_PATH";
+    int fd = open(WRITABLE_DEVICES[i], O_PATH | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) continue; /* a device this host lacks */
+    if (fd < 0) return -errno;
+    int err = allow_beneath(ruleset, fd, rights, call);
+    close(fd);
+    if (err < 0) return err;
+  }
+  return 0;
+}
+
+int confine_writes(const int *dir_fds, const char *const *dirs, int count, const char **call, const char **object) {
   int abi = landlock_abi();
   *object = "";
   *call = "landlock_create_ruleset (Landlock is not enabled in this kernel)";
   if (abi < 1) return abi < 0 ? abi : -EOPNOTSUPP;
-  unsigned long long handled = WRITE_RIGHTS_ABI1 | (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
-  unsigned long long device_rights = LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
+  unsigned long long handled = WRITE_RIGHTS_ABI1 | (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
+                               (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0) | (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
+  unsigned long long device_rights = handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV);
   struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
   *call = "landlock_create_ruleset";
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
@@ -70,19 +86,11 @@ int confine_writes(const char *const *dirs, int count, const char **call, const 
   int err = 0;
   for (int i = 0; err == 0 && i < count; i++) {
     *object = dirs[i];
-    err = allow_beneath(ruleset, dirs[i], handled, call);
+    err = allow_beneath(ruleset, dir_fds[i], handled & ~DEVICE_NODE_RIGHTS, call);
   }
-  for (size_t i = 0; err == 0 && i < sizeof WRITABLE_DEVICES / sizeof *WRITABLE_DEVICES; i++) {
-    *object = WRITABLE_DEVICES[i];
-    err = allow_beneath(ruleset, WRITABLE_DEVICES[i], device_rights, call);
-    if (err == -ENOENT) err = 0; /* a device this host lacks */
-  }
-  *object = "";
+  if (err == 0) err = allow_devices(ruleset, device_rights, call, object);
   if (err == 0) {
-    *call = "prctl PR_SET_NO_NEW_PRIVS";
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) err = -errno;
-  }
-  if (err == 0) {
+    *object = "";
     *call = "landlock_restrict_self";
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) err = -errno;
   }
@@ -105,9 +113,5 @@ int isolate_network(const char **call) {
   if (err == 0) *call = "ioctl SIOCSIFFLAGS lo up";
   if (err == 0 && ioctl(fd, SIOCSIFFLAGS, &request) != 0) err = -errno;
   close(fd);
-  /* Without CAP_SYS_ADMIN past its exec, a root task cannot setns back into the host's network
-   * (through /proc/1/ns/net, the tasks' init, say) nor unshare or mount its way out. */
-  if (err == 0) *call = "prctl PR_CAPBSET_DROP CAP_SYS_ADMIN";
-  if (err == 0 && prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0) err = -errno;
   return err;
 }

@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -22,13 +22,18 @@
  * (the task's command text, which its bash reads from there, so the text is in no command line).
  * With -P FD, FD is a directory fd of the host's /proc, for a shim started in the tasks' own PID
  * namespace: "start" then gives the leader's pid in both, "start PID HOST_PID". The sandbox (set
- * up in the leader before its exec, so the whole task inherits it): -N gives the leader a network
- * namespace of its own with only loopback up; -L confines its writes with Landlock to beneath each
- * -w DIR (and the devices a shell needs). With -p FD, FD holds the operator's command policy
- * (exec-policy.h): every exec of the task but the leader's own is matched against it, and its
- * "policy-..." lines join the status lines. Usage errors and failures after the start (nothing may
- * follow "start" but the end, and truncations) are told on stderr as "hive-task-shim: CALL: ..."
- * (with -o, through the stderr stream: counted and capped like the task's own)..
+ * up in the leader before its exec, so the whole task inherits it; sandbox.h): -S gives the leader
+ * a mount namespace of its own with a devpts instance of its own, drops the capabilities a task has
+ * no use for and refuses typing into terminals; -N (which implies -S) adds a network namespace of
+ * its own with only loopback up; -L (which implies -S) makes every mount read-only but each -w DIR
+ * (each resolved by the daemon: a symlink in its path is refused) and confines writes with Landlock
+ * to beneath them (and the devices a shell needs). -D FD is the detached devpts mount that holds
+ * the terminal of a sandboxed task on one (-t): it becomes the task's /dev/pts. With -p FD, FD
+ * holds the operator's command policy (exec-policy.h): every exec of the task but the leader's own
+ * is matched against it, and its "policy-..." lines join the status lines. Usage errors and
+ * failures after the start (nothing may follow "start" but the end, and truncations) are told on
+ * stderr as "hive-task-shim: CALL: ..." (with -o, through the stderr stream: counted and capped
+ * like the task's own).
  *
  * The shim makes itself the child subreaper of its subtree, so descendants that double-fork or
  * setsid come back to it and are reaped here, never by the daemon (which must not reap what libuv
@@ -71,7 +76,7 @@
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-N] [-L] [-w DIR]... [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 /* Where the leader finds the script fd given with -s. */
 #define LEADER_SCRIPT_FD 3
 
@@ -89,15 +94,16 @@ static const char *cgroup_dir = NULL;
 static const char *joined_dirs[MAX_JOINED];
 static int joined_count = 0;
 static int on_terminal = 0;
-/* The -s, -P and -p fds, or -1. */
+/* The -s, -P, -D and -p fds, or -1. */
 static int script_fd = -1;
 static int host_proc_fd = -1;
+static int devpts_fd = -1;
 static int policy_fd = -1;
 /* The command policy's seccomp listener, or -1 without a policy. */
 static int policy_listener = -1;
-/* The sandbox: -N, -L and the -w folders. */
+/* The sandbox: -S, -N, -L and the -w folders. */
 #define MAX_WRITE_DIRS 64
-static int isolated_network = 0, confined_writes = 0;
+static int sandboxed = 0, isolated_network = 0, confined_writes = 0;
 static const char *write_dirs[MAX_WRITE_DIRS];
 static int write_count = 0;
 /* With -o: the task's stdout and stderr, copied here into fds 1 and 2, at most `max_output` bytes
@@ -221,6 +227,20 @@ struct leader_start {
   int in_cgroup;
 };
 
+/* In the leader, after it joined its cgroups: the sandbox's steps in sandbox.h's order. */
+static void enter_sandbox(int sync) {
+  const char *call, *object;
+  int dir_fds[MAX_WRITE_DIRS];
+  int err;
+  if (isolated_network && (err = isolate_network(&call)) < 0) fail_start(sync, -err, "%s", call);
+  if ((err = confine_mounts(write_dirs, write_count, confined_writes, devpts_fd, dir_fds, &call, &object)) < 0)
+    fail_start(sync, -err, "%s %s", call, object);
+  if ((err = drop_capabilities(&call)) < 0 || (err = set_no_new_privs(&call)) < 0) fail_start(sync, -err, "%s", call);
+  if (confined_writes && (err = confine_writes(dir_fds, write_dirs, write_count, &call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
+  for (int i = 0; confined_writes && i < write_count; i++) close(dir_fds[i]);
+  if ((err = block_terminal_injection(&call)) < 0) fail_start(sync, -err, "%s", call);
+}
+
 static void exec_leader(const struct leader_start *start) __attribute__((noreturn));
 static void exec_leader(const struct leader_start *start) {
   char **argv = start->argv;
@@ -242,9 +262,7 @@ static void exec_leader(const struct leader_start *start) {
   for (int i = 0; i < joined_count; i++) {
     if ((err = join_cgroup(joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, joined_dirs[i]);
   }
-  if (isolated_network && (err = isolate_network(&call)) < 0) fail_start(sync, -err, "%s", call);
-  const char *object;
-  if (confined_writes && (err = confine_writes(write_dirs, write_count, &call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
+  if (sandboxed) enter_sandbox(sync);
   sigset_t none;
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) fail_start(sync, errno, "sigprocmask SIG_SETMASK none");
@@ -557,10 +575,24 @@ static int take_terminal(const char **call) {
   return tcsetattr(0, TCSANOW, &modes) == 0 ? 0 : -errno;
 }
 
+/* The single-letter switches: -t, -S, -N, -L. */
+static int is_switch(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("tSNL", arg[1]) != NULL && arg[2] == '\0'; }
+
+/* The options that give an fd: -s, -P, -D, -p. */
+static int is_fd_option(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("sPDp", arg[1]) != NULL && arg[2] == '\0'; }
+
+static int *fd_option_of(char letter) {
+  return letter == 's' ? &script_fd : letter == 'P' ? &host_proc_fd : letter == 'D' ? &devpts_fd : &policy_fd;
+}
+
+static int *switch_of(char letter) {
+  return letter == 't' ? &on_terminal : letter == 'S' ? &sandboxed : letter == 'N' ? &isolated_network : &confined_writes;
+}
+
 int run_shim(int argc, char **argv) {
   for (;;) {
-    if (argc > 1 && (strcmp(argv[1], "-t") == 0 || strcmp(argv[1], "-N") == 0 || strcmp(argv[1], "-L") == 0)) {
-      *(argv[1][1] == 't' ? &on_terminal : argv[1][1] == 'N' ? &isolated_network : &confined_writes) = 1;
+    if (argc > 1 && is_switch(argv[1])) {
+      *switch_of(argv[1][1]) = 1;
       argv++;
       argc--;
     } else if (argc > 2 && strcmp(argv[1], "-w") == 0) {
@@ -568,10 +600,10 @@ int run_shim(int argc, char **argv) {
       write_dirs[write_count++] = argv[2];
       argv += 2;
       argc -= 2;
-    } else if (argc > 2 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-P") == 0 || strcmp(argv[1], "-p") == 0)) {
+    } else if (argc > 2 && is_fd_option(argv[1])) {
       long fd;
       if (parse_decimal(argv[2], STATUS_FD + 1, INT_MAX, &fd) < 0) return fail_usage(EINVAL, "argv: %s '%.32s' (an fd above %d)", argv[1], argv[2], STATUS_FD);
-      *(argv[1][1] == 's' ? &script_fd : argv[1][1] == 'P' ? &host_proc_fd : &policy_fd) = (int)fd;
+      *fd_option_of(argv[1][1]) = (int)fd;
       argv += 2;
       argc -= 2;
     } else if (argc > 2 && strcmp(argv[1], "-o") == 0) {
@@ -591,11 +623,12 @@ int run_shim(int argc, char **argv) {
     }
   }
   if (argc < 4) return fail_usage(EINVAL, "argv: %d arguments where at least 3 are needed", argc - 1);
+  sandboxed |= isolated_network | confined_writes;
   long parent;
   int err = parse_decimal(argv[1], 1, INT_MAX, &parent);
   if (err < 0) return fail_usage(-err, "strtol PARENT_PID '%.64s' (a pid, from 1)", argv[1]);
   if (strcmp(argv[2], "-") != 0) cgroup_dir = argv[2];
-  int own_fds[] = {CONTROL_FD, STATUS_FD, script_fd, host_proc_fd, policy_fd};
+  int own_fds[] = {CONTROL_FD, STATUS_FD, script_fd, host_proc_fd, devpts_fd, policy_fd};
   for (size_t i = 0; i < sizeof own_fds / sizeof *own_fds; i++) {
     int fd = own_fds[i];
     if (fd < 0 || (err = set_close_on_exec(fd)) == 0) continue;
@@ -623,6 +656,7 @@ int run_shim(int argc, char **argv) {
   close(sync[1]);
   for (int i = 0; copying_output && i < 2; i++) close(leader_outputs[i]); /* EOF comes once the task's own copies are gone */
   if (script_fd >= 0) close(script_fd); /* the leader has its own copy, or failed */
+  if (devpts_fd >= 0) close(devpts_fd); /* attached in the leader's mount namespace, or failed */
   char reason[LINE_MAX_BYTES - 16];
   int state = await_exec(sync[0], reason, sizeof reason, leader);
   if (state == 0) report_start(leader);

@@ -1,6 +1,6 @@
 /* Small system-call helpers the addon, the spawner and the shim share: the pidfd calls through
- * syscall(2) (glibc wraps them only from 2.36, and the build must not depend on it), and the drain
- * of a non-blocking signalfd. */
+ * syscall(2) (glibc wraps them only from 2.36, and the build must not depend on it), the numbers of
+ * the other calls it wraps late, and the drain of a non-blocking signalfd. */
 #ifndef HIVE_SYS_H
 #define HIVE_SYS_H
 
@@ -18,6 +18,20 @@
 #endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
+#endif
+/* The new mount API and openat2, whose numbers are the same on every architecture. */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#define SYS_move_mount 429
+#define SYS_fsopen 430
+#define SYS_fsconfig 431
+#define SYS_fsmount 432
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
 #endif
 
 static inline int sys_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

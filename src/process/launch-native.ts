@@ -4,7 +4,8 @@
 // and 2 and writes the task's output into them itself; else the output comes back here on pipes. Its fd 3 (control) and fd 4 (status) are the same end of
 // one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
-// shim finds the leader's pid as the daemon sees it; with a command policy, the next fd holds it (-p).
+// shim finds the leader's pid as the daemon sees it; then a sandboxed task's terminal's devpts
+// mount (-D), and the command policy (-p), each where it is given.
 import { closeSync, openSync } from '../builtins.js';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
@@ -31,6 +32,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   };
   const { stdio } = request;
   const terminalFd = 'terminalFd' in stdio ? stdio.terminalFd : -1;
+  const devptsFd = 'devptsFd' in stdio ? stdio.devptsFd : null;
   const output = 'output' in stdio ? stdio.output : undefined;
   let devNull = -1;
   let policy: number | null = null;
@@ -79,12 +81,14 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     channelTheirs!,
     command!,
     ...(request.namespaceFd === null ? [] : [hostProc!]),
+    ...(devptsFd === null ? [] : [devptsFd]),
     ...(policy === null ? [] : [policy]),
   ];
   const shimOptions = [
     '-s',
     '5',
     ...(request.namespaceFd === null ? [] : ['-P', '6']),
+    ...(devptsFd === null ? [] : ['-D', String(childEnds.indexOf(devptsFd))]),
     ...(policy === null ? [] : ['-p', String(childEnds.indexOf(policy))]),
     ...(terminalFd === -1 ? [] : ['-t']),
     ...(output ? ['-o', String(output.maxBytes)] : []),
@@ -117,7 +121,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   // The request carries the child's fds: ours can go now. The terminal's fd and the output files
   // are the caller's to close. fs.openSync'd fds must go back through fs.closeSync: a worker thread
   // tracks them, and warns when a number it thinks is still open comes back from another open.
-  const callers = new Set([terminalFd, hostProc, policy, ...(output?.fds ?? [])]);
+  const callers = new Set([terminalFd, devptsFd, hostProc, policy, ...(output?.fds ?? [])]);
   for (const fd of new Set(childEnds))
     if (callers.has(fd)) continue;
     else if (fd === devNull) closeSync(fd);

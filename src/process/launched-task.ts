@@ -76,10 +76,12 @@ export interface LeaderStart {
 
 /**
  * The leader's stdio: output pipes with stdin from /dev/null or a pipe, or all three on a terminal
- * (an fd of its slave). With `output` (the native launcher only), the shim writes the pipes into
- * those files itself.
+ * (an fd of its slave; a sandboxed task's terminal is in the detached devpts mount `devptsFd`, which
+ * its leader mounts). With `output` (the native launcher only), the shim writes the pipes into those
+ * files itself.
  */
-export type LaunchStdio = { stdin: 'null' | 'pipe'; output?: OutputFiles } | { terminalFd: number };
+export type LaunchStdio =
+  { stdin: 'null' | 'pipe'; output?: OutputFiles } | { terminalFd: number; devptsFd: number | null };
 
 /** The output files a task's shim writes (stdout, stderr): open for writing, still the caller's to close after the launch. */
 export interface OutputFiles {

@@ -33,6 +33,14 @@ export interface NativeAddon {
   textFd(text: string): number;
   /** The Landlock ABI version this kernel offers, 0 for none. */
   landlockAbi(): number;
+  /** What this kernel lacks of the calls a sandbox makes, in words, or null. */
+  sandboxKernelGap(): string | null;
+  /**
+   * A terminal of `cols` by `rows` in a devpts instance of its own that is mounted nowhere yet (a
+   * sandboxed task's leader attaches it as its /dev/pts): the mount's fd, the master's, and the
+   * terminal's number in it (its slave is the mount's entry of that name).
+   */
+  openDetachedTerminal(cols: number, rows: number): { mountFd: number; masterFd: number; number: number };
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */

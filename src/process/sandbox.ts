@@ -1,6 +1,8 @@
-// A task's sandbox: the directories it may write beneath (Landlock, native/src/sandbox.c) and
-// whether it reaches any network (else a network namespace of its own with only loopback up); what
-// this host can enforce of it; and the shim's flags that set it up in the leader before its exec.
+// A task's sandbox: the directories it may write beneath (read-only mounts elsewhere and Landlock)
+// and whether it reaches any network (else a network namespace of its own with only loopback up);
+// every sandboxed task also gets a mount namespace and a devpts instance of its own, loses the
+// capabilities it has no use for and cannot type into terminals (native/src/sandbox.h). What this
+// host can enforce of it, and the shim's flags that set it up in the leader before its exec.
 import { readFileSync } from '../builtins.js';
 import { loadNative } from './native.js';
 
@@ -13,14 +15,17 @@ export interface Sandbox {
 
 /** What this host can enforce: null where it can, else why not. */
 export interface SandboxSupport {
+  /** What every sandbox needs: a mount namespace per task, capabilities dropped, a seccomp filter. */
+  isolation: string | null;
   writes: string | null;
   network: string | null;
   /** The Landlock ABI the kernel offers (0: none). */
   landlockAbi: number;
 }
 
-/** CAP_SYS_ADMIN's bit in /proc/self/status's CapEff, which unshare(CLONE_NEWNET) needs. */
+/** Bits of /proc/self/status's CapEff: the namespaces need CAP_SYS_ADMIN, dropping capabilities CAP_SETPCAP. */
 const CAP_SYS_ADMIN = 21n;
+const CAP_SETPCAP = 8n;
 
 /**
  * Probes once at start. HIVE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail, so that a test can
@@ -30,23 +35,39 @@ export function probeSandboxSupport(spawner: 'native' | 'node'): SandboxSupport 
   const native = loadNative();
   if (spawner === 'node' || 'error' in native) {
     const why = 'needs the native spawner, whose shim sets the sandbox up';
-    return { writes: why, network: why, landlockAbi: 0 };
+    return { isolation: why, writes: why, network: why, landlockAbi: 0 };
   }
   const abi = process.env.HIVE_TEST_NO_LANDLOCK === '1' ? 0 : native.addon.landlockAbi();
   const writes =
     abi > 0 ? null : 'this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)';
+  const gap = native.addon.sandboxKernelGap();
+  const isolation = !hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)
+    ? 'a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have (run it as root)'
+    : gap === null
+      ? null
+      : `this kernel lacks ${gap}`;
   return {
+    isolation,
     writes,
-    network: hasSysAdmin()
+    network: hasCapabilities(CAP_SYS_ADMIN)
       ? null
       : 'a network namespace needs CAP_SYS_ADMIN, which the daemon does not have (run it as root)',
     landlockAbi: abi,
   };
 }
 
-function hasSysAdmin(): boolean {
+function hasCapabilities(...bits: bigint[]): boolean {
   const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
-  return effective !== undefined && ((BigInt(`0x${effective}`) >> CAP_SYS_ADMIN) & 1n) === 1n;
+  return effective !== undefined && bits.every((bit) => ((BigInt(`0x${effective}`) >> bit) & 1n) === 1n);
+}
+
+/** What of `sandbox` this host cannot enforce, in words: empty when it can enforce it all. */
+export function sandboxGaps(sandbox: Sandbox, support: SandboxSupport): string[] {
+  return [
+    support.isolation !== null ? `the task cannot be isolated: ${support.isolation}` : null,
+    confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
+    !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
+  ].filter((why) => why !== null);
 }
 
 /** True when `dir` is `root` or beneath it (both absolute and normalised). */
@@ -62,10 +83,11 @@ export function describeSandbox(sandbox: Sandbox): string {
   return `write beneath ${sandbox.write.length === 0 ? 'nothing' : sandbox.write.join(', ')}; ${sandbox.network ? 'network' : 'no network'}`;
 }
 
-/** The shim's flags for `sandbox` (native/src/shim.c): -N, -L and a -w per directory. */
+/** The shim's flags for `sandbox` (native/src/shim.c): -S, -N, -L and a -w per directory. */
 export function sandboxShimArgs(sandbox: Sandbox | null): string[] {
   if (sandbox === null) return [];
   return [
+    '-S',
     ...(sandbox.network ? [] : ['-N']),
     ...(confinesWrites(sandbox) ? ['-L', ...sandbox.write.flatMap((dir) => ['-w', dir])] : []),
   ];

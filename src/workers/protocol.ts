@@ -6,6 +6,7 @@ import type { ExecEvent, FinalFigures, LeaderExit } from '../process/launched-ta
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
 import type { Sandbox } from '../process/sandbox.js';
+import type { OpenedTerminal } from '../process/terminals.js';
 
 export type { KillSignal };
 
@@ -34,10 +35,11 @@ export interface TaskSpec {
   interactive: boolean;
   /**
    * The task's pseudo-terminal, opened by the supervisor (which hosts node-pty): the master's fd,
-   * which the worker owns from now on, and the slave's path, which it opens as the task's stdio.
+   * which the worker owns from now on, and the slave's path, which it opens as the task's stdio;
+   * for a sandboxed task, the detached devpts mount it is in, which the worker owns too.
    * null: pipes.
    */
-  terminal: { masterFd: number; path: string } | null;
+  terminal: OpenedTerminal | null;
   stdoutPath: string;
   stderrPath: string;
   /** Bytes kept per stream; 0: no cap. */

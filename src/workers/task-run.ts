@@ -92,7 +92,7 @@ export class TaskRun {
     const onTruncated = (stream: StreamName, reason: string) => this.report({ type: 'truncated', stream, reason });
     const launched = this.launch(
       terminal !== null
-        ? { terminalFd: terminal.slaveFd }
+        ? { terminalFd: terminal.slaveFd, devptsFd: terminal.devptsFd }
         : shimWrites
           ? { stdin, output: shimOutputFiles(fds, this.spec, onTruncated) }
           : { stdin },

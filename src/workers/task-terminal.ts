@@ -1,5 +1,6 @@
 // The worker's side of a pty task's terminal: the master, which carries the task's output one way
-// and its input the other, and one fd of the slave, held until the task is gone.
+// and its input the other, and one fd of the slave, held until the task is gone (and for a
+// sandboxed task, the detached devpts mount the terminal is in, which its leader attaches).
 //
 // Holding the slave is what keeps the output whole. When the last fd of a pty's slave closes,
 // Linux ends reads on the master with EIO and drops what the master had not read yet (measured
@@ -11,7 +12,8 @@ import { closeSync, constants as fsConstants, openSync, writeSync } from '../bui
 import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream as TerminalStream } from 'node:tty';
-import { loadNative } from '../process/native.js';
+import { loadNative, nativeAddon } from '../process/native.js';
+import type { OpenedTerminal } from '../process/terminals.js';
 import { TerminalInput } from './task-input.js';
 import { within } from '../within.js';
 
@@ -30,7 +32,8 @@ export class TaskTerminal {
   readonly output: Readable = this.sink;
   /** The slave fd the task's stdio is made from; this side's copy stays open until finish (-1 after). */
   slaveFd: number;
-  private readonly path: string;
+  /** A sandboxed task's detached devpts mount (the shim's -D), until close; null: the host's devpts. */
+  devptsFd: number | null;
   private readonly sentinel = Buffer.from(`HIVE-BASH-END-${randomBytes(12).toString('hex').toUpperCase()}`);
   /** After the sentinel was written: what came since, up to it. */
   private tail: Buffer[] | null = null;
@@ -38,15 +41,15 @@ export class TaskTerminal {
   private markSawSentinel!: () => void;
   private finished = false;
 
-  /** Takes over the master fd the supervisor opened, and opens the slave at `path`; throws if it cannot. */
-  constructor(terminal: { masterFd: number; path: string }) {
+  /** Takes over the fds the supervisor opened, and opens the slave at `path`; throws if it cannot. */
+  constructor(terminal: OpenedTerminal) {
     this.master = new TerminalStream(terminal.masterFd);
     this.input = new TerminalInput(terminal.masterFd);
-    this.path = terminal.path;
+    this.devptsFd = terminal.devptsFd;
     try {
       this.slaveFd = openSync(terminal.path, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
     } catch (error) {
-      this.master.destroy();
+      this.close();
       throw error;
     }
     this.sawSentinel = new Promise<void>((resolve) => (this.markSawSentinel = resolve));
@@ -101,7 +104,11 @@ export class TaskTerminal {
     let fd = -1;
     let written = 0;
     try {
-      fd = openSync(this.path, fsConstants.O_WRONLY | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
+      // Opened again through the slave fd held here: a sandboxed task's terminal has no path outside its namespace.
+      fd = openSync(
+        `/proc/self/fd/${this.slaveFd}`,
+        fsConstants.O_WRONLY | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK,
+      );
       while (written < this.sentinel.length && !this.master.destroyed && Date.now() < deadline) {
         try {
           written += writeSync(fd, this.sentinel, written);
@@ -128,6 +135,10 @@ export class TaskTerminal {
     if (this.slaveFd !== -1) {
       closeSync(this.slaveFd);
       this.slaveFd = -1;
+    }
+    if (this.devptsFd !== null) {
+      nativeAddon().close(this.devptsFd);
+      this.devptsFd = null;
     }
   }
 }

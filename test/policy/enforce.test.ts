@@ -3,7 +3,7 @@
 // subprocess, a setsid'd grandchild); what a rule denies fails with "Permission denied" (126), the
 // task's stderr names the rule, status and the todo list the refusal; the rest runs.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startHarnessPeer } from '../helpers/harness-peer.js';
@@ -87,3 +87,35 @@ for (const containment of ['cgroup', nativeContainment() === 'cgroup' ? 'process
     );
   });
 }
+
+test('a sandboxed task on a terminal is under the policy and its sandbox both', async (t) => {
+  const daemon = await startPolicyDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const outside = join(daemon.stateDir, '..', `outside-${process.pid}`);
+  t.after(() => rmSync(outside, { force: true }));
+  const command = [
+    'hive-guarded push --force pty; echo "denied=$?"',
+    'hive-guarded status; echo "ran=$?"',
+    `touch ${outside} 2>/dev/null; echo "outside=$?"`,
+  ].join('\n');
+  const started = await tools.ok('run', {
+    command,
+    env: daemon.env,
+    pty: true,
+    sandbox: { write: [daemon.dir], network: false },
+    wait_seconds: 0,
+  });
+  const view = await tools.statusWhen(started.id, (status) => status.state === 'done', 'the task ended', 60_000);
+  const lines = view.stdout_tail.split('\r\n');
+  assert.ok(
+    lines.includes(
+      'hive-bash policy: refused `hive-guarded push --force pty` by rule 0 (hive-guarded push --force): no force pushes',
+    ),
+    view.stdout_tail,
+  );
+  assert.deepEqual(
+    lines.filter((line: string) => /^(denied|ran|outside)=/.test(line)),
+    ['denied=126', 'ran=0', 'outside=1'],
+  );
+  assert.equal(view.policy.denied_count, 1);
+});

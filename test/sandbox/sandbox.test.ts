@@ -1,23 +1,18 @@
 // Sandboxed tasks, with real processes: writes inside `write` work and outside fail for the leader,
 // a child, a setsid'd grandchild and a nohup'd one, while files outside stay as they were and can
 // be read; `network: false` cannot reach a listener outside and serves its own loopback; the
-// operator's default and floor, over MCP and through hive-bash; a host without Landlock refused.
+// operator's default and floor, over MCP and through hive-bash; a sandboxed task's own terminal;
+// a host without Landlock, and a daemon without CAP_SYS_ADMIN, refused.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import { request } from 'undici';
 import { runCli } from '../cli/cli.js';
 import { nativeContainment, startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
-
-function makeDir(t: TestContext, prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `hive-bash-${prefix}-`));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+import { makeScratchDir } from '../helpers/scratch.js';
 
 /** Each writer tries `inside/NAME` and `outside/NAME`: the leader, a child, a setsid'd and a nohup'd grandchild. */
 function writers(inside: string, outside: string): string {
@@ -36,7 +31,7 @@ function writers(inside: string, outside: string): string {
 for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   describe(`containment ${containment}`, () => {
     test('a sandboxed task writes only beneath its write dirs, whoever of its processes tries, and reads everywhere', async (t) => {
-      const [inside, outside] = [makeDir(t, 'inside'), makeDir(t, 'outside')];
+      const [inside, outside] = [makeScratchDir(t, 'inside'), makeScratchDir(t, 'outside')];
       writeFileSync(join(outside, 'kept'), 'as it was\n');
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
@@ -116,11 +111,25 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
 }
 
 // With limits too: test/limits/limits.test.ts (whose checks of the v1 hierarchies another file's limited task would disturb).
-test('a sandboxed task on a terminal, interactive, can be written to and killed', async (t) => {
-  const dir = makeDir(t, 'pty');
+test("a sandboxed task's own terminal works (tty, stty, read -s, a REPL, /dev/tty), new ones come from a devpts of its own, and it is killed", async (t) => {
+  const dir = makeScratchDir(t, 'pty');
   const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
-  const command = `read -r line; echo "got $line" > ${dir}/answer; echo "tty: $(tty)"; echo > /dev/tty && echo tty-ok; sleep 600`;
+  const ioctls = `import fcntl, errno
+for name, request in (("TIOCSTI", 0x5412), ("TIOCLINUX", 0x541C)):
+    try: fcntl.ioctl(0, request, b"x"); print(name, "ok")
+    except OSError as error: print(name, errno.errorcode[error.errno])`;
+  const command = [
+    'tty',
+    'stty size',
+    'echo "pts: $(ls /dev/pts | tr "\\n" " ")"',
+    // read -s turns echo off before it prints its prompt: typed once the prompt shows, nothing echoes.
+    `read -rs -p $'secret?\\n' secret; echo "secret: \${#secret}" > /dev/tty`,
+    `python3 -q -i -c 'print("repl ready")'`,
+    `python3 -c 'import os; m, s = os.openpty(); print("opened", os.ttyname(s))'`,
+    `python3 -c '${ioctls}'`,
+    'echo finished; sleep 600',
+  ].join('; ');
   const task = await tools.ok('run', {
     command,
     pty: true,
@@ -128,13 +137,34 @@ test('a sandboxed task on a terminal, interactive, can be written to and killed'
     sandbox: { write: [dir], network: false },
     wait_seconds: 0,
   });
-  await tools.ok('input', { id: task.id, text: 'hello\n' });
-  const seen = await tools.ok('status', { id: task.id, wait_for: 'tty-ok', wait_seconds: 30 });
-  assert.equal(seen.wait_result, 'matched');
-  assert.equal(readFileSync(join(dir, 'answer'), 'utf8'), 'got hello\n');
+  const waitFor = async (pattern: string) =>
+    assert.equal(
+      (await tools.ok('status', { id: task.id, wait_for: pattern, wait_seconds: 30 })).wait_result,
+      'matched',
+      pattern,
+    );
+  await waitFor('^secret\\?');
+  await tools.ok('input', { id: task.id, text: 'hunter2\n' });
+  await waitFor('repl ready');
+  await tools.ok('input', { id: task.id, text: 'print(6 * 7)\n' });
+  await waitFor('^42');
+  await tools.ok('input', { id: task.id, text: 'exit()\n' });
+  await waitFor('^finished');
   await tools.ok('kill', { id: task.id });
   const ended = await tools.ok('status', { id: task.id, wait_seconds: 30 });
   assert.equal(ended.state, 'killed');
+  const lines = ended.stdout_tail.replaceAll('\r', '').split('\n');
+  for (const line of [
+    '/dev/pts/0',
+    '40 120',
+    'pts: 0 ptmx ',
+    'secret: 7',
+    'opened /dev/pts/1',
+    'TIOCSTI EPERM',
+    'TIOCLINUX EPERM',
+  ])
+    assert.ok(lines.includes(line), `"${line}" in:\n${ended.stdout_tail}`);
+  assert.ok(!ended.stdout_tail.includes('hunter2'), 'read -s did not echo');
 });
 
 test('bad sandboxes are refused naming the member, the value and what is accepted', async (t) => {
@@ -168,7 +198,7 @@ test('bad sandboxes are refused naming the member, the value and what is accepte
 });
 
 test("the operator's floor confines runs that give no sandbox and refuses wider ones; the default fills in", async (t) => {
-  const [work, elsewhere] = [makeDir(t, 'floor'), makeDir(t, 'elsewhere')];
+  const [work, elsewhere] = [makeScratchDir(t, 'floor'), makeScratchDir(t, 'elsewhere')];
   const floor = JSON.stringify({ write: [work], network: false });
   const daemon = await startTestDaemon(t, {
     containment: nativeContainment(),
@@ -191,7 +221,7 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
   assert.equal(wider.structured.error.code, 'ERR_SANDBOX_NOT_ALLOWED');
   assert.equal(
     wider.structured.error.message,
-    `Invalid run input: "sandbox" is wider than the operator's floor (--sandbox-floor): it lets the task write in ${elsewhere}, and the floor allows at most: write beneath ${work}; no network; nothing was started: ask for no more than that`,
+    `Invalid run input: "sandbox" is wider than the operator's floor (--sandbox-floor): it lets the task write in ${elsewhere} ("sandbox.write[0]"), and the floor allows at most: write beneath ${work}; no network; nothing was started: ask for no more than that`,
   );
   const narrower = await tools.ok('run', {
     command: `touch ${work}/b && echo ok`,
@@ -202,7 +232,11 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
   const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as {
     sandbox: Record<string, unknown>;
   };
-  assert.match(health.sandbox.writes as string, /^Landlock ABI \d+$/);
+  assert.match(health.sandbox.writes as string, /^Landlock ABI \d+ and read-only mounts$/);
+  assert.equal(
+    health.sandbox.isolation,
+    'a mount namespace and a devpts instance per task, capabilities dropped, TIOCSTI and TIOCLINUX refused',
+  );
   assert.deepEqual(
     [health.sandbox.network, health.sandbox.default, health.sandbox.floor],
     ['a network namespace per task', { write: [work] }, { write: [work], network: false }],
@@ -227,13 +261,13 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
 });
 
 test('a default sandbox wider than the floor stops the start with exit code 2', async (t) => {
-  const [work, elsewhere] = [makeDir(t, 'floor'), makeDir(t, 'elsewhere')];
+  const [work, elsewhere] = [makeScratchDir(t, 'floor'), makeScratchDir(t, 'elsewhere')];
   const { runDaemonBinary } = await import('../helpers/daemon.js');
   const result = await runDaemonBinary([
     '--port',
     '0',
     '--state-dir',
-    makeDir(t, 'state'),
+    makeScratchDir(t, 'state'),
     '--sandbox-floor',
     JSON.stringify({ write: [work] }),
     '--default-sandbox',
@@ -249,7 +283,7 @@ test('a default sandbox wider than the floor stops the start with exit code 2', 
 });
 
 test('where Landlock is missing a sandbox that confines writes is refused, naming what is missing, never run unconfined', async (t) => {
-  const dir = makeDir(t, 'nolandlock');
+  const dir = makeScratchDir(t, 'nolandlock');
   const daemon = await startTestDaemon(t, { containment: nativeContainment(), env: { HIVE_TEST_NO_LANDLOCK: '1' } });
   const tools = await connectClient(t, daemon.url);
   const refused = await tools.call('run', {
@@ -271,4 +305,25 @@ test('where Landlock is missing a sandbox that confines writes is refused, namin
     wait_seconds: 30,
   });
   assert.equal(networkOnly.stdout_tail, 'fine\n', 'a sandbox that needs no Landlock still runs');
+});
+
+test('a daemon without CAP_SYS_ADMIN refuses every sandbox, naming what is missing, and says so in /healthz', async (t) => {
+  const dir = makeScratchDir(t, 'nosysadmin');
+  const daemon = await startTestDaemon(t, {
+    containment: nativeContainment(),
+    wrapper: ['setpriv', '--bounding-set', '-sys_admin', '--'],
+  });
+  const tools = await connectClient(t, daemon.url);
+  const missing =
+    'the task cannot be isolated: a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have (run it as root)';
+  for (const sandbox of [{ write: [dir] }, { write: ['/'] }]) {
+    const refused = await tools.call('run', { command: `touch ${dir}/never`, sandbox, wait_seconds: 5 });
+    assert.deepEqual(refused.structured.error, {
+      code: 'ERR_SANDBOX_UNAVAILABLE',
+      message: `"sandbox" cannot be enforced here (${missing}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`,
+    });
+  }
+  assert.ok(!existsSync(join(dir, 'never')));
+  const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as { sandbox: { isolation: string } };
+  assert.equal(health.sandbox.isolation, `unavailable: ${missing.replace('the task cannot be isolated: ', '')}`);
 });

@@ -1,9 +1,12 @@
 // Which sandbox a task runs in: what its run asks for, else the operator's default, else the floor;
 // never wider than the floor (refused, naming what the floor allows), and never one this host
 // cannot enforce (refused, naming what is missing), so no task runs less confined than it asked.
+// Write directories are compared, and enforced, as they resolve (symlinks followed): the task's
+// leader then opens each without following a symlink, so one swapped in since is refused.
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
+import { realpathSync } from '../../builtins.js';
 import {
   ConfigError,
   directoryProblem,
@@ -16,6 +19,7 @@ import {
   confinesWrites,
   describeSandbox,
   isBeneath,
+  sandboxGaps,
   type Sandbox,
   type SandboxSupport,
 } from '../../process/sandbox.js';
@@ -100,35 +104,70 @@ export function resolveSandbox(
         : "the daemon's --sandbox-floor";
   const chosen = requested ?? policy.defaults ?? policy.floor;
   if (chosen === null) return null;
-  const sandbox = completeSandbox(chosen, cwd, env, policy.floor);
+  const completed = completeSandbox(chosen, cwd, env, policy.floor);
   // Each directory named where it was given: the run's own by its index, else by where it came from.
-  if (requested?.write !== undefined)
-    requested.write.forEach((dir, i) => assertDirectory(resolve(dir), `"sandbox.write[${i}]" must be`));
-  else for (const dir of sandbox.write) assertDirectory(dir, `the write directories of ${source} must each be`);
-  const wider = policy.floor === null ? null : widerThanFloor(sandbox, policy.floor);
+  const writeDirs =
+    requested?.write !== undefined
+      ? requested.write.map((dir, i) => resolveWriteDir(dir, `"sandbox.write[${i}]"`, `"sandbox.write[${i}]" must be`))
+      : completed.write.map((dir) =>
+          resolveWriteDir(dir, `a write directory of ${source}`, `the write directories of ${source} must each be`),
+        );
+  const sandbox = { ...completed, write: [...new Set(writeDirs.map((dir) => dir.resolved))] };
+  const wider = policy.floor === null ? null : widerThanFloor(writeDirs, sandbox.network, policy.floor);
   if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
-  const missing = [
-    confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
-    !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
-  ].filter((why) => why !== null);
+  const missing = sandboxGaps(sandbox, support);
   if (missing.length > 0) throw new SandboxUnavailableError(source, missing.join('; '));
   return sandbox;
 }
 
-/** Landlock confines beneath directories that exist: anything else is refused before the start. `what` ends in "must be". */
-function assertDirectory(dir: string, what: string): void {
-  const problem = directoryProblem(dir);
+/** A write directory as given and as it resolves, with the field that gave it. */
+interface WriteDir {
+  given: string;
+  resolved: string;
+  field: string;
+}
+
+/**
+ * `given` resolved (realpath): the sandbox is enforced on an existing directory, and a symlink in
+ * its path must not carry it past the floor. Anything else is refused before the start, in words
+ * that start with `what` ("... must be").
+ */
+function resolveWriteDir(given: string, field: string, what: string): WriteDir {
+  const dir = resolve(given);
+  let problem = directoryProblem(dir);
+  let resolved = dir;
+  if (problem === null) {
+    try {
+      resolved = realpathSync(dir);
+    } catch (error) {
+      problem = (error as NodeJS.ErrnoException).code ?? 'unresolvable';
+    }
+  }
   if (problem !== null)
     throw new ToolInputError(
       `Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`,
     );
+  return { given: dir, resolved, field };
 }
 
-/** What `sandbox` allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
-function widerThanFloor(sandbox: Sandbox, floor: Sandbox): string | null {
-  const outside = sandbox.write.find((dir) => !floor.write.some((root) => isBeneath(dir, root)));
-  if (outside !== undefined) return `it lets the task write in ${outside}`;
-  return sandbox.network && !floor.network ? 'it lets the task reach the network' : null;
+/** `dir` with its symlinks resolved where it exists, else as it is. */
+function resolvedOrAsIs(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
+/** What a sandbox allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
+function widerThanFloor(writeDirs: WriteDir[], network: boolean, floor: Sandbox): string | null {
+  const roots = floor.write.map(resolvedOrAsIs);
+  const outside = writeDirs.find(({ resolved }) => !roots.some((root) => isBeneath(resolved, root)));
+  if (outside !== undefined) {
+    const resolution = outside.given === outside.resolved ? '' : `: ${JSON.stringify(outside.given)} resolves to it`;
+    return `it lets the task write in ${outside.resolved} (${outside.field}${resolution})`;
+  }
+  return network && !floor.network ? 'it lets the task reach the network' : null;
 }
 
 /** The operator's policy from --default-sandbox and --sandbox-floor; a default wider than the floor stops the start (a ConfigError). */
@@ -139,7 +178,11 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
     floor === null || defaults?.write === undefined
       ? null
       : widerThanFloor(
-          { write: defaults.write.map((dir) => resolve(dir)), network: defaults.network ?? floor.network },
+          defaults.write.map((dir, i) => {
+            const given = resolve(dir);
+            return { given, resolved: resolvedOrAsIs(given), field: `its "write"[${i}]` };
+          }),
+          defaults.network ?? floor.network,
           floor,
         );
   if (wider !== null)
@@ -152,7 +195,14 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
 /** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
 export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy) {
   return {
-    writes: support.writes === null ? `Landlock ABI ${support.landlockAbi}` : `unavailable: ${support.writes}`,
+    isolation:
+      support.isolation === null
+        ? 'a mount namespace and a devpts instance per task, capabilities dropped, TIOCSTI and TIOCLINUX refused'
+        : `unavailable: ${support.isolation}`,
+    writes:
+      support.writes === null
+        ? `Landlock ABI ${support.landlockAbi} and read-only mounts`
+        : `unavailable: ${support.writes}`,
     network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
     default: policy.defaults,
     floor: policy.floor,

@@ -164,7 +164,8 @@ export class TaskService extends TaskReads {
     this.apply(task, { type: 'dispatched' });
     let terminal = null;
     try {
-      if (request.terminal !== null) terminal = openTerminal(request.terminal.cols, request.terminal.rows);
+      const size = request.terminal;
+      if (size !== null) terminal = openTerminal(size.cols, size.rows, task.record.sandbox !== null);
     } catch (error) {
       const reason = `spawn failed: no terminal could be opened: ${(error as Error).message}`;
       this.apply(task, { type: 'failed', error: reason, endedAt: Date.now() });
