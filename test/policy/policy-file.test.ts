@@ -2,7 +2,7 @@
 // start on one); the matcher's rules (a prefix of the words, the strictest decision, the default,
 // programs by name or path); hive-bash policy and policy check; the file out of tasks' reach.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -51,6 +51,17 @@ test('each mistake in a policy file is named by its rule, its field and what it 
     ],
   ];
   for (const [text, message] of cases) assert.throws(() => parseCommandPolicy(text), { message });
+});
+
+test("the README's example policy is one the daemon takes", () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('### Command policy'));
+  const example = /```json\n([\s\S]*?)```/.exec(section)![1]!;
+  const policy = parseCommandPolicy(example);
+  const exec = (argv: string[]) => ({ path: `/usr/bin/${argv[0]}`, real: `/usr/bin/${argv[0]}`, argv });
+  assert.equal(matchExec(policy, exec(['git', 'push', '-f', 'origin'])).decision, 'deny');
+  assert.equal(matchExec(policy, exec(['npm', 'publish'])).decision, 'ask');
+  assert.equal(matchExec(policy, exec(['git', 'status'])).decision, 'allow');
 });
 
 test('the strictest matching rule decides, by a prefix of the words; the default decides the rest', () => {
