@@ -21,6 +21,8 @@ const COMMAND = [
 try: subprocess.run(["hive-guarded", "push", "--force", "python"])
 except PermissionError as error: print("python=refused", error.errno)'`,
   `setsid -w sh -c 'hive-guarded push --force setsid; echo "setsid=$?"'`,
+  // A copy in a mount of the task's own, which the shim does not see.
+  `mkdir mnt; unshare -m sh -c 'mount -t tmpfs none mnt && cp hive-guarded mnt/ && "$PWD"/mnt/hive-guarded push --force mounted; echo "mounted=$?"'`,
   `hive-guarded status; echo "status=$?"`,
   `hive-guarded push origin main; echo "push=$?"`,
   `hive-guarded push --forced; echo "forced=$?"`,
@@ -46,6 +48,7 @@ for (const containment of ['cgroup', nativeContainment() === 'cgroup' ? 'process
         'script=126',
         'python=refused 13',
         'setsid=126',
+        'mounted=126',
         'hive-guarded ran: status',
         'status=0',
         'hive-guarded ran: push origin main',
@@ -63,8 +66,9 @@ for (const containment of ['cgroup', nativeContainment() === 'cgroup' ? 'process
       'hive-bash policy: refused `hive-guarded push --force script` by rule 0 (hive-guarded push --force): no force pushes',
       'hive-bash policy: refused `hive-guarded push --force python` by rule 0 (hive-guarded push --force): no force pushes',
       'hive-bash policy: refused `hive-guarded push --force setsid` by rule 0 (hive-guarded push --force): no force pushes',
+      'hive-bash policy: refused `hive-guarded push --force mounted` by rule 0 (hive-guarded push --force): no force pushes',
     ]);
-    assert.equal(view.policy.denied_count, 5);
+    assert.equal(view.policy.denied_count, 6);
     assert.deepEqual(
       view.policy.denied.map((denied: { command: string; program: string; rule: number; reason: string }) => [
         denied.command,
@@ -72,18 +76,19 @@ for (const containment of ['cgroup', nativeContainment() === 'cgroup' ? 'process
         denied.rule,
         denied.reason,
       ]),
-      ['origin main', 'origin main', 'script', 'python', 'setsid'].map((last) => [
-        `hive-guarded push --force ${last}`,
-        join(daemon.dir, 'hive-guarded'),
-        0,
-        'no force pushes',
-      ]),
+      [
+        ...['origin main', 'origin main', 'script', 'python', 'setsid'].map((last) => [
+          `hive-guarded push --force ${last}`,
+          join(daemon.dir, 'hive-guarded'),
+        ]),
+        ['hive-guarded push --force mounted', join(daemon.dir, 'mnt', 'hive-guarded')],
+      ].map(([command, program]) => [command, program, 0, 'no force pushes']),
     );
     assert.deepEqual(view.policy.waiting, []);
     const todo = await peer.waitForTodo(started.id, (request) => request.state === 'done');
     assert.match(
       todo.body ?? '',
-      /^policy denied 5 exec\(s\): `hive-guarded push --force origin main` \(rule 0: no force pushes\);.* `hive-guarded push --force setsid` \(rule 0: no force pushes\)$/m,
+      /^policy denied 6 exec\(s\): `hive-guarded push --force origin main` \(rule 0: no force pushes\);.* `hive-guarded push --force mounted` \(rule 0: no force pushes\)$/m,
     );
   });
 }
