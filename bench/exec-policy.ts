@@ -1,5 +1,5 @@
 // What the command policy costs a task: a loop of N `/bin/true` in one task (every one an exec the
-// task's shim matches) on a daemon with --policy (the README's example rules, none of which match
+// task's shim matches) on a daemon with --policy (three rules, two deny and one ask, none matching
 // /bin/true) against the same loop on a daemon without, the two alternated over rounds. Per run: the
 // loop's wall time (timed inside the task, by bash), and the CPU of the task's processes (its
 // cgroup) and of its shim (which matches each exec), read while the task waits at its end.
