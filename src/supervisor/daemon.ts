@@ -57,7 +57,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const containment = chooseContainment(config.containment, config.cgroupRoot);
   const policy = loadPolicy(config, containment.spawner);
   const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
-  const fromTask: TaskCallCheck = () => Promise.resolve(false);
+  const fromTask: TaskCallCheck = () => null;
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());

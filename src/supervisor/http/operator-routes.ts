@@ -23,7 +23,7 @@ export class OperatorRoutes {
     return path === '/policy' || path === '/approvals' || path.startsWith('/approvals/');
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  handle(req: IncomingMessage, res: ServerResponse, path: string): void {
     if (req.method === 'GET' && path === '/policy') return sendJson(res, 200, { policy: describePolicy(this.policy) });
     if (req.method === 'GET' && path === '/approvals')
       return sendJson(res, 200, {
@@ -38,7 +38,8 @@ export class OperatorRoutes {
           message: `${req.method} ${path.slice(0, 80)} is no route: GET /policy, GET /approvals, POST /approvals/ID/approve and POST /approvals/ID/deny are`,
         },
       });
-    if (await this.fromTask(req)) return sendError(res, 403, new ApprovalFromTaskError(`this ${answer[2]}`));
+    const caller = this.fromTask(req);
+    if (caller !== null) return sendError(res, 403, new ApprovalFromTaskError(`this ${answer[2]}`, caller));
     try {
       const id = decodeURIComponent(answer[1]!);
       if (this.approvals === null) throw new ApprovalError(id);

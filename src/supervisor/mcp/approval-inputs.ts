@@ -69,24 +69,25 @@ export class ApprovalInputs {
    * one is an RpcError), the approvals it names answered from `params.inputResponses` (unless the
    * call comes from one of the daemon's tasks), and the task to resume. Null for a first call.
    */
-  async retry(tool: string, params: Record<string, unknown>, from: IncomingMessage): Promise<Retry | null> {
+  retry(tool: string, params: Record<string, unknown>, from: IncomingMessage): Retry | null {
     if (params.requestState === undefined) return null;
     const state = this.verify(params.requestState, tool, params.arguments);
     const responses = isObject(params.inputResponses) ? params.inputResponses : {};
     const answered = state.approvals.filter((id) => `${KEY_PREFIX}${id}` in responses);
-    if (answered.length > 0 && (await this.fromTask(from)))
-      return { refused: new ApprovalFromTaskError('this retry of run') };
+    const caller = answered.length > 0 ? this.fromTask(from) : null;
+    if (caller !== null) return { refused: new ApprovalFromTaskError('this retry of run', caller) };
     for (const id of answered) this.answer(id, responses[`${KEY_PREFIX}${id}`]);
     return { taskId: state.task };
   }
 
   /** tasks/update: answers task `taskId`'s approvals its inputResponses name (others are ignored, as the extension says). */
-  async update(taskId: string, inputResponses: unknown, from: IncomingMessage): Promise<void> {
+  update(taskId: string, inputResponses: unknown, from: IncomingMessage): void {
     if (!isObject(inputResponses)) return;
     const ids = (this.approvals?.forTask(taskId) ?? [])
       .map((approval) => approval.id)
       .filter((id) => `${KEY_PREFIX}${id}` in inputResponses);
-    if (ids.length > 0 && (await this.fromTask(from))) throw new ApprovalFromTaskError('this tasks/update');
+    const caller = ids.length > 0 ? this.fromTask(from) : null;
+    if (caller !== null) throw new ApprovalFromTaskError('this tasks/update', caller);
     for (const id of ids) this.answer(id, inputResponses[`${KEY_PREFIX}${id}`]);
   }
 

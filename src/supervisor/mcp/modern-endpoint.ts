@@ -109,7 +109,7 @@ export class ModernEndpoint {
     from: IncomingMessage,
   ): Promise<Record<string, unknown>> {
     const name = params.name as string;
-    const retry = await this.inputs.retry(name, params, from);
+    const retry = this.inputs.retry(name, params, from);
     if (retry !== null && 'refused' in retry) {
       const error = { code: retry.refused.code, message: retry.refused.message };
       return {
@@ -132,12 +132,12 @@ export class ModernEndpoint {
     return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
   }
 
-  private async taskMethod(
+  private taskMethod(
     method: string,
     params: Record<string, unknown>,
     envelope: Envelope,
     from: IncomingMessage,
-  ): Promise<Record<string, unknown>> {
+  ): Record<string, unknown> {
     if (!declaresTasks(envelope.capabilities)) {
       throw refusal(
         MISSING_CLIENT_CAPABILITY,

@@ -90,10 +90,10 @@ export class TaskHandles {
   }
 
   /** tasks/update: answers the task's waiting execs its inputResponses name (accept approves); a key of none is ignored. */
-  async update(taskId: string, inputResponses: unknown, from: IncomingMessage): Promise<Record<string, unknown>> {
+  update(taskId: string, inputResponses: unknown, from: IncomingMessage): Record<string, unknown> {
     this.find(taskId);
     try {
-      await this.inputs.update(taskId, inputResponses, from);
+      this.inputs.update(taskId, inputResponses, from);
     } catch (error) {
       if (!(error instanceof ApprovalFromTaskError)) throw error;
       throw new RpcError(INVALID_REQUEST, error.message, { error: { code: error.code, message: error.message } });

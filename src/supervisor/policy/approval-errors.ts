@@ -12,12 +12,12 @@ export class ApprovalError extends ToolRefusal {
   }
 }
 
-/** A process of one of the daemon's own tasks tried to answer an approval: a task never approves an exec. */
+/** A process of one of the daemon's own tasks (or one that may be) tried to answer an approval: a task never approves an exec. */
 export class ApprovalFromTaskError extends ToolRefusal {
   override readonly code = 'ERR_APPROVAL_FROM_TASK';
-  constructor(what: string) {
+  constructor(what: string, caller: string) {
     super(
-      `${what} came from a process of one of this daemon's tasks, and a task cannot answer an approval (its own or another's): a person answers, through the agent's MCP client or hive-bash approve and deny outside the tasks`,
+      `${what} came from ${caller}, and a process of one of this daemon's tasks cannot answer an approval (its own or another's): a person answers, through the agent's MCP client or hive-bash approve and deny outside the tasks`,
     );
   }
 }

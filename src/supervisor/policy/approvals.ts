@@ -23,8 +23,12 @@ export interface Approval {
   expiresAt: number;
 }
 
-/** Whether a request comes from a process of one of the daemon's own tasks (or may: it cannot be told): such a request never answers an approval. */
-export type TaskCallCheck = (req: IncomingMessage) => Promise<boolean>;
+/**
+ * Who among the daemon's own tasks sent a request, in words to finish "it came from"
+ * (`process 412 of task task-3`, or why it may be a task's and which cannot be told); null when
+ * it comes from outside them. A request from a task never answers an approval.
+ */
+export type TaskCallCheck = (req: IncomingMessage) => string | null;
 
 /** Who answered, for the reason a refused exec tells the task. */
 export type Answerer = 'operator' | 'client';
