@@ -75,6 +75,7 @@ try {
   });
   const total = (run: LoopRun) => run.taskCpuMs + run.shimCpuMs;
   const row = {
+    benchmark: 'exec-policy',
     execs: EXECS,
     rounds: ROUNDS,
     wall_ms: {
