@@ -29,17 +29,18 @@ try {
   const call = await openRawSession(pool);
   for (let i = 0; i < RUNNING; i++) await call('run', { command: 'sleep 300', wait_seconds: 0 });
   // A task just run may not have started yet (no process, so no figures): list until all have.
-  type Listed = { state: string; memory_bytes: number | null };
+  type Listed = { state: string; memory_bytes?: number };
   let listed: Listed[];
   const deadline = Date.now() + 60_000;
   for (;;) {
     payload = (await call('list', { limit: TASKS })).text;
     listed = JSON.parse(payload).result.structuredContent.tasks as Listed[];
-    if (Date.now() > deadline || listed.every((task) => task.state !== 'running' || task.memory_bytes !== null)) break;
+    if (Date.now() > deadline || listed.every((task) => task.state !== 'running' || task.memory_bytes !== undefined))
+      break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const live = listed.filter((task) => task.state === 'running');
-  if (listed.length !== TASKS || live.length !== RUNNING || live.some((task) => task.memory_bytes === null)) {
+  if (listed.length !== TASKS || live.length !== RUNNING || live.some((task) => task.memory_bytes === undefined)) {
     throw new Error(
       `list gave ${listed.length} tasks, ${live.length} running with figures; expected ${TASKS} and ${RUNNING}`,
     );

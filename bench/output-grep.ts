@@ -25,10 +25,16 @@ async function writeLog(client: Client): Promise<{ id: string; path: string; byt
   const lines = Math.round((MIB * 2 ** 20) / 68);
   const middle = Math.floor(lines / 2);
   const command = `awk 'BEGIN { for (i = 1; i <= ${lines}; i++) { if (i == ${middle}) print "ERROR boom in module " i; else printf "${LINE}\\n", i } }'`;
-  let result = await client.callTool({ name: 'run', arguments: { command, name: 'log', wait_seconds: 30 } });
+  let result = await client.callTool({
+    name: 'run',
+    arguments: { command, name: 'log', wait_seconds: 30, verbose: true },
+  });
   let task = result.structuredContent as { id: string; state: string; stdout_path: string; stdout_bytes: number };
   while (task.state === 'running') {
-    result = await client.callTool({ name: 'status', arguments: { id: task.id, wait_seconds: 30, tail_bytes: 0 } });
+    result = await client.callTool({
+      name: 'status',
+      arguments: { id: task.id, wait_seconds: 30, tail_bytes: 0, verbose: true },
+    });
     task = result.structuredContent as typeof task;
   }
   if (task.state !== 'done') throw new Error(`the log task ended ${task.state}: ${JSON.stringify(task).slice(0, 300)}`);

@@ -80,11 +80,14 @@ function writeWithHead(dir: string, bytes: number): { seconds: number; cpu: numb
 async function writeThroughDaemon(client: Client, bytes: number): Promise<string> {
   let result = await client.callTool({
     name: 'run',
-    arguments: { command: `head -c ${bytes} /dev/zero`, wait_seconds: 30 },
+    arguments: { command: `head -c ${bytes} /dev/zero`, wait_seconds: 30, verbose: true },
   });
   let task = result.structuredContent as { id: string; state: string; stdout_bytes: number; stdout_path: string };
   while (task.state === 'running') {
-    result = await client.callTool({ name: 'status', arguments: { id: task.id, wait_seconds: 30, tail_bytes: 0 } });
+    result = await client.callTool({
+      name: 'status',
+      arguments: { id: task.id, wait_seconds: 30, tail_bytes: 0, verbose: true },
+    });
     task = result.structuredContent as typeof task;
   }
   if (task.stdout_bytes !== bytes)

@@ -3,6 +3,9 @@
 // A message names the input, echoes the value and says what would be accepted.
 import { statfsSync, statSync, getSystemErrorMap, getSystemErrorName } from './builtins.js';
 import { constants as osConstants } from 'node:os';
+import { echoValue } from './echo.js';
+
+export { echoValue };
 
 export class HiveError extends Error {
   readonly code: string = 'ERR_HIVE';
@@ -32,6 +35,30 @@ export class NameBusyError extends ToolInputError {
   constructor(name: string, state: string) {
     super(
       `"name" is taken: got ${JSON.stringify(name)}, whose task is still ${state}; choose another name, or wait for it to finish or kill it first`,
+    );
+  }
+}
+
+/**
+ * A grep or wait_for pattern that took longer to match than its budget (PATTERN_BUDGET in
+ * src/supervisor/output/read-pool.ts): its matching was stopped, off the main thread, and it is refused.
+ */
+export class PatternTooCostlyError extends ToolInputError {
+  override readonly code = 'ERR_PATTERN_TOO_COSTLY';
+  constructor(pattern: { source: string; tool: string; field: string }, budget: string, outcome: string) {
+    super(
+      `Invalid ${pattern.tool} input: "${pattern.field}" took too long to match: ${echoValue(pattern.source)} ran past its budget of ${budget}, so it was stopped; ${outcome}. ` +
+        'Accepted: a pattern V8 matches within that budget, as it does literals, classes and a few quantifiers; groups with quantifiers nested in quantifiers, such as (?:a+)+ repeated, are not',
+    );
+  }
+}
+
+/** A screen that one call could not feed its terminal to the end of: the next call draws on from there. */
+export class ScreenTooCostlyError extends ToolRefusal {
+  override readonly code = 'ERR_SCREEN_TOO_COSTLY';
+  constructor(id: string, size: string, drawn: number, written: number, budgetMs: number) {
+    super(
+      `the screen of task ${JSON.stringify(id)} is not drawn yet: its ${size} terminal was fed ${drawn} of the ${written} bytes written in the ${budgetMs} ms one call may take; call output with screen again to draw on from there, or read its text (output without screen)`,
     );
   }
 }
@@ -213,35 +240,4 @@ export function systemCallError(errno: number, syscall: string): string {
 export interface ErrorBody {
   code: string;
   message: string;
-}
-
-const ECHO_CHARS = 60;
-/** How deep a value is shown before `...`: a deeply nested input must not cost a deep walk. */
-const ECHO_DEPTH = 4;
-
-/** Shows a client's value in a message: JSON, cut to a readable length, with its type. */
-export function echoValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (typeof value === 'string' && value.length > ECHO_CHARS) {
-    return `${JSON.stringify(value.slice(0, ECHO_CHARS))}... (string of ${value.length} characters)`;
-  }
-  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-  let shown = showShallow(value, ECHO_DEPTH);
-  if (shown.length > ECHO_CHARS + 20) shown = `${shown.slice(0, ECHO_CHARS + 20)}...`;
-  return `${shown} (${type})`;
-}
-
-/** JSON of `value` down to `depth` levels, with `...` below and at most a few entries per level. */
-function showShallow(value: unknown, depth: number): string {
-  if (value === null || typeof value !== 'object') {
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return String(value);
-    }
-  }
-  if (depth === 0) return Array.isArray(value) ? '[...]' : '{...}';
-  const entries = Array.isArray(value) ? value.slice(0, ECHO_CHARS) : Object.entries(value).slice(0, ECHO_CHARS);
-  if (Array.isArray(value)) return `[${entries.map((item) => showShallow(item, depth - 1)).join(',')}]`;
-  return `{${(entries as Array<[string, unknown]>).map(([key, item]) => `${JSON.stringify(key)}:${showShallow(item, depth - 1)}`).join(',')}}`;
 }

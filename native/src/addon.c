@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +359,41 @@ static napi_value js_send_signal(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* How long a thread's end waits for a child it killed to exit, so that it can reap it. */
+#define THREAD_END_REAP_MS 1000
+
+/* The cleanup of a thread's Node environment (an idle worker thread stopped, a thread that died,
+ * the daemon's stop) for a child bound to it: killed and reaped through its pidfd, which is then
+ * closed. Its PR_SET_PDEATHSIG would kill it a moment later anyway, but nothing would reap it: it
+ * would stay a zombie of the daemon, which must never waitpid(-1) (libuv reaps only what it spawned). */
+static void reap_at_thread_end(void *arg) {
+  int pidfd = (int)(intptr_t)arg;
+  int code, signal, ready;
+  sys_pidfd_send_signal(pidfd, SIGKILL);
+  struct pollfd exited = {.fd = pidfd, .events = POLLIN};
+  do ready = poll(&exited, 1, THREAD_END_REAP_MS);
+  while (ready < 0 && errno == EINTR);
+  if (ready == 1) reap_pidfd(pidfd, 0, &code, &signal);
+  close(pidfd);
+}
+
+/* reapAtThreadEnd(pidfd, bound): with bound true, the child behind `pidfd` (one of this process's,
+ * unreaped) is killed and reaped, and `pidfd` closed, when the calling thread's environment ends;
+ * false undoes that, before the caller reaps it and closes `pidfd` itself. */
+static napi_value js_reap_at_thread_end(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  int pidfd;
+  bool bound;
+  if (argc < 2 || get_int(env, args[0], &pidfd) != 0 || pidfd < 0 || napi_get_value_bool(env, args[1], &bound) != napi_ok)
+    return throw_errno(env, EINVAL, "reapAtThreadEnd");
+  void *arg = (void *)(intptr_t)pidfd;
+  napi_status status = bound ? napi_add_env_cleanup_hook(env, reap_at_thread_end, arg) : napi_remove_env_cleanup_hook(env, reap_at_thread_end, arg);
+  if (status != napi_ok) return throw_errno(env, EINVAL, bound ? "napi_add_env_cleanup_hook" : "napi_remove_env_cleanup_hook");
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"spawn", NULL, js_spawn, NULL, NULL, NULL, napi_default, NULL},
@@ -372,6 +410,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"reap", NULL, js_reap, NULL, NULL, NULL, napi_default, NULL},
       {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
       {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},
+      {"reapAtThreadEnd", NULL, js_reap_at_thread_end, NULL, NULL, NULL, napi_default, NULL},
       {"reduceHeap", NULL, js_reduce_heap, NULL, NULL, NULL, napi_default, NULL},
       {"allocatedBytes", NULL, js_allocated_bytes, NULL, NULL, NULL, napi_default, NULL},
       {"trimMalloc", NULL, js_trim_malloc, NULL, NULL, NULL, napi_default, NULL},

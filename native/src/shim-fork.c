@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,10 +103,26 @@ static int take_fds(const int *fds, int nfds, int *sync) {
   return 0;
 }
 
+/* Where the scheduler groups each session (sched_autogroup_enabled, for processes outside any
+ * cgroup of the cpu controller), a nice value counts only against the session's own processes: the
+ * new session's group takes the nice this process has from its spawner (the tasks' CPU weight where
+ * no cgroup gives it, src/process/cpu-weight.ts). Best effort: the kernel refuses an unprivileged
+ * write more often than ten times a second (EAGAIN), and one without autogroups has no such file. */
+static void weigh_session(void) {
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, 0);
+  if (nice <= 0 || errno != 0) return;
+  int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  dprintf(fd, "%d", nice);
+  close(fd);
+}
+
 /* The fork's set-up before it runs the shim; tells the spawner how it went on `sync`. */
 static void start_shim(char **argv, char **envp, const char *cwd, const int *fds, int nfds, int sync) __attribute__((noreturn));
 static void start_shim(char **argv, char **envp, const char *cwd, const int *fds, int nfds, int sync) {
   int err = setsid() < 0 ? -errno : 0;
+  if (err == 0) weigh_session();
   if (err == 0) err = take_fds(fds, nfds, &sync);
   if (err == 0 && cwd != NULL && chdir(cwd) != 0) err = -errno;
   if (err < 0) {

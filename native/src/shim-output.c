@@ -1,8 +1,10 @@
 /* A task's output copied by its shim from a pipe into its file (see shim-output.h). The limits are
  * the daemon's (src/workers/output-cap.ts): writing stops while the file system has less than its
  * reserve free (64 MiB, or a tenth of a smaller one; looked at once per MiB kept), and past the cap
- * the rest of the stream is read and discarded, at a pace while the leader lives (see
- * OUTPUT_DROP_BYTES_PER_SECOND). A stream is cut only when a byte is dropped. */
+ * the rest of the stream is read and discarded as fast as it comes: a writer past its cap runs at
+ * the speed it would have into a file. What keeps the daemon responsive under such floods is the
+ * tasks' CPU weight below its own (src/process/cpu-weight.ts), not a pace here. A stream is cut only
+ * when a byte is dropped. */
 #define _GNU_SOURCE
 #include "shim-output.h"
 
@@ -11,7 +13,6 @@
 #include <limits.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #define RESERVE_MAX_BYTES (64LL * 1024 * 1024)
@@ -21,22 +22,8 @@
  * a 64 KiB pipe, and 0.5 s and 0.48 s read and written through a 256 KiB one (in half the time). */
 #define PIPE_BYTES (256 * 1024)
 
-#define NS_PER_SECOND 1000000000LL
-
 /* Where bytes are read to be written or dropped (cut). */
 static char scratch[PIPE_BYTES];
-
-static long long monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * NS_PER_SECOND + now.tv_nsec;
-}
-
-long long output_pause_ms(const struct output_stream *stream) {
-  if (!stream->paced || stream->pipe < 0) return 0;
-  long long left = stream->drop_until_ns - monotonic_ns();
-  return left > 0 ? (left + 999999) / 1000000 : 0;
-}
 
 int output_open(struct output_stream *stream, int file, int *leader_end) {
   int ends[2];
@@ -110,11 +97,8 @@ int output_copy(struct output_stream *stream, long long max_bytes, long long bud
     long long room = room_for(stream, max_bytes, &why);
     ssize_t got;
     if (room == 0) {
-      long long now = stream->paced ? monotonic_ns() : 0;
-      if (stream->paced && now < stream->drop_until_ns) break;
       got = read(stream->pipe, scratch, sizeof scratch);
       if (got > 0) cut |= stop_keeping(stream, why, 0);
-      if (got > 0 && stream->paced) stream->drop_until_ns = now + got * NS_PER_SECOND / OUTPUT_DROP_BYTES_PER_SECOND;
     } else {
       got = read(stream->pipe, scratch, room < (long long)sizeof scratch ? (size_t)room : sizeof scratch);
       if (got > 0) cut |= keep(stream, scratch, (size_t)got);

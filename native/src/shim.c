@@ -357,12 +357,9 @@ static void report_start(pid_t leader) {
 /* The leader has exited with `status`: what it wrote goes into the files, then its end is told. */
 static void leader_exited(int status, int *leader_done) {
   *leader_done = 1;
-  /* What the leader wrote is all in the pipes now: it goes into the files (or is dropped, at once:
-   * no pace holds the end back) before its end is told. */
-  for (int i = 0; copying_output && i < 2; i++) {
-    outputs[i].paced = 0;
-    copy_output(i, output_pending(&outputs[i]));
-  }
+  /* What the leader wrote is all in the pipes now: it goes into the files (or is dropped) before
+   * its end is told. */
+  for (int i = 0; copying_output && i < 2; i++) copy_output(i, output_pending(&outputs[i]));
   /* The daemon may be gone (EPIPE, with SIGPIPE blocked): nothing to do but carry on. */
   if (WIFSIGNALED(status)) report("signal %d", WTERMSIG(status));
   else report("exit %d", WEXITSTATUS(status));
@@ -525,14 +522,8 @@ static int supervise(pid_t leader, int child_events) {
     /* While the cgroup empties, its change wakes the loop; SIGCHLD only until the leader is reaped. */
     fds[0].fd = emptying && leader_done ? -1 : child_events;
     fds[4].fd = emptying ? emptying_fd : -1;
-    /* A stream that drops bytes at its pace is not read until the pace allows. */
-    long long timeout = -1;
-    for (int i = 0; copying_output && i < 2; i++) {
-      long long pause = output_pause_ms(&outputs[i]);
-      fds[2 + i].fd = pause > 0 ? -1 : outputs[i].pipe;
-      if (pause > 0 && (timeout < 0 || pause < timeout)) timeout = pause;
-    }
-    if (poll(fds, 6, (int)timeout) < 0 && errno != EINTR) {
+    for (int i = 0; copying_output && i < 2; i++) fds[2 + i].fd = outputs[i].pipe;
+    if (poll(fds, 6, -1) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;
     }
@@ -646,7 +637,6 @@ int run_shim(int argc, char **argv) {
   if (on_terminal && (err = take_terminal(&call)) < 0) return fail_setup(-err, "%s", call);
   for (int i = 0; copying_output && i < 2; i++) {
     if ((err = output_open(&outputs[i], i + 1, &leader_outputs[i])) < 0) return fail_setup(-err, "pipe2 (%s)", output_names[i]);
-    outputs[i].paced = 1;
   }
   if ((err = start_policy(&call)) < 0) return fail_setup(-err, "%s", call);
   int sync[2];

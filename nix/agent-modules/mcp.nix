@@ -181,6 +181,17 @@ in
       '';
     };
 
+    bashPrometheus = lib.mkOption {
+      type = lib.types.bool;
+      default = false;
+      description = ''
+        Registers the daemon with this host's services.prometheus (where the host runs one): the
+        alerting and recording rules of deploy/prometheus/hive-bash.rules.yml, and a scrape job
+        named hive-bash-daemon for its /metrics, which the rules expect. A daemon given
+        --auth-token-file needs the job's authorization added in services.prometheus.scrapeConfigs.
+      '';
+    };
+
     bashExtraArgs = lib.mkOption {
       type = lib.types.listOf lib.types.str;
       default = [ ];
@@ -264,6 +275,16 @@ in
       type = "http";
       url = "http://${host}:${toString cfg.bashHttpPort}/mcp";
       allowedTools = [ "*" ];
+    };
+
+    services.prometheus = lib.mkIf cfg.bashPrometheus {
+      ruleFiles = [ ../../deploy/prometheus/hive-bash.rules.yml ];
+      scrapeConfigs = [
+        {
+          job_name = "hive-bash-daemon";
+          static_configs = [ { targets = [ "${host}:${toString cfg.bashHttpPort}" ]; } ];
+        }
+      ];
     };
   };
 }

@@ -7,15 +7,15 @@ import type { TaskSnapshot } from '../supervisor/model/task-snapshot.js';
 
 export { MAX_WAIT_SECONDS } from '../shared/tool-bounds.js';
 
-/** A list item; the operator fields (created_at … processes) are absent on daemons without them. */
+/** A list item: a member that is null is absent, as are the operator fields on daemons without them. */
 export interface TaskItem {
   id: string;
-  name: string | null;
+  name?: string | null;
   state: TaskState;
   command: string;
-  started_at: string | null;
-  runtime_ms: number | null;
-  exit_code: number | null;
+  started_at?: string | null;
+  runtime_ms?: number | null;
+  exit_code?: number | null;
   created_at?: string | null;
   ended_at?: string | null;
   signal?: string | null;
@@ -30,10 +30,11 @@ export type TaskStatus = TaskSnapshot & Record<string, unknown>;
 
 /** A task's status now. */
 export function fetchStatus(client: DaemonClient, id: string, tailBytes?: number): Promise<TaskStatus> {
-  // peek: the operator's reads leave a finished task's todo for the agent.
+  // peek: the operator's reads leave a finished task's todo for the agent; verbose: every field.
   return client.callTool<TaskStatus>('status', {
     id,
     peek: true,
+    verbose: true,
     ...(tailBytes === undefined ? {} : { tail_bytes: tailBytes }),
   });
 }
@@ -53,6 +54,7 @@ export async function waitForEnd(
     const status = await client.callTool<TaskStatus>('status', {
       id,
       peek: true,
+      verbose: true,
       wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000),
       tail_bytes: 0,
     });

@@ -7,6 +7,7 @@ import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } fro
 import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
 import { probeSandboxSupport, type SandboxSupport } from './sandbox.js';
+import { releaseTaskCpuWeight, setTaskCpuWeight, type TaskCpuWeight } from './cpu-weight.js';
 import type { TaskNamespace } from './task-namespace.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
@@ -23,6 +24,8 @@ export interface Containment {
   reason: string;
   /** Where task cgroups get each limit's controller, or why they cannot. */
   controllers: ControllerPlaces;
+  /** How the tasks' CPU weight is set below the daemon's. */
+  cpuWeight: TaskCpuWeight;
   /** What of a run's sandbox this host can enforce. */
   sandbox: SandboxSupport;
   /** The tasks' own PID and mount namespace, made once the daemon has its state dir. */
@@ -43,14 +46,18 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
   return containment.cgroupRoot === null ? null : join(containment.cgroupRoot, `task-${runKey}`);
 }
 
-/** Picks the containment for `choice`, and where its limits can be enforced; throws when a forced mode is not available here. */
+/**
+ * Picks the containment for `choice`, where its limits can be enforced, and sets the tasks' CPU
+ * weight; throws when a forced mode is not available here.
+ */
 export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null): Containment {
   const chosen = chooseMode(choice, cgroupRoot);
   const controllers =
     chosen.spawner === 'node'
       ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups')
       : findControllerPlaces(chosen.cgroupRoot);
-  return { ...chosen, controllers, sandbox: probeSandboxSupport(chosen.spawner) };
+  const cpuWeight = setTaskCpuWeight({ ...chosen, controllers });
+  return { ...chosen, controllers, cpuWeight, sandbox: probeSandboxSupport(chosen.spawner) };
 }
 
 function nowhere(why: string): ControllerPlaces {
@@ -60,7 +67,7 @@ function nowhere(why: string): ControllerPlaces {
 function chooseMode(
   choice: ContainmentChoice,
   cgroupRoot: string | null,
-): Omit<Containment, 'controllers' | 'sandbox'> {
+): Omit<Containment, 'controllers' | 'cpuWeight' | 'sandbox'> {
   if (choice === 'node')
     return {
       mode: 'process-group',
@@ -157,6 +164,7 @@ function delegateOwnCgroup(ownDir: string): Found {
 
 /** At a stop: removes the shared folders the daemon created, unless another daemon's tasks still use them. */
 export function removeSharedCgroups(containment: Containment): void {
+  releaseTaskCpuWeight(containment.cpuWeight);
   const shared = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
   if (containment.ownsCgroupRoot && containment.cgroupRoot !== null) shared.push(containment.cgroupRoot);
   for (const dir of shared) {
@@ -166,6 +174,17 @@ export function removeSharedCgroups(containment: Containment): void {
       // still in use by another daemon's tasks, or already gone
     }
   }
+}
+
+/** For /healthz and the start log: the mode in force, why, and the tasks' CPU weight. */
+export function describeContainment(containment: Containment) {
+  return {
+    mode: containment.mode,
+    spawner: containment.spawner,
+    cgroup_root: containment.cgroupRoot,
+    reason: containment.reason,
+    task_cpu_weight: containment.cpuWeight,
+  };
 }
 
 /** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */

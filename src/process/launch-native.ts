@@ -114,6 +114,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
         fds: childEnds,
       }),
       request.namespaceFd,
+      request.cpuWeight,
     );
   } catch (error) {
     failure = SpawnError.fromSystemError(error);

@@ -4,6 +4,7 @@ import type { TaskCgroupPlan } from './limits.js';
 import type { KillSignal } from './signals.js';
 import type { Sandbox } from './sandbox.js';
 import type { LimitFigures } from './task-cgroups.js';
+import type { TaskCpuWeight } from './cpu-weight.js';
 
 export interface LeaderExit {
   exitCode: number | null;
@@ -105,6 +106,8 @@ export interface LaunchRequest {
   cgroups: TaskCgroupPlan;
   /** A pidfd of the tasks' init, whose PID and mount namespaces the task starts in; null: the daemon's. */
   namespaceFd: number | null;
+  /** The tasks' CPU weight, which the native spawner takes as it starts. */
+  cpuWeight: TaskCpuWeight;
   /** Set up by the shim in the leader before its exec (the native spawner only: refused at run otherwise). */
   sandbox: Sandbox | null;
   /** The compiled command policy the shim enforces on every exec of the task (the native spawner only), or null. */

@@ -54,6 +54,11 @@ export interface NativeAddon {
   /** false when the process is already gone. */
   sendSignal(pidfd: number, signal: number): boolean;
   /**
+   * With `bound`, the child behind `pidfd` is killed and reaped, and `pidfd` closed, when the
+   * calling thread ends (however it ends); without, that is undone, before the caller reaps it.
+   */
+  reapAtThreadEnd(pidfd: number, bound: boolean): void;
+  /**
    * Tells this thread's V8 isolate its memory is under moderate pressure: V8 marks its heap in small
    * steps, then collects to reduce memory (its new space shrunk to the least, free pages given back).
    */
@@ -72,19 +77,23 @@ export interface NativeError extends Error {
   code: string;
 }
 
-let loaded: { addon: NativeAddon } | { error: string } | null = null;
+/** The addon's file. */
+export const ADDON_PATH = `${BUILD_DIR}hive_native.node`;
 
-/** The addon, or the reason it cannot be used here. Loaded once. */
-export function loadNative(): { addon: NativeAddon } | { error: string } {
+let loaded: { addon: NativeAddon } | { error: string; cause?: Error } | null = null;
+
+/** The addon, or the reason it cannot be used here (and the error that says so). Loaded once. */
+export function loadNative(): { addon: NativeAddon } | { error: string; cause?: Error } {
   if (loaded) return loaded;
   if (process.platform !== 'linux')
     return (loaded = { error: `native process control needs Linux; this is ${process.platform}` });
   try {
-    const addon = createRequire(import.meta.url)(`${BUILD_DIR}hive_native.node`) as NativeAddon;
+    const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
     loaded = { addon };
   } catch (error) {
     loaded = {
       error: `the native addon could not be loaded (${(error as Error).message}); run npm install to build it`,
+      cause: error as Error,
     };
   }
   return loaded;

@@ -1,6 +1,6 @@
 // Reads the kernel's process table (/proc) to find what is left of a task: by process group, and
 // by the run marker every process of one run of a task inherits in its environment.
-import { readdirSync, readFileSync } from '../builtins.js';
+import { existsSync, readdirSync, readFileSync } from '../builtins.js';
 
 /** The variable, set to the run's key, that every process of one run of a task inherits. */
 export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
@@ -180,4 +180,31 @@ export function listDescendants(table: ProcessEntry[], rootPid: number): Process
 /** Whether `entry` is alive (a zombie is dead: it waits only for its parent to reap it). */
 export function isAlive(entry: ProcessEntry): boolean {
   return entry.state !== 'Z' && entry.state !== 'X';
+}
+
+/** Where the kernel lists a thread's children (CONFIG_PROC_CHILDREN); else /proc is scanned. */
+const HAS_CHILDREN_FILES = existsSync(`/proc/self/task/${process.pid}/children`);
+
+/**
+ * This process's children, every thread's, zombies included: what it started and has not reaped.
+ * A child of a thread that ended passes to another thread of the process, so it is still listed.
+ */
+export function listOwnChildren(): ProcessEntry[] {
+  if (!HAS_CHILDREN_FILES) return readProcessTable().filter((entry) => entry.ppid === process.pid);
+  const pids: number[] = [];
+  for (const thread of readdirSync('/proc/self/task')) {
+    try {
+      const listed = readFileSync(`/proc/self/task/${thread}/children`, 'latin1').trim();
+      if (listed !== '') pids.push(...listed.split(/\s+/).map(Number));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return pids.map(readProcessEntry).filter((entry): entry is ProcessEntry => entry !== null);
+}
+
+/** How many children this process has, and how many of them are zombies (a leak would show here). */
+export function countOwnChildren(): { processes: number; zombies: number } {
+  const children = listOwnChildren();
+  return { processes: children.length, zombies: children.filter((entry) => !isAlive(entry)).length };
 }

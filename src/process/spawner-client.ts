@@ -1,7 +1,8 @@
 // The client of this worker thread's hive-task-spawner: a small process that starts the task shims, so the
 // cost of a spawn does not grow with the daemon's memory. Started on first use, again if it died.
-// It dies with this thread (PR_SET_PDEATHSIG), and the tasks with it: piscina keeps its threads
-// for the daemon's whole life here (a fixed pool with no idle timeout).
+// It dies with this thread, and the tasks with it: the thread's end kills and reaps it (the
+// addon's reapAtThreadEnd; PR_SET_PDEATHSIG too, should the addon's cleanup not run), so an idle
+// thread that stops leaves no zombie behind.
 //
 // A request is sent at once (it is small, and carries the child's fds); the answer comes back on a
 // socket of its own that this thread's event loop reads, so the thread goes on with its other
@@ -12,6 +13,7 @@ import { endianness } from 'node:os';
 import { describeErrno } from '../errors.js';
 import { nativeAddon, SHIM_PATH, SPAWNER_PATH, type NativeError } from './native.js';
 import { signalNumber } from './signals.js';
+import { weighSpawner, type TaskCpuWeight } from './cpu-weight.js';
 
 /** The spawner's answer: the child's pid, or why it could not be started (with the errno of the start, when it failed). */
 export type SpawnAnswer = { pid: number } | { error: string; errno: number | null };
@@ -47,8 +49,11 @@ let current: SpawnerProcess | null = null;
 /** The spawner's fd for the init's pidfd it joins (its argv says which). */
 const SPAWNER_INIT_FD = 5;
 
-/** Starts a spawner; with `namespaceFd` (a pidfd of the tasks' init) it joins that init's namespaces. */
-function startSpawner(namespaceFd: number | null): SpawnerProcess {
+/**
+ * Starts a spawner with the tasks' CPU weight; with `namespaceFd` (a pidfd of the tasks' init) it
+ * joins that init's namespaces.
+ */
+function startSpawner(namespaceFd: number | null, cpuWeight: TaskCpuWeight): SpawnerProcess {
   const addon = nativeAddon();
   const [requests, theirRequests] = addon.socketPair();
   const [answerFd, theirAnswers] = addon.socketPair();
@@ -73,6 +78,9 @@ function startSpawner(namespaceFd: number | null): SpawnerProcess {
     addon.close(theirAnswers);
     closeSync(devNull);
   }
+  addon.reapAtThreadEnd(started.pidfd, true);
+  // Before its first request, so that every shim it forks inherits the weight.
+  weighSpawner(started.pid, cpuWeight);
   const spawner: SpawnerProcess = {
     requests,
     answers: new Socket({ fd: answerFd, readable: true, writable: false }),
@@ -118,6 +126,7 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
   spawner.answers.destroy();
   for (const settle of spawner.waiting.splice(0)) settle({ error: why, errno: null });
   addon.sendSignal(spawner.pidfd, signalNumber('SIGKILL')); // gone already, or about to be
+  addon.reapAtThreadEnd(spawner.pidfd, false);
   addon.reap(spawner.pidfd, 1);
   addon.close(spawner.pidfd);
 }
@@ -127,15 +136,17 @@ function forgetSpawner(spawner: SpawnerProcess, why: string): void {
  * request (and the fds in it) is sent before this returns, so the caller may close its copies at
  * once. `build` gets the spawner's pid: the child's parent, which a shim checks it still has once
  * it runs. `namespaceFd`: the pidfd of the tasks' init whose namespaces the child is to start in
- * (a spawner in others is retired), or null. Throws only when no spawner can take the request.
+ * (a spawner in others is retired), or null. `cpuWeight`: the tasks' weight, which a new spawner
+ * takes. Throws only when no spawner can take the request.
  */
 export function spawnThroughSpawner(
   build: (spawnerPid: number) => SpawnOptions,
   namespaceFd: number | null,
+  cpuWeight: TaskCpuWeight,
 ): Promise<SpawnAnswer> {
   for (let attempt = 0; ; attempt++) {
     if (current !== null && current.namespaceFd !== namespaceFd) retireSpawner(current);
-    const spawner = (current ??= startSpawner(namespaceFd));
+    const spawner = (current ??= startSpawner(namespaceFd, cpuWeight));
     try {
       nativeAddon().spawnRequest(spawner.requests, build(spawner.pid));
     } catch (error) {

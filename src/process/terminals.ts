@@ -24,6 +24,8 @@ interface PtyNative {
 
 export const DEFAULT_COLUMNS = 120;
 export const DEFAULT_ROWS = 40;
+/** The largest width and height a run may ask for; also the width clean text assumes for a terminal of unknown size. */
+export const MAX_TERMINAL_SIZE = 1000;
 
 let native: PtyNative | null = null;
 

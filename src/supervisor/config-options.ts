@@ -112,6 +112,14 @@ export const OPTIONS: OptionSpec[] = [
     help: 'finished tasks kept at most',
   },
   {
+    flag: 'worker-idle-seconds',
+    key: 'workerIdleSeconds',
+    schema: integer(1, 86_400),
+    accepts: 'an integer from 1 to 86400',
+    default: 60,
+    help: 'the worker threads (and their spawners) stop after this long with no task and no MCP request',
+  },
+  {
     flag: 'auth-token-file',
     key: 'authTokenFile',
     schema: text,

@@ -21,6 +21,7 @@ export interface Config {
   retentionCount: number;
   authTokenFile: string | null;
   sessionIdleSeconds: number;
+  workerIdleSeconds: number;
   /** MCP sessions (the 2025 era) open at once, in all and from one peer. */
   maxSessions: number;
   maxSessionsPerPeer: number;

@@ -16,11 +16,13 @@ import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
 import {
   chooseContainment,
+  describeContainment,
   describeControllers,
   removeSharedCgroups,
   type Containment,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
+import { countOwnChildren } from '../process/process-table.js';
 import { describeSandboxing, sandboxPolicyOf } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
@@ -30,6 +32,7 @@ import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
 import { TaskService } from './tasks/task-service.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { watchStorage } from './registry/storage-watch.js';
@@ -72,7 +75,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
-  const pool = new WorkerPool();
+  const pool = new WorkerPool(config.workerIdleSeconds * 1000);
   const limitPolicy = limitPolicyOf(config, containment.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
   const tasks = new TaskService(
@@ -90,7 +93,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
-  const tools = createToolRegistry(TOOLS, { tasks }, VERSION, log);
+  const reads = new ReadPool();
+  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log, { todos: config.agentSocket !== null });
   const sessions = new SessionManager(tools, config, log);
   const inputs = new ApprovalInputs(approvals, fromTask);
   const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
@@ -114,6 +118,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
+    children: countOwnChildren(),
     todos: {
       socket: config.agentSocket,
       harness_connected: delivery?.connected ?? false,
@@ -124,9 +129,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const metrics = new DaemonMetrics({
     version: VERSION,
     containment: containment.mode,
-    countByState: () => tasks.countByState(),
+    stateDir: config.stateDir,
+    interruptedAtStart: interrupted.length,
+    tasks,
     outboxDepth: () => store.outbox.depth(),
-    harnessConnected: () => delivery?.connected ?? false,
+    harness: delivery,
+    stateDirWritable: () => store.storageFault === null,
   });
   tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
   const todos = () => ({
@@ -192,7 +200,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       delivery?.stop();
       retention.stop();
       clearInterval(storage);
-      await pool.close();
+      await Promise.all([pool.close(), reads.close()]);
       namespace.stop();
       await tasks.removeUnreleasedCgroups();
       removeSharedCgroups(containment);
@@ -221,13 +229,4 @@ async function startTaskNamespace(config: Config, containment: Containment, log:
 /** What keeps tasks from the daemon: its own name, no command text in any argv, their namespace. */
 function describeIsolation(namespace: TaskNamespace) {
   return { process_title: process.title, command_in_argv: false, namespace: namespace.describe() };
-}
-
-function describeContainment(containment: Containment) {
-  return {
-    mode: containment.mode,
-    spawner: containment.spawner,
-    cgroup_root: containment.cgroupRoot,
-    reason: containment.reason,
-  };
 }

@@ -34,6 +34,14 @@ async function main(): Promise<void> {
     process.stderr.write(`hive-bash-daemon: ${error.message}\n`);
     process.exit(EXIT_USAGE);
   }
+  // A Linux install must have its native parts: without them it could not contain a task.
+  if (process.platform === 'linux') {
+    const broken = (await import('../process/native-parts.js')).findBrokenNativePart();
+    if (broken !== null) {
+      process.stderr.write(`hive-bash-daemon: ${broken}\n`);
+      process.exit(1);
+    }
+  }
   // Only now the daemon's modules (most of its start): --help, --version and a refused flag need none.
   const [{ createLogger }, { startDaemon }] = await Promise.all([import('./log.js'), import('./daemon.js')]);
   const log = createLogger(config.logLevel);

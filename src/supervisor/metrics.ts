@@ -7,6 +7,8 @@ import type { SteppedTask } from './tasks/task-events.js';
 import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
 import { heapReductions, mallocReleases } from '../quiet-heap.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';
+import { countOwnChildren } from '../process/process-table.js';
+import { statfsSync } from '../builtins.js';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -28,15 +30,26 @@ const MCP_METHODS = new Set([
 export interface MetricsSources {
   version: string;
   containment: string;
-  countByState(): Record<TaskState, number>;
+  stateDir: string;
+  /** Tasks this start found pending or running in the registry, and marked interrupted. */
+  interruptedAtStart: number;
+  tasks: {
+    countByState(): Record<TaskState, number>;
+    /** How long the oldest running task has run and the oldest pending one has waited, in ms (0: none). */
+    oldestAgesMs(): { running: number; pending: number };
+  };
   outboxDepth(): number;
-  harnessConnected(): boolean;
+  /** The harness socket's connection; null without --agent-socket, where todos wait in the outbox by design. */
+  harness: { readonly connected: boolean } | null;
+  /** False while registry writes are refused and held in memory (a full disk, say). */
+  stateDirWritable(): boolean;
 }
 
 export class DaemonMetrics {
   readonly registry = new Registry();
   private readonly started: Counter;
   private readonly finished: Counter;
+  private readonly oomKilled: Counter;
   private readonly taskDuration: Histogram;
   private readonly spawnLatency: Histogram;
   private readonly killDuration: Histogram;
@@ -50,6 +63,9 @@ export class DaemonMetrics {
     registerRuntimeMetrics(registry, PREFIX);
     this.started = new Counter(named('tasks_started_total', 'Tasks whose leader started, by kind (pipe or pty)', true));
     this.finished = new Counter(named('tasks_finished_total', 'Tasks that reached a final state, by that state', true));
+    this.oomKilled = new Counter(
+      named('tasks_oom_killed_total', "Tasks the kernel's OOM killer ended at their memory limit"),
+    );
     this.taskDuration = new Histogram({
       ...named('task_duration_seconds', 'From the start of a task to its end'),
       buckets: DURATION_BUCKETS_S,
@@ -80,23 +96,56 @@ export class DaemonMetrics {
       this.truncated.inc({ stream }, 0);
     }
     const tasks = new Gauge(named('tasks', 'Tasks now in each state', true));
+    const oldest = new Gauge(
+      named(
+        'oldest_task_age_seconds',
+        'The oldest running task since its start, the oldest pending one since its run; 0: none',
+        true,
+      ),
+    );
+    const interrupted = new Gauge(
+      named('tasks_interrupted_at_start', 'Tasks this start of the daemon found unfinished and marked interrupted'),
+    );
+    interrupted.set({}, sources.interruptedAtStart);
+    const stateDirAvailable = new Gauge(
+      named('state_dir_available_bytes', "Bytes free to the daemon on the state dir's file system"),
+    );
+    const stateDirSize = new Gauge(named('state_dir_size_bytes', "The size of the state dir's file system"));
+    const stateDirWritable = new Gauge(
+      named('state_dir_writable', '1 while the registry takes writes; 0 while they are held in memory'),
+    );
     const outboxDepth = new Gauge(named('outbox_depth', 'Todo operations not yet acknowledged by the harness'));
     const harnessConnected = new Gauge(named('harness_connected', '1 while the todo socket is connected'));
+    const harnessConfigured = new Gauge(
+      named('harness_configured', '1 when a todo socket is configured (--agent-socket)'),
+    );
+    harnessConfigured.set({}, sources.harness === null ? 0 : 1);
     const reductions = new Counter(
       named('heap_reductions_total', 'Times the main thread, quiet for ten seconds, had V8 reduce its heap'),
     );
     const releases = new Counter(
       named('malloc_releases_total', "Times a quiet daemon's trim of the C library's arenas gave memory back"),
     );
+    const children = new Gauge(
+      named('child_processes', "The daemon's own child processes (spawners, the tasks' init), live or zombie", true),
+    );
     const build = new Gauge(named('build_info', 'The daemon build, as labels; always 1', true));
     build.set({ version: sources.version, node_version: process.version, containment: sources.containment }, 1);
     registry.onScrape(() => {
-      const counts = sources.countByState();
+      const counts = sources.tasks.countByState();
       for (const state of TASK_STATES) tasks.set({ state }, counts[state]);
+      const ages = sources.tasks.oldestAgesMs();
+      oldest.set({ state: 'running' }, ages.running / 1000);
+      oldest.set({ state: 'pending' }, ages.pending / 1000);
+      readFileSystem(sources.stateDir, stateDirAvailable, stateDirSize);
+      stateDirWritable.set({}, sources.stateDirWritable() ? 1 : 0);
       outboxDepth.set({}, sources.outboxDepth());
-      harnessConnected.set({}, sources.harnessConnected() ? 1 : 0);
+      harnessConnected.set({}, sources.harness?.connected === true ? 1 : 0);
       reductions.set({}, heapReductions());
       releases.set({}, mallocReleases());
+      const own = countOwnChildren();
+      children.set({ state: 'live' }, own.processes - own.zombies);
+      children.set({ state: 'zombie' }, own.zombies);
     });
   }
 
@@ -115,6 +164,7 @@ export class DaemonMetrics {
     }
     if (effects.finished) {
       this.finished.inc({ state: record.state });
+      if (record.oomKilled) this.oomKilled.inc();
       if (record.startedAt !== null && record.endedAt !== null)
         this.taskDuration.observe({}, Math.max(0, record.endedAt - record.startedAt) / 1000);
     }
@@ -131,4 +181,16 @@ function mcpMethodOf(body: unknown): string {
   if (Array.isArray(body)) return 'batch';
   const method = (body as { method?: unknown } | null)?.method;
   return typeof method === 'string' && MCP_METHODS.has(method) ? method : 'other';
+}
+
+/** The free and whole bytes of the file system holding `dir`; NaN when it cannot be read. */
+function readFileSystem(dir: string, available: Gauge, size: Gauge): void {
+  try {
+    const stats = statfsSync(dir);
+    available.set({}, stats.bavail * stats.bsize);
+    size.set({}, stats.blocks * stats.bsize);
+  } catch {
+    available.set({}, NaN);
+    size.set({}, NaN);
+  }
 }

@@ -6,6 +6,7 @@ import type { ExecEvent, FinalFigures, LeaderExit } from '../process/launched-ta
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
 import type { Sandbox } from '../process/sandbox.js';
+import type { TaskCpuWeight } from '../process/cpu-weight.js';
 import type { OpenedTerminal } from '../process/terminals.js';
 
 export type { KillSignal };
@@ -51,6 +52,8 @@ export interface TaskSpec {
   spawner: 'native' | 'node';
   /** A pidfd of the tasks' init (the native spawner's tasks start in its PID and mount namespaces), or null. */
   namespaceFd: number | null;
+  /** The tasks' CPU weight, which the native spawner takes as it starts. */
+  cpuWeight: TaskCpuWeight;
   /** The sandbox the shim sets up in the leader, or null. */
   sandbox: Sandbox | null;
   /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */

@@ -168,8 +168,8 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command, env, cwd, cgroups, namespaceFd, sandbox, policy } = this.spec;
-    const request = { command, env, cwd, stdio, cgroups, namespaceFd, sandbox, policy };
+    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox, policy } = this.spec;
+    const request = { command, env, cwd, stdio, cgroups, namespaceFd, cpuWeight, sandbox, policy };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 

@@ -1,5 +1,5 @@
 // hive-bash logs --grep/-C/--since/--max-bytes and hive-bash screen, read through the daemon's
-// output tool; wait --until refused by the daemon's pattern check.
+// output tool; wait --until refused by the daemon's pattern check and by its budget.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -79,5 +79,13 @@ test('hive-bash logs and screen against one daemon', async (t) => {
     const result = await cli('wait', 'log', '--until', '(a)\\1');
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^hive-bash wait: --until must be a regular expression that runs in linear time/);
+  });
+
+  await t.test('wait --until with a pattern that runs past its budget is a usage error', async () => {
+    const aaa = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 50; i++) print line "b" }'`;
+    assert.equal((await cli('run', '--name', 'aaa', '--wait', '20', '--', aaa)).code, 0);
+    const result = await cli('wait', 'aaa', '--until', `${'(?:a+)+'.repeat(140)}$`);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /^hive-bash wait: --until took too long to match: "\(\?:a\+\)\+/);
   });
 });

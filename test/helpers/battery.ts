@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SPAWNER_PATH } from '../../src/process/native.js';
 import { readProcessEntry } from '../../src/process/process-table.js';
-import { INITIALIZE, MCP_HEADERS } from './raw-mcp.js';
+import { askWhole, INITIALIZE, MCP_HEADERS } from './raw-mcp.js';
 
 export const FULL = process.env.HIVE_BATTERY_FULL === '1';
 
@@ -55,7 +55,7 @@ export class RawSession {
       jsonrpc: '2.0',
       id: first + i,
       method: 'tools/call',
-      params: { name, arguments: args },
+      params: { name, arguments: askWhole(name, args) },
     }));
     const res = await fetch(this.url, { method: 'POST', headers: this.headers, body: JSON.stringify(body) });
     const text = await res.text();

@@ -1,6 +1,6 @@
 // A cgroup v2 folder per test daemon, so that its tasks' cgroups can be found, checked and
 // removed at teardown without touching any other daemon's.
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { cgroup2Mount } from '../../src/process/cgroups.js';
 import { dirname, join } from 'node:path';
 
@@ -58,5 +58,35 @@ export async function removeTestCgroupRoot(root: string): Promise<void> {
     rmdirSync(dirname(root)); // the shared parent, once no other test daemon uses it
   } catch {
     // still in use
+  }
+}
+
+/** The cgroup v1 mount of the cpu controller, from /proc/self/mountinfo, or null. */
+export function cpuV1Mount(): string | null {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [mount, fs] = line.split(' - ');
+    if (fs?.startsWith('cgroup ') && (fs.split(' ')[2] ?? '').split(',').includes('cpu')) return mount!.split(' ')[4]!;
+  }
+  return null;
+}
+
+/**
+ * Removes the cgroup v1 cpu folder a daemon gone by SIGKILL left (src/process/cpu-weight.ts: its
+ * `hive-bash-daemon-PID` where its cpu cgroup was, which is this process's); a clean stop removes it.
+ */
+export async function removeCpuWeightFolder(daemonPid: number): Promise<void> {
+  const mount = cpuV1Mount();
+  const own = /^\d+:(?:[^:]*,)?cpu(?:,[^:]*)?:(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
+  if (mount === null || own === undefined) return;
+  const unit = join(mount, own, `hive-bash-daemon-${daemonPid}`);
+  // Its spawners die a moment after their threads (PR_SET_PDEATHSIG): a busy folder is tried again.
+  for (const dir of [join(unit, 'supervisor'), join(unit, 'spawners'), unit]) {
+    for (let attempt = 0; attempt < 50 && existsSync(dir); attempt++) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
   }
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { createTestCgroupRoot, removeTestCgroupRoot } from './cgroups.js';
+import { createTestCgroupRoot, removeCpuWeightFolder, removeTestCgroupRoot } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 
@@ -81,17 +81,21 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     ...containmentArgs,
     ...(options.args ?? []),
   ];
+  // Known once it has started; its teardown, given before, reads it then.
+  const started: { pid?: number } = {};
   const { child, url, stderr } = await launchDaemon(
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
       await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+      if (started.pid !== undefined) await removeCpuWeightFolder(started.pid);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
     t,
     options.wrapper,
   );
+  started.pid = child.pid;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,

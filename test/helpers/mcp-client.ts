@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestContext } from 'node:test';
 import { waitFor } from './processes.js';
+import { askWhole } from './raw-mcp.js';
 
 export interface ToolClient {
   client: Client;
@@ -36,7 +37,7 @@ export async function connectClient(
   await client.listTools(); // caches the output schemas, so every structured result is validated
   t.after(() => client.close().catch(() => {}));
   const call: ToolClient['call'] = async (name, args = {}) => {
-    const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+    const result = await client.callTool({ name, arguments: askWhole(name, args) }, undefined, { timeout: 120_000 });
     const text = (result.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('');
     return { isError: result.isError as boolean | undefined, text, structured: result.structuredContent };
   };

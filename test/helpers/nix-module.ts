@@ -16,6 +16,11 @@ export interface EvaluatedModule {
   serviceConfig: Record<string, unknown> & { ExecStart: string };
   path: string[];
   mcpServer: { type: string; url: string; allowedTools: string[] };
+  /** What the module gives services.prometheus (rule files as paths). */
+  prometheus: {
+    ruleFiles?: string[];
+    scrapeConfigs?: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }>;
+  };
   unit: string;
   /** The Node the default bashPackage is called with (null when bashPackage is set). */
   packageNodejs: string | null;

@@ -11,3 +11,14 @@ export const INITIALIZE = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
+
+/** The tools whose results have a verbose form. */
+const VERBOSE_TOOLS = new Set(['run', 'status']);
+
+/**
+ * A call's arguments as tests send them: tests read a task whole (its pid, paths, nulls), so run
+ * and status ask for verbose results unless a test says otherwise (result-size.test.ts reads the default).
+ */
+export function askWhole(name: string, args: Record<string, unknown>): Record<string, unknown> {
+  return VERBOSE_TOOLS.has(name) && !('verbose' in args) ? { ...args, verbose: true } : args;
+}

@@ -3,11 +3,12 @@
 // lib from HIVE_TEST_NIXPKGS_LIB); without it, the flags come from the module's text and the values
 // from a table here. CI installs nix only in .ci/nix-check, so both ways must pass.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
+import { RULES_FILE } from '../helpers/prometheus.js';
 import {
   evaluateModule,
   flagsOf,
@@ -138,5 +139,21 @@ test(
   () => {
     assert.match(evaluateModule({}).packageNodejs ?? '', /-nodejs-22$/);
     assert.match(evaluateModule({}, {}, 'nodejs_24').packageNodejs ?? '', /-nodejs-24$/);
+  },
+);
+
+test(
+  "bashPrometheus registers the rules and a scrape job for the daemon's address with services.prometheus; off by default",
+  { skip: WITHOUT_NIX },
+  () => {
+    assert.deepEqual(evaluateModule({}).prometheus, {}, 'nothing is given to services.prometheus by default');
+    const evaluated = evaluateModule({ bashPrometheus: true, bashHttpPort: 7999 });
+    const args = splitCommandLine(evaluated.serviceConfig.ExecStart);
+    const address = `${args[args.indexOf('--host') + 1]}:${args[args.indexOf('--port') + 1]}`;
+    assert.deepEqual(evaluated.prometheus.ruleFiles, [RULES_FILE]);
+    assert.ok(existsSync(RULES_FILE), RULES_FILE);
+    assert.deepEqual(evaluated.prometheus.scrapeConfigs, [
+      { job_name: 'hive-bash-daemon', static_configs: [{ targets: [address] }] },
+    ]);
   },
 );

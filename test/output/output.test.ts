@@ -24,7 +24,7 @@ async function readToEnd(tools: ToolClient, id: string, since?: string): Promise
     partial = whole.pop()!;
     lines.push(...whole);
     next = answer.next;
-    if (answer.state !== 'running' && answer.stdout.first_line === null) break;
+    if (answer.state !== 'running' && answer.stdout.text === '') break;
   }
   if (partial.length > 0) lines.push(partial);
   return { lines, next: next! };
@@ -109,7 +109,7 @@ test('output, against one daemon', async (t) => {
     const firstError = await tools.ok('output', { id: 'log', grep: 'ok$', head: 1 });
     assert.equal(firstError.stdout.text, '1:line 1 ok\n');
     const after = await tools.ok('output', { id: 'log', stream: 'stdout', since: tail.next });
-    assert.deepEqual([after.stdout.text, after.stdout.first_line], ['', null]);
+    assert.deepEqual([after.stdout.text, 'first_line' in after.stdout], ['', false]);
   });
 
   await t.test(

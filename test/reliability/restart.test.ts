@@ -137,6 +137,12 @@ test(`a daemon SIGKILLed among ${RUNNING} running and ${FINISHED} finished tasks
   });
   const counts = (await healthz(second.origin)).tasks;
   assert.deepEqual([counts.done, counts.interrupted, counts.running, counts.pending], [FINISHED, RUNNING, 0, 0]);
+  const metrics = await (await fetch(`${second.origin}/metrics`)).text();
+  assert.match(
+    metrics,
+    new RegExp(`^hive_bash_tasks_interrupted_at_start ${RUNNING}$`, 'm'),
+    'the alert has its cause',
+  );
 
   const fresh = await again.all('run', [{ command: 'echo fresh', wait_seconds: 30 }]);
   assert.equal(fresh[0].stdout_tail, 'fresh\n');

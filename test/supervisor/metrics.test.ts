@@ -74,15 +74,23 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     ['hive_bash_mcp_request_duration_seconds', 'histogram'],
     ['hive_bash_outbox_depth', 'gauge'],
     ['hive_bash_harness_connected', 'gauge'],
+    ['hive_bash_harness_configured', 'gauge'],
     ['hive_bash_heap_reductions_total', 'counter'],
     ['hive_bash_malloc_releases_total', 'counter'],
+    ['hive_bash_tasks_oom_killed_total', 'counter'],
+    ['hive_bash_tasks_interrupted_at_start', 'gauge'],
+    ['hive_bash_oldest_task_age_seconds', 'gauge'],
+    ['hive_bash_state_dir_available_bytes', 'gauge'],
+    ['hive_bash_state_dir_size_bytes', 'gauge'],
+    ['hive_bash_state_dir_writable', 'gauge'],
+    ['hive_bash_child_processes', 'gauge'],
     ['hive_bash_build_info', 'gauge'],
     // The process's and Node's own, named as prom-client names them.
     ['hive_bash_process_cpu_seconds_total', 'counter'],
     ['hive_bash_process_resident_memory_bytes', 'gauge'],
     ['hive_bash_process_open_fds', 'gauge'],
     ['hive_bash_nodejs_eventloop_lag_p99_seconds', 'gauge'],
-    ['hive_bash_nodejs_active_handles_total', 'gauge'],
+    ['hive_bash_nodejs_active_handles', 'gauge'],
     ['hive_bash_nodejs_heap_space_size_used_bytes', 'gauge'],
     ['hive_bash_nodejs_version_info', 'gauge'],
     ['hive_bash_nodejs_gc_duration_seconds', 'histogram'],
@@ -90,6 +98,16 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     assert.equal(before.types.get(name!), type, `${name} is a ${type}`);
   assert.equal(valueOf(before.samples, 'hive_bash_tasks', { state: 'running' }), 0);
   assert.equal(valueOf(before.samples, 'hive_bash_harness_connected'), 0);
+  assert.equal(valueOf(before.samples, 'hive_bash_harness_configured'), 0, 'this daemon has no --agent-socket');
+  assert.equal(valueOf(before.samples, 'hive_bash_tasks_oom_killed_total'), 0, 'counted from 0, before any OOM kill');
+  assert.equal(valueOf(before.samples, 'hive_bash_tasks_interrupted_at_start'), 0);
+  assert.equal(valueOf(before.samples, 'hive_bash_state_dir_writable'), 1);
+  const [free, size] = [
+    valueOf(before.samples, 'hive_bash_state_dir_available_bytes'),
+    valueOf(before.samples, 'hive_bash_state_dir_size_bytes'),
+  ];
+  assert.ok(free > 0 && free <= size, `the state dir's file system: ${free} of ${size} bytes free`);
+  assert.equal(valueOf(before.samples, 'hive_bash_oldest_task_age_seconds', { state: 'running' }), 0);
   const build = before.samples.find((sample) => sample.name === 'hive_bash_build_info')!;
   assert.deepEqual(
     [build.value, build.labels.node_version, build.labels.containment],
@@ -113,6 +131,12 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
   assert.ok(
     await waitFor(async () => valueOf((await scrape()).samples, 'hive_bash_tasks', { state: 'running' }) === 1),
     'the sleeper is counted running',
+  );
+  assert.ok(
+    await waitFor(
+      async () => valueOf((await scrape()).samples, 'hive_bash_oldest_task_age_seconds', { state: 'running' }) > 0,
+    ),
+    'the sleeper is the oldest running task',
   );
   await tools.ok('kill', { id: sleeper.id, signal: 'SIGTERM' });
   assert.ok(

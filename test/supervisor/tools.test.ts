@@ -58,6 +58,25 @@ test('run returns a running task after wait_seconds and status waits for its end
   );
 });
 
+test('run with wait_seconds 0 answers a started task with its pid, or pending while it waits for a slot', async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--max-running', '1'] });
+  const tools = await connectClient(t, daemon.url);
+  const first = await tools.call('run', { command: 'sleep 30', wait_seconds: 0 });
+  assert.equal(first.structured.state, 'running');
+  assert.ok(first.structured.pid > 0, `pid ${first.structured.pid}`);
+  assert.notEqual(first.structured.started_at, null);
+  assert.match(
+    first.text,
+    new RegExp(`^task ${first.structured.id} running: pid ${first.structured.pid}, running after`),
+  );
+  const second = await tools.call('run', { command: 'sleep 30', wait_seconds: 0 });
+  assert.equal(second.structured.state, 'pending');
+  assert.equal(second.structured.pid, null);
+  assert.equal(second.text, `task ${second.structured.id} pending: waiting for a free slot`);
+  await tools.ok('kill', { id: second.structured.id, force: true });
+  await tools.ok('kill', { id: first.structured.id, force: true });
+});
+
 test('status with wait_seconds returns when the time passes if the task goes on', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);

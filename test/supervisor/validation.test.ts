@@ -80,7 +80,7 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: 'true', timeout: 5 },
-      'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, sandbox, wait_for, wait_for_port, exclusive_port',
+      'Invalid run input: unknown field "timeout"; run accepts: command, name, wait_seconds, timeout_seconds, cwd, env, stdin, pty, cols, rows, interactive, memory_limit_mb, max_processes, cpu_limit, sandbox, wait_for, wait_for_port, exclusive_port, verbose',
     ],
     ['status', { id: 'nope' }, '"id" names no task: got "nope"; call list to see the ids of known tasks'],
     [

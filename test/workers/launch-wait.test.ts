@@ -46,6 +46,7 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
     killGraceMs: 5000,
     spawner: 'node',
     namespaceFd: null,
+    cpuWeight: { via: 'none', reason: "Node's spawn" },
     sandbox: null,
     cgroups: { v2: null, v1: [] },
     limits: NO_LIMITS,

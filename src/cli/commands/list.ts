@@ -28,7 +28,7 @@ function tableRow(task: TaskItem, now: number): string[] {
     formatDuration(task.cpu_ms),
     formatBytes(task.memory_bytes),
     task.processes === null || task.processes === undefined ? '-' : String(task.processes),
-    task.exit_code === null ? (task.signal ?? '') : String(task.exit_code),
+    (task.exit_code ?? null) === null ? (task.signal ?? '') : String(task.exit_code),
     firstLine(task.command),
   ];
 }
@@ -61,7 +61,9 @@ export const listCommand: Command = {
     const now = Date.now();
     const rows = result.tasks.map((task) => tableRow(task, now));
     const paint = (row: number, column: number, text: string) =>
-      column === 1 ? context.paint(stateStyle(result.tasks[row]!.state, result.tasks[row]!.exit_code), text) : text;
+      column === 1
+        ? context.paint(stateStyle(result.tasks[row]!.state, result.tasks[row]!.exit_code ?? null), text)
+        : text;
     context.write(`${renderTable(COLUMNS, rows, context.width, paint)}\n`);
     return 0;
   },

@@ -87,6 +87,7 @@ export const runCommand: Command = {
     const task = await context.client.callTool<TaskStatus>('run', {
       command: positionals.join(' '),
       cwd: resolve((values.cwd as string | undefined) ?? process.cwd()),
+      verbose: true,
       ...(values.name === undefined ? {} : { name: values.name }),
       ...(wait === undefined ? {} : { wait_seconds: wait }),
       ...(timeout === undefined ? {} : { timeout_seconds: timeout }),

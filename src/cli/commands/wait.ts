@@ -41,12 +41,13 @@ async function waitForMatch(
       status = await client.callTool('status', {
         id,
         peek: true,
+        verbose: true,
         wait_for: pattern,
         wait_seconds: Math.min(MAX_WAIT_SECONDS, Math.round(left * 1000) / 1000),
         tail_bytes: 0,
       });
     } catch (error) {
-      if (error instanceof CliError && error.code === 'ERR_INVALID_INPUT')
+      if (error instanceof CliError && (error.code === 'ERR_INVALID_INPUT' || error.code === 'ERR_PATTERN_TOO_COSTLY'))
         throw new UsageError(`--until ${error.message.replace(/^.*"wait_for" /, '')}`);
       throw error;
     }

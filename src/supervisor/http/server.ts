@@ -25,6 +25,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const TIMEOUT_CHECK_MS = 1000;
 /** How long a connection answered before its request was read stays half closed before it is destroyed (answerAndClose). */
 const LINGER_MS = 500;
+const NO_OAUTH =
+  'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
+const NO_STREAM =
+  'Method not allowed: POST to /mcp; this server answers every request in its POST response and offers no GET stream';
 
 /** The flags this layer applies (client-limit-options.ts): connections, and the time a request may take to arrive. */
 export type HttpLimits = Pick<
@@ -80,12 +84,15 @@ export function createHttpServer(routes: HttpRoutes): Server {
 }
 
 async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0];
+  // No OAuth here: a client looking for its metadata learns so without the token (a 401 would send
+  // it on to register a client), and sends the bearer token instead. Host and Origin still count.
+  const wellKnown = path?.startsWith('/.well-known/') === true;
   const refusal = routes.guard.check(req);
-  if (refusal) {
+  if (refusal && !(wellKnown && refusal.status === 401)) {
     const extra: Record<string, string> = refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
     return answerAndClose(routes, req, refusal.status, 'text/plain; charset=utf-8', `${refusal.message}\n`, extra);
   }
-  const path = (req.url ?? '/').split('?')[0];
   const text = await readBody(req, req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (text === null) {
@@ -98,6 +105,7 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   }
   routes.connections.requestReceived(req.socket);
   res.once('close', () => routes.connections.requestAnswered(req.socket));
+  if (wellKnown) return sendText(res, 404, NO_OAUTH);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     const answer =
       path === '/healthz' ? { ...routes.health(), connections: routes.connections.counts() } : routes.todos();
@@ -115,6 +123,10 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
       404,
       `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
+  // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
+  // transport answers the same, with DELETE beside POST).
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['mcp-session-id'] === undefined)
+    return sendJsonRpcError(res, 405, -32000, NO_STREAM, { allow: 'POST' });
   let body: unknown;
   if (req.method === 'POST') {
     try {

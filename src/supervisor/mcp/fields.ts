@@ -25,11 +25,18 @@ export const waitSecondsField = (defaultSeconds: number, description: string) =>
     description,
   );
 
+export const verboseField = () =>
+  field(
+    z.boolean().default(false),
+    'true or false',
+    'Give every member of the task: its command, files, pids, times, limits, sandbox and figures, null where there is none. By default only what to act on.',
+  );
+
 export const tailBytesField = () =>
   field(
     z.number().int().min(0).max(MAX_TAIL_BYTES).default(DEFAULT_TAIL_BYTES),
     `an integer from 0 to ${MAX_TAIL_BYTES}`,
-    `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The whole output is in the files at stdout_path and stderr_path.`,
+    `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The output tool reads the whole of it.`,
   );
 
 /** stdin and input text: a pipe or terminal takes it in pieces, so one call carries a bounded amount. */
@@ -46,7 +53,7 @@ export const waitForField = () =>
   field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
-    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. Matched by V8\'s linear-time engine (RE2 semantics: no backreferences or lookaround), so no expression can stall the daemon. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
+    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. RE2 semantics (no backreferences or lookaround); matched off the daemon\'s main thread, and refused (ERR_PATTERN_TOO_COSTLY) if matching takes longer than 2 s plus 2 µs a byte of output, as nested quantifiers such as (a+)+ repeated do. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
   );
 
 export const waitForPortField = () =>

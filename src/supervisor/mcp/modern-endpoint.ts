@@ -19,7 +19,7 @@ import {
   RpcError,
   sendRpcResponse,
 } from './rpc-error.js';
-import { INSTRUCTIONS, SERVER_NAME, type ToolRegistry } from './server.js';
+import { SERVER_NAME, type ToolRegistry } from './server.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
 import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
 import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
@@ -82,7 +82,7 @@ export class ModernEndpoint {
           resultType: 'complete',
           supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
           capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
-          instructions: INSTRUCTIONS,
+          instructions: this.tools.instructions,
           ttlMs: LIST_TTL_MS,
           cacheScope: 'public',
           _meta: { [SERVER_INFO_META]: { name: SERVER_NAME, version: this.version } },

@@ -5,36 +5,35 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
+import { instructionsFor, type EndAdvice } from './advice.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { listedTool, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
+import { listedTool, omitNulls, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
 
 export const SERVER_NAME = 'bash';
 const MAX_NAME_ECHO = 80;
 
-export const INSTRUCTIONS = [
-  'Runs shell commands as background tasks. run starts one and returns its result if it finishes within wait_seconds;',
-  'otherwise it keeps running and its end reaches you as a notification, so there is no need to poll.',
-  'status shows a task, kill stops it and everything it started, list shows what exists.',
-].join(' ');
-
 export interface ToolRegistry {
   /** The tools as tools/list shows them, made once. */
   readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
+  /** The server's instructions to the agent (initialize, server/discover). */
+  readonly instructions: string;
   /** Calls a tool: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
   call(name: string, args: unknown): Promise<CallToolResult>;
   /** The SDK's protocol server for one 2025-era session. */
   createServer(): Promise<Server>;
 }
 
-/** Lists the tools once and returns the registry both eras serve them from. */
+/** Lists the tools once, with the advice on tasks' ends that holds here, and returns the registry both eras serve them from. */
 export function createToolRegistry(
   tools: ToolDefinition[],
   context: ToolContext,
   version: string,
   log: Logger,
+  advice: EndAdvice,
 ): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listing = { tools: tools.map(listedTool) };
+  const listing = { tools: tools.map((tool) => listedTool(tool, advice)) };
+  const instructions = instructionsFor(advice);
   // zod compiles an object schema's check (a generated function) at its first parse: each tool's
   // is compiled here, at the start, not in its first call (a first kill's took 0.55 to 0.84 ms of
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
@@ -49,10 +48,17 @@ export function createToolRegistry(
         `Invalid params: unknown tool ${JSON.stringify(name.length > MAX_NAME_ECHO ? `${name.slice(0, MAX_NAME_ECHO)}...` : name)} in params.name; this server has: ${[...byName.keys()].join(', ')}`,
       );
     try {
-      const result = await tool.handler(parseToolInput(tool, args), context);
+      const input = parseToolInput(tool, args);
+      const result = await tool.handler(input, context);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
-      return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured };
+      // Sized for a model's context: verbose (run, status) asks for every member, null or not.
+      const verbose = (input as { verbose?: boolean }).verbose === true;
+      const structured = verbose ? result.structured : omitNulls(result.structured);
+      return {
+        content: [{ type: 'text', text: result.text }],
+        structuredContent: structured as Record<string, unknown>,
+      };
     } catch (error) {
       if (error instanceof ToolRefusal) return errorResult({ code: error.code, message: error.message });
       log.error({ err: error, tool: name }, 'tool call failed');
@@ -63,16 +69,14 @@ export function createToolRegistry(
 
   return {
     listing,
+    instructions,
     call,
     async createServer() {
       const [{ Server }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
         import('@modelcontextprotocol/sdk/server/index.js'),
         import('@modelcontextprotocol/sdk/types.js'),
       ]);
-      const server = new Server(
-        { name: SERVER_NAME, version },
-        { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
-      );
+      const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions });
       server.setRequestHandler(ListToolsRequestSchema, () => listing);
       server.setRequestHandler(CallToolRequestSchema, (request) => call(request.params.name, request.params.arguments));
       return server;

@@ -11,7 +11,7 @@ import { isFinished, type TaskRecord } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { isObject } from './eras.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RpcError } from './rpc-error.js';
-import { describeTask } from './task-snapshot-schema.js';
+import { describeTask, shapeTask } from './task-snapshot-schema.js';
 import type { ApprovalInputs } from './approval-inputs.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -71,7 +71,11 @@ export class TaskHandles {
       return {
         resultType: 'complete',
         ...task,
-        result: { content: [{ type: 'text', text: describeTask(snapshot) }], structuredContent: snapshot, isError },
+        result: {
+          content: [{ type: 'text', text: describeTask(snapshot, false) }],
+          structuredContent: shapeTask(snapshot, false),
+          isError,
+        },
       };
     }
     if (task.status === 'failed')

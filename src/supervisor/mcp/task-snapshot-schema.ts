@@ -162,22 +162,81 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemaMatchesSnapshot: Same<z.output<typeof taskSnapshotSchema>, TaskSnapshot> = true;
 void schemaMatchesSnapshot;
 
-/** A snapshot with what a readiness wait found, and its text (the outcome first). */
-export function describeWaited(snapshot: TaskSnapshot, waited: ReadinessOutcome | null) {
-  if (waited === null) return { structured: snapshot, text: describeTask(snapshot) };
+/**
+ * What run and status answer: by default the members an agent acts on (verbose: every member of
+ * the snapshot, null where there is none).
+ */
+export const taskResultSchema = taskSnapshotSchema
+  .partial()
+  .required({ id: true, state: true })
+  .extend({
+    more: z
+      .string()
+      .optional()
+      .describe(
+        'Present when a tail is not all of its stream (stdout_bytes, stderr_bytes say how much there is): how to read the rest',
+      ),
+  })
+  .describe(
+    'The task. By default only what to act on: members with nothing to say (null, false, no output, no process left) are left out, and so are the command, files, pids, times and limits; verbose: true gives every member.',
+  );
+
+type TaskResult = z.output<typeof taskResultSchema> & {
+  wait_result?: ReadinessOutcome['result'];
+  matched_line?: string | null;
+};
+
+/** A snapshot as run and status answer it (with what a readiness wait found), and its text. */
+export function describeWaited(snapshot: TaskSnapshot, waited: ReadinessOutcome | null, verbose: boolean) {
+  const text = describeTask(snapshot, verbose);
+  if (waited === null) return { structured: shapeTask(snapshot, verbose), text };
   const outcome = waited.result === 'matched' ? `matched: ${waited.matchedLine}` : waited.result;
-  return {
-    structured: { ...snapshot, wait_result: waited.result, matched_line: waited.matchedLine },
-    text: `wait_result ${outcome}\n${describeTask(snapshot)}`,
-  };
+  const found = { wait_result: waited.result, matched_line: waited.matchedLine };
+  const structured = verbose ? { ...snapshot, ...found } : { ...shapeTask(snapshot, false), ...found };
+  return { structured, text: `wait_result ${outcome}\n${text}` };
+}
+
+/**
+ * The snapshot as an agent needs it, in the order it acts on it: the state, how it ended, the
+ * output's tails and how much more there is, and what is wrong (processes left, a limit hit).
+ * Members at their defaults are left out; verbose gives the whole snapshot.
+ */
+export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult {
+  if (verbose) return snapshot;
+  const result: TaskResult = { id: snapshot.id, state: snapshot.state };
+  if (snapshot.exit_code !== null) result.exit_code = snapshot.exit_code;
+  if (snapshot.signal !== null) result.signal = snapshot.signal;
+  if (snapshot.error !== null) result.error = snapshot.error;
+  if (snapshot.runtime_ms !== null) result.runtime_ms = snapshot.runtime_ms;
+  let cut = false;
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const tail = snapshot[`${stream}_tail`];
+    if (tail.length > 0) result[`${stream}_tail`] = tail;
+    if (snapshot[`${stream}_bytes`] > Buffer.byteLength(tail)) {
+      result[`${stream}_bytes`] = snapshot[`${stream}_bytes`];
+      cut = true;
+    }
+    if (snapshot[`${stream}_truncated`]) result[`${stream}_truncated`] = true;
+    const reason = snapshot[`${stream}_truncated_reason`];
+    if (reason !== null) result[`${stream}_truncated_reason`] = reason;
+  }
+  if (cut) result.more = `output {"id": "${snapshot.id}"} reads all of it; grep, head and tail pick lines`;
+  if (snapshot.lingering > 0) result.lingering = snapshot.lingering;
+  if (snapshot.oom_killed) result.oom_killed = true;
+  if ((snapshot.pids_limit_hits ?? 0) > 0) result.pids_limit_hits = snapshot.pids_limit_hits;
+  if (snapshot.stdin_open) result.stdin_open = true;
+  if (snapshot.ports.length > 0) result.ports = snapshot.ports;
+  const policy = snapshot.policy;
+  if (policy !== undefined && (policy.denied_count > 0 || policy.waiting.length > 0)) result.policy = policy;
+  return result;
 }
 
 /**
  * The summary line and each non-empty tail, for the text content of run and status; a stream
- * longer than its tail shows its first lines too, and what lies between.
+ * longer than its tail shows its first lines too, and what lies between. Verbose names the files.
  */
-export function describeTask(snapshot: TaskSnapshot): string {
-  const parts = [summarizeTask(snapshot)];
+export function describeTask(snapshot: TaskSnapshot, verbose: boolean): string {
+  const parts = [summarizeTask(snapshot, verbose)];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = snapshot[`${stream}_tail`];
     if (tail.length === 0) continue;
@@ -187,7 +246,19 @@ export function describeTask(snapshot: TaskSnapshot): string {
       head === null
         ? ''
         : `${head.text}[... ${head.betweenLines} lines (${head.betweenBytes} bytes) between; the output tool reads them ...]\n`;
-    parts.push(`${describeStream(snapshot, stream)}\n${between}${tail}`);
+    const header = verbose ? describeStream(snapshot, stream) : describeStreamBriefly(snapshot, stream);
+    parts.push(`${header}\n${between}${tail}`);
   }
   return parts.join('\n');
+}
+
+/** `--- stdout`, with how much of it the tail is when not all, and a cut at the cap. */
+function describeStreamBriefly(snapshot: TaskSnapshot, stream: 'stdout' | 'stderr'): string {
+  const tailBytes = Buffer.byteLength(snapshot[`${stream}_tail`]);
+  const bytes = snapshot[`${stream}_bytes`];
+  const notes = [
+    ...(tailBytes < bytes ? [`last ${tailBytes} of ${bytes} bytes`] : []),
+    ...(snapshot[`${stream}_truncated`] ? ['truncated at the cap'] : []),
+  ];
+  return `--- ${stream}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`;
 }

@@ -1,10 +1,14 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
+import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
+import type { EndAdvice } from './advice.js';
 
 export interface ToolContext {
   tasks: TaskService;
+  /** The reader threads: task output is read, and patterns run, there. */
+  reads: ReadPool;
 }
 
 export interface ToolResult<Output> {
@@ -19,7 +23,8 @@ export type OutputSchema = z.ZodObject | z.ZodUnion<readonly z.ZodObject[]>;
 export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends OutputSchema = OutputSchema> {
   name: string;
   title: string;
-  description: string;
+  /** What an agent reads to decide how to call it; a function where it depends on how tasks' ends are told. */
+  description: string | ((advice: EndAdvice) => string);
   inputSchema: Input;
   outputSchema: Output;
   annotations?: {
@@ -141,21 +146,49 @@ export const errorOutputSchema = z.strictObject({
   }),
 });
 
+/**
+ * A structured result as a model reads it: a member that is null is left out, at every depth
+ * (absent means none). Booleans and numbers stay: a false or a 0 says something.
+ */
+export function omitNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(omitNulls);
+  if (value === null || typeof value !== 'object') return value;
+  const kept: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) if (member !== null) kept[key] = omitNulls(member);
+  return kept;
+}
+
+/** The JSON Schema of a result after omitNulls: a member that may be null is not required. */
+function relaxNullable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(relaxNullable);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const relaxed = Object.fromEntries(Object.entries(schema).map(([key, member]) => [key, relaxNullable(member)]));
+  const { properties, required } = relaxed as { properties?: Record<string, unknown>; required?: string[] };
+  if (properties !== undefined && required !== undefined)
+    relaxed.required = required.filter((name) => !allowsNull(properties[name]));
+  return relaxed;
+}
+
+const allowsNull = (schema: unknown): boolean => {
+  const { type, anyOf } = (schema ?? {}) as { type?: unknown; anyOf?: unknown[] };
+  return type === 'null' || (Array.isArray(type) && type.includes('null')) || (anyOf ?? []).some(allowsNull);
+};
+
 /** The tool as tools/list shows it, with JSON Schemas made once from the zod ones. */
-export function listedTool(tool: ToolDefinition) {
+export function listedTool(tool: ToolDefinition, advice: EndAdvice) {
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
     const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
     return rest;
   };
   // A result is the tool's own output or, with isError, the error body; clients (the SDK's among
   // them) validate structured content against this schema on errors too.
-  const own = jsonSchema(tool.outputSchema, 'output');
+  const own = relaxNullable(jsonSchema(tool.outputSchema, 'output')) as Record<string, unknown>;
   const shapes = Array.isArray(own.anyOf) ? (own.anyOf as object[]) : [own];
   const outputSchema = { type: 'object' as const, anyOf: [...shapes, jsonSchema(errorOutputSchema, 'output')] };
   return {
     name: tool.name,
     title: tool.title,
-    description: tool.description,
+    description: typeof tool.description === 'string' ? tool.description : tool.description(advice),
     inputSchema: { type: 'object' as const, ...jsonSchema(tool.inputSchema, 'input') },
     outputSchema,
     ...(tool.annotations ? { annotations: tool.annotations } : {}),

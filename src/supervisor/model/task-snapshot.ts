@@ -134,14 +134,16 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
   };
 }
 
-/** One line: `task build-1 done: exit 0 after 12.3 s`. */
-export function summarizeTask(snapshot: TaskSnapshot): string {
+/** One line: `task build-1 done: exit 0 after 12.3 s`; a running task's without its pid unless `withPid`. */
+export function summarizeTask(snapshot: TaskSnapshot, withPid = true): string {
   const seconds = snapshot.runtime_ms === null ? '' : ` after ${(snapshot.runtime_ms / 1000).toFixed(1)} s`;
   let outcome: string;
   if (snapshot.state === 'pending') outcome = 'waiting for a free slot';
-  else if (snapshot.state === 'running')
-    outcome = `pid ${snapshot.pid ?? '?'}, running${seconds}${snapshot.stdin_open ? ', stdin open for input' : ''}${describeWaiting(snapshot)}`;
-  else if (snapshot.error !== null && snapshot.exit_code === null) outcome = `${snapshot.error}${seconds}`;
+  else if (snapshot.state === 'running') {
+    const so = snapshot.runtime_ms === null ? 'starting' : `${(snapshot.runtime_ms / 1000).toFixed(1)} s so far`;
+    const progress = withPid ? `pid ${snapshot.pid ?? '?'}, running${seconds}` : so;
+    outcome = `${progress}${snapshot.stdin_open ? ', stdin open for input' : ''}${describeWaiting(snapshot)}`;
+  } else if (snapshot.error !== null && snapshot.exit_code === null) outcome = `${snapshot.error}${seconds}`;
   else if (snapshot.error !== null)
     outcome = `${snapshot.error}, ${snapshot.signal === null ? `exit ${snapshot.exit_code}` : `${snapshot.signal} (exit ${snapshot.exit_code})`}${seconds}`;
   else if (snapshot.signal !== null) outcome = `${snapshot.signal} (exit ${snapshot.exit_code})${seconds}`;

@@ -62,7 +62,7 @@ export class ByteLines implements ChunkLines {
   }
 }
 
-/** A chunk decoded to text (and, from a terminal, cleaned line by line), searched with the expression itself. */
+/** A chunk decoded to text (and, from a terminal `columns` wide, cleaned line by line), searched with the expression itself. */
 export class TextLines implements ChunkLines {
   readonly length: number;
   private readonly text: string;
@@ -71,10 +71,17 @@ export class TextLines implements ChunkLines {
     bytes: Buffer,
     private readonly pattern: RegExp | null,
     private readonly mode: 'plain' | 'raw' | 'terminal',
+    columns: number,
   ) {
     const decoded = bytes.toString('utf8');
     // Cleaning keeps every line a line: the line numbers stay the file's.
-    this.text = mode === 'terminal' ? decoded.split('\n').map(cleanTerminalLine).join('\n') : decoded;
+    this.text =
+      mode === 'terminal'
+        ? decoded
+            .split('\n')
+            .map((line) => cleanTerminalLine(line, columns))
+            .join('\n')
+        : decoded;
     this.length = this.text.length;
   }
 

@@ -1,24 +1,34 @@
 // Reads a task's output as output asks: each stream from a cursor (or the start) to what is written
 // now, selected (grep, head, tail) and cut to the byte budget, and the cursor of what comes next.
+// readOutput runs on a reader thread (read-pool.ts), never on the main thread.
 import { encodeCursor, startOf, type OutputCursor, type StreamName, type StreamPlace } from './output-cursor.js';
 import { Selection } from './output-selection.js';
-import { fileSize, readOpen, withFile } from './growing-file.js';
+import { fileSize, readAt } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
+import { requiredLiteral } from './required-literal.js';
 import { scanStream, type LineGrep } from './stream-scan.js';
 
 export interface OutputTask {
   runKey: string;
   pty: boolean;
+  /** The width of its terminal (a pty task's), which clean text wraps at. */
+  columns: number;
   paths: Record<StreamName, string>;
   truncated: Record<StreamName, boolean>;
   /** Its output is complete: it ended and everything it wrote is in the files. */
   complete: boolean;
 }
 
+/** grep as output takes it: a pattern the linear engine accepts (checked before), and lines of context. */
+export interface GrepQuery {
+  source: string;
+  context: number;
+}
+
 export interface OutputQuery {
   streams: StreamName[];
   since: OutputCursor | null;
-  grep: LineGrep | null;
+  grep: GrepQuery | null;
   head: number | null;
   tail: number | null;
   maxBytes: number;
@@ -71,10 +81,11 @@ export async function readOutput(
 ): Promise<OutputAnswer> {
   const members: OutputAnswer['members'] = {};
   const next: OutputCursor = { ...cursor };
+  const grep = query.grep === null ? null : lineGrepOf(query.grep);
   let budget = query.maxBytes;
   for (const stream of [...query.streams].sort((a) => (a === 'stderr' ? -1 : 1))) {
     const share = stream === 'stderr' && query.streams.includes('stdout') ? Math.floor(budget / 2) : budget;
-    const { member, end } = await readStream(task, stream, cursor[stream], query, share);
+    const { member, end } = await readStream(task, stream, cursor[stream], { ...query, grep }, share);
     members[stream] = member;
     next[stream] = end;
     budget -= Buffer.byteLength(member.text);
@@ -82,11 +93,18 @@ export async function readOutput(
   return { members, next: encodeCursor(next), restarted };
 }
 
+/** grep's pattern as the reader runs it, and the literal it searches the bytes for first. */
+function lineGrepOf({ source, context }: GrepQuery): LineGrep {
+  const literal = requiredLiteral(source);
+  const pattern = new RegExp(source, 'gm');
+  return { pattern, line: new RegExp(source), literal: literal === null ? null : Buffer.from(literal), context };
+}
+
 async function readStream(
   task: OutputTask,
   stream: StreamName,
   from: StreamPlace,
-  query: OutputQuery,
+  query: Omit<OutputQuery, 'grep'> & { grep: LineGrep | null },
   maxBytes: number,
 ): Promise<{ member: StreamMember; end: StreamPlace }> {
   const path = task.paths[stream];
@@ -98,6 +116,7 @@ async function readStream(
     from,
     to,
     mode,
+    columns: task.columns,
     grep: query.grep,
     selection,
     final: task.complete,
@@ -118,24 +137,18 @@ async function readStream(
 
 const COUNT_CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** The cursor past everything written now: each stream's size, and its line there. */
-export function cursorAtEnd(task: OutputTask, cursor: OutputCursor): string {
-  const place = (stream: StreamName): StreamPlace => {
-    const from = cursor[stream];
-    const counted = withFile(task.paths[stream], (fd) => {
-      let offset = from.offset;
-      let line = from.line;
-      for (
-        let bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES);
-        bytes.length > 0;
-        bytes = readOpen(fd, offset, COUNT_CHUNK_BYTES)
-      ) {
-        line += countNewlines(bytes);
-        offset += bytes.length;
-      }
-      return { offset, line };
-    });
-    return counted ?? from;
+/** The cursor past everything written now: each stream's size, and its line there (counted a chunk a turn). */
+export async function cursorAtEnd(task: OutputTask, cursor: OutputCursor): Promise<string> {
+  const place = async (stream: StreamName): Promise<StreamPlace> => {
+    let { offset, line } = cursor[stream];
+    const path = task.paths[stream];
+    for (let bytes = readAt(path, offset, COUNT_CHUNK_BYTES); bytes.length > 0;) {
+      line += countNewlines(bytes);
+      offset += bytes.length;
+      await new Promise((resolve) => setImmediate(resolve));
+      bytes = readAt(path, offset, COUNT_CHUNK_BYTES);
+    }
+    return { offset, line };
   };
-  return encodeCursor({ runKey: cursor.runKey, stdout: place('stdout'), stderr: place('stderr') });
+  return encodeCursor({ runKey: cursor.runKey, stdout: await place('stdout'), stderr: await place('stderr') });
 }

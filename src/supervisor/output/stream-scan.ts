@@ -14,8 +14,10 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface LineGrep {
-  /** The expression, with the g and m flags. */
+  /** The expression with the g and m flags: where in a chunk of lines a match may start. */
   pattern: RegExp;
+  /** The expression as given: whether one line matches, as RegExp#test on that line alone. */
+  line: RegExp;
   /** Text every match contains, searched for in the bytes first; null: the expression searches. */
   literal: Buffer | null;
   context: number;
@@ -28,6 +30,8 @@ export interface ScanRequest {
   to: number;
   /** How lines are shown: as written (raw), without a CR before the newline (plain), or a terminal's clean text. */
   mode: 'plain' | 'raw' | 'terminal';
+  /** The width of the terminal, which clean text wraps at. */
+  columns: number;
   grep: LineGrep | null;
   selection: Selection;
   /** The stream is complete (its task ended): an unfinished last line is taken whole. */
@@ -95,7 +99,7 @@ function takeable(carry: Buffer, mode: ScanRequest['mode']): number {
 }
 
 /** The largest offset at most `limit` that does not split a UTF-8 character. */
-function characterBoundary(bytes: Buffer, limit: number): number {
+export function characterBoundary(bytes: Buffer, limit: number): number {
   let end = Math.min(limit, bytes.length);
   for (let back = 1; back <= 3 && end - back >= 0; back++) {
     const byte = bytes[end - back]!;
@@ -127,7 +131,7 @@ class LineWalker {
     const { grep, mode } = this.request;
     const chunk: ChunkLines =
       mode === 'terminal' || (grep !== null && grep.literal === null)
-        ? new TextLines(bytes, grep?.pattern ?? null, mode)
+        ? new TextLines(bytes, grep?.pattern ?? null, mode, this.request.columns)
         : new ByteLines(bytes, grep?.literal ?? null, mode === 'raw');
     let at = grep === null ? this.skipUnseen(chunk) : 0;
     let line = first + chunk.countNewlines(0, at);
@@ -156,9 +160,7 @@ class LineWalker {
   }
 
   private matches(text: string): boolean {
-    const pattern = this.request.grep!.pattern;
-    pattern.lastIndex = 0;
-    return pattern.test(text);
+    return this.request.grep!.line.test(text);
   }
 
   /** A matching line, after the lines before it not shown yet (from this chunk or the last). */

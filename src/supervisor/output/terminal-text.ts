@@ -1,6 +1,8 @@
 // Clean text of a terminal's output, a line at a time: escape sequences removed, a line that "\r"
 // went back over (a progress bar) as it finally showed, backspaces applied, other controls dropped.
 // Only what happens within a line is followed; for what a whole screen shows, see output's screen.
+// A line written past the terminal's width wraps onto rows of that width: the cursor moves within
+// its row, as a terminal's does, so no sequence can move it further than the width.
 
 const ESC = 0x1b;
 const TAB_STOP = 8;
@@ -33,11 +35,12 @@ export function escapeEnd(text: string, start: number): number {
   return at < text.length ? at + 1 : -1;
 }
 
-/** The CSI sequences that move along or erase a line, applied to the line being built. */
-function applyLineControl(sequence: string, line: string[], column: number): number {
+/** The CSI sequences that move along or erase a line, applied to the line being built; returns the new column. */
+function applyLineControl(sequence: string, line: string[], column: number, columns: number): number {
   const final = sequence[sequence.length - 1];
   const parameter = Number.parseInt(sequence.slice(2, -1), 10);
   const count = Number.isNaN(parameter) || parameter < 1 ? 1 : parameter;
+  const rowStart = column - (column % columns);
   if (final === 'K') {
     const mode = Number.isNaN(parameter) ? 0 : parameter;
     if (mode === 0) line.length = Math.min(line.length, column);
@@ -45,16 +48,22 @@ function applyLineControl(sequence: string, line: string[], column: number): num
     else line.length = 0;
     return column;
   }
-  if (final === 'G') return count - 1;
-  if (final === 'C') return column + count;
-  if (final === 'D') return Math.max(0, column - count);
+  if (final === 'G') return rowStart + Math.min(count, columns) - 1;
+  if (final === 'C') return Math.min(column + count, rowStart + columns - 1);
+  if (final === 'D') return Math.max(rowStart, column - count);
   return column;
 }
 
-/** One line of terminal output (without its "\n") as it finally showed. */
-export function cleanTerminalLine(raw: string): string {
+/**
+ * One line of terminal output (without its "\n") as it finally showed on a terminal `columns`
+ * wide. It is at most eight columns a character written plus one row (a tab's widest step, and
+ * one move across the terminal): cursor moves alone cannot make it long.
+ */
+export function cleanTerminalLine(raw: string, columns: number): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this looks for
   if (!/[\x00-\x1f\x7f]/.test(raw)) return raw;
+  const width = Math.max(1, columns);
+  const limit = raw.length * TAB_STOP + width;
   const line: string[] = [];
   let column = 0;
   for (let at = 0; at < raw.length;) {
@@ -62,19 +71,22 @@ export function cleanTerminalLine(raw: string): string {
     if (code === ESC) {
       const found = escapeEnd(raw, at);
       const end = found === -1 ? raw.length : found;
-      if (raw.charCodeAt(at + 1) === 0x5b) column = applyLineControl(raw.slice(at, end), line, column);
+      if (raw.charCodeAt(at + 1) === 0x5b) column = applyLineControl(raw.slice(at, end), line, column, width);
       at = end;
       continue;
     }
     if (code === 0x0d) column = 0;
     else if (code === 0x08) column = Math.max(0, column - 1);
-    else if (code === 0x09) column = (Math.floor(column / TAB_STOP) + 1) * TAB_STOP;
+    else if (code === 0x09)
+      column = Math.min((Math.floor(column / TAB_STOP) + 1) * TAB_STOP, column - (column % width) + width - 1);
     else if (code >= 0x20 && code !== 0x7f) {
       // A whole code point (a surrogate pair stays together) takes one column.
-      const width = code >= 0xd800 && code <= 0xdbff && at + 1 < raw.length ? 2 : 1;
-      while (line.length < column) line.push(' ');
-      line[column++] = raw.slice(at, at + width);
-      at += width;
+      const size = code >= 0xd800 && code <= 0xdbff && at + 1 < raw.length ? 2 : 1;
+      if (column < limit) {
+        while (line.length < column) line.push(' ');
+        line[column++] = raw.slice(at, at + size);
+      }
+      at += size;
       continue;
     }
     at++;

@@ -1,68 +1,40 @@
 // Finds the first line of a task's output that matches a pattern: what was written before the
 // call, then what comes, read as the files grow (the output reader's watch), across chunk and
-// stream boundaries: each stream is cut into lines of its own.
-import { StringDecoder } from 'node:string_decoder';
-import { readAt, watchFiles } from '../output/growing-file.js';
+// stream boundaries: each stream is cut into lines of its own. The lines are read and matched on a
+// reader thread, a chunk at a time: a pattern past its budget is refused, never run on the main thread.
+import { PatternTooCostlyError } from '../../errors.js';
+import { watchFiles } from '../output/growing-file.js';
+import { BudgetExceededError, type ReadPool } from '../output/read-pool.js';
+import type { GivenPattern } from './wait-pattern.js';
 
-/** Bytes read at a time, with a turn of the event loop between reads: a big file never blocks the daemon. */
-const READ_CHUNK_BYTES = 1024 * 1024;
-/** A line longer than this is matched on its first part. */
-const MAX_LINE_CHARS = 64 * 1024;
 /** A matched line as it is returned. */
 export const MAX_MATCHED_LINE_BYTES = 1024;
 
-/** Splits text into lines as it comes, and tests each (and the unfinished last one) against a pattern. */
-export class LineMatcher {
-  private partial = '';
-  private readonly decoder = new StringDecoder('utf8');
-
-  constructor(private readonly pattern: RegExp) {}
-
-  /** Feeds bytes; returns the first line that matches, or null. */
-  feed(bytes: Buffer): string | null {
-    const lines = (this.partial + this.decoder.write(bytes)).split('\n');
-    this.partial = lines.pop()!.slice(0, MAX_LINE_CHARS);
-    for (const raw of lines) {
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (this.pattern.test(line.slice(0, MAX_LINE_CHARS))) return line;
-    }
-    // A prompt or a progress line may not end: it counts as written.
-    return this.partial.length > 0 && this.pattern.test(this.partial) ? this.partial : null;
-  }
-}
-
-/** A stream's file, read from where the last read stopped. */
-class GrowingFile {
-  private offset = 0;
-
-  constructor(
-    readonly path: string,
-    private readonly matcher: LineMatcher,
-  ) {}
-
-  /** Reads one chunk past what was read; `more` when the file has more after it. */
-  readChunk(): { line: string | null; more: boolean } {
-    const bytes = readAt(this.path, this.offset, READ_CHUNK_BYTES);
-    this.offset += bytes.length;
-    return { line: bytes.length > 0 ? this.matcher.feed(bytes) : null, more: bytes.length === READ_CHUNK_BYTES };
-  }
+/** A stream's file, read from where the last chunk stopped, with the unfinished line it ended on. */
+interface StreamFile {
+  path: string;
+  offset: number;
+  carry: string;
 }
 
 /**
- * Resolves with the first matching line of the files at `paths`; with `follow`, reading on as they
- * grow until one matches or `signal` aborts (then null), else only to their current end (then null).
+ * Resolves with the first matching line of the files at `paths`, reading on as they grow; with null
+ * once `ended` has resolved and all written by then was read without a match (or once `signal`
+ * aborts). Rejects with PatternTooCostlyError when a chunk takes the pattern past its budget.
  */
 export function matchOutput(
+  reads: ReadPool,
   paths: string[],
-  pattern: RegExp,
+  pattern: GivenPattern,
   signal: AbortSignal,
-  follow = true,
+  ended: Promise<unknown>,
 ): Promise<string | null> {
-  const files = paths.map((path) => new GrowingFile(path, new LineMatcher(pattern)));
-  return new Promise((resolve) => {
+  const files: StreamFile[] = paths.map((path) => ({ path, offset: 0, carry: '' }));
+  return new Promise((resolve, reject) => {
     const stop = new AbortController();
     let scanning = false;
     let again = false;
+    let endSeen = false;
     const finish = (line: string | null) => {
       stop.abort();
       signal.removeEventListener('abort', onAbort);
@@ -72,27 +44,55 @@ export function matchOutput(
     const scan = () => {
       if (scanning) return void (again = true);
       scanning = true;
-      const step = () => {
-        if (signal.aborted) return;
-        let more = false;
-        for (const file of files) {
-          const { line, more: fileMore } = file.readChunk();
-          if (line !== null) return finish(line);
-          more ||= fileMore;
-        }
-        if (more || again) {
-          again = false;
-          return void setImmediate(step);
-        }
-        scanning = false;
-        if (!follow) finish(null);
-      };
-      step();
+      const last = endSeen; // this pass reads all the task wrote: nothing comes after it
+      readToEnd(reads, files, pattern.regexp, signal).then(
+        (line) => {
+          scanning = false;
+          if (line !== null || last) return finish(line);
+          if (again && !signal.aborted) return void ((again = false), scan());
+        },
+        (error: unknown) => {
+          stop.abort();
+          signal.removeEventListener('abort', onAbort);
+          reject(refusalOf(error, pattern));
+        },
+      );
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    if (follow) watchFiles(paths, stop.signal, scan);
+    watchFiles(paths, stop.signal, scan);
+    void ended.then(() => ((endSeen = true), scan()));
     scan();
   });
+}
+
+/** Reads every file a chunk at a time, in turn, to its end now; the first matching line, or null. */
+async function readToEnd(reads: ReadPool, files: StreamFile[], regexp: RegExp, signal: AbortSignal) {
+  for (let more = true; more && !signal.aborted;) {
+    more = false;
+    for (const file of files) {
+      const found = await reads.matchChunk({
+        path: file.path,
+        offset: file.offset,
+        carry: file.carry,
+        pattern: regexp,
+      });
+      if (found.line !== null) return found.line;
+      file.offset += found.taken;
+      file.carry = found.carry;
+      more ||= found.more;
+    }
+  }
+  return null;
+}
+
+/** The refusal of a pattern past its budget; any other failure as it is. */
+function refusalOf(error: unknown, pattern: GivenPattern): Error {
+  if (!(error instanceof BudgetExceededError)) return error instanceof Error ? error : new Error(String(error));
+  return new PatternTooCostlyError(
+    pattern,
+    error.describe(),
+    'the wait was given up (the task goes on: status without wait_for shows it)',
+  );
 }
 
 /** A line cut to MAX_MATCHED_LINE_BYTES, at a character boundary. */

@@ -3,13 +3,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinished } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
+import type { ReadPool } from '../output/read-pool.js';
 import { matchOutput } from './output-match.js';
+import type { GivenPattern } from './wait-pattern.js';
 
 export type WaitResult = 'matched' | 'listening' | 'ended' | 'timeout';
 
 export interface ReadinessWant {
   /** A line of output that matches it. */
-  pattern: RegExp | null;
+  pattern: GivenPattern | null;
   /** A TCP port one of the task's processes listens on. */
   port: number | null;
 }
@@ -26,6 +28,7 @@ const PORT_POLL_MS = 50;
 /** Waits up to `seconds` for what `want` asks of task `id`; a finished task's whole output still counts. */
 export async function awaitReadiness(
   tasks: TaskService,
+  reads: ReadPool,
   id: string,
   want: ReadinessWant,
   seconds: number,
@@ -40,19 +43,14 @@ export async function awaitReadiness(
   if (want.pattern !== null) {
     const pattern = want.pattern;
     waits.push(
-      // The shim writes the output file itself, so a line can be there before its report of the
-      // start (with the pid) has arrived: the answer waits for that, so that it carries the pid.
-      matchOutput([paths.stdout, paths.stderr], pattern, stop.signal).then(async (line) => {
-        if (line === null) return null;
+      // At its end, what it wrote last is read before the end is taken as the answer. The shim
+      // writes the output file itself, so a line can be there before its report of the start (with
+      // the pid) has arrived: a match waits for that, so that the answer carries the pid.
+      matchOutput(reads, [paths.stdout, paths.stderr], pattern, stop.signal, ended).then(async (line) => {
+        if (stop.signal.aborted) return null;
+        if (line === null) return { result: 'ended', matchedLine: null } as const;
         await started;
         return { result: 'matched', matchedLine: line } as const;
-      }),
-    );
-    // At its end, what it wrote last is read before the end is taken as the answer.
-    waits.push(
-      ended.then(async () => {
-        const line = await matchOutput([paths.stdout, paths.stderr], pattern, stop.signal, false);
-        return { result: line === null ? 'ended' : 'matched', matchedLine: line } as const;
       }),
     );
   } else {

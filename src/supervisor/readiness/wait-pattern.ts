@@ -55,8 +55,16 @@ function missingEngine(): string | null {
 
 export const MAX_PATTERN_CHARS = 1024;
 
+/** A pattern as a call gave it, compiled, with the tool and field it came in (which a refusal names). */
+export interface GivenPattern {
+  regexp: RegExp;
+  source: string;
+  tool: string;
+  field: string;
+}
+
 /** Compiles `source` (a JavaScript regular expression without slashes) for matching line by line. */
-export function compileWaitPattern(source: string, field = 'wait_for', tool = 'run', flags = ''): RegExp {
+export function compileWaitPattern(source: string, field = 'wait_for', tool = 'run'): GivenPattern {
   try {
     // eslint-disable-next-line no-invalid-regexp -- 'l' (linear) is V8's, behind --enable-experimental-regexp-engine
     new RegExp(source, 'l'); // refused here if the linear engine cannot run it
@@ -66,60 +74,5 @@ export function compileWaitPattern(source: string, field = 'wait_for', tool = 'r
       `Invalid ${tool} input: "${field}" must be a regular expression that runs in linear time (no backreferences or lookaround); got ${echoValue(source)}: ${reason}`,
     );
   }
-  return new RegExp(source, flags);
-}
-
-/**
- * A run of literal text every match of `source` contains (the longest, of 3 characters or more),
- * or null: where output is searched for it first, only the lines that hold it are matched.
- */
-export function requiredLiteral(source: string): string | null {
-  if (/(^|[^\\])(\\\\)*\|/.test(source)) return null; // an alternative may do without it
-  let best = '';
-  let run = '';
-  const end = () => {
-    if (run.length > best.length) best = run;
-    run = '';
-  };
-  for (let at = 0; at < source.length; at++) {
-    const char = source[at]!;
-    if (char === '\\') {
-      const next = source[++at];
-      if (next === undefined || /[0-9a-zA-Z]/.test(next))
-        end(); // a class, an anchor or a code: not literal
-      else run += next;
-    } else if (char === '[' || char === '(') {
-      end();
-      at = skipGroup(source, at);
-      if (at === -1) return null;
-    } else if (char === '*' || char === '?' || char === '{') {
-      run = run.slice(0, -1); // the character before may be absent
-      end();
-    } else if (char === '+') {
-      end();
-    } else if ('.^$)]}'.includes(char)) {
-      end();
-    } else {
-      run += char;
-    }
-  }
-  end();
-  return best.length >= 3 ? best : null;
-}
-
-/** Where the class or group opening at `start` closes; -1 when it does not. */
-function skipGroup(source: string, start: number): number {
-  const open = source[start]!;
-  let depth = 0;
-  for (let at = start; at < source.length; at++) {
-    const char = source[at]!;
-    if (char === '\\') at++;
-    else if (open === '[' ? char === ']' && at > start : char === ')' && --depth === 0) return at;
-    else if (open === '(' && char === '(') depth++;
-    else if (open === '(' && char === '[') {
-      at = skipGroup(source, at);
-      if (at === -1) return -1;
-    }
-  }
-  return -1;
+  return { regexp: new RegExp(source), source, tool, field };
 }

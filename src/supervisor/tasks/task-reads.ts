@@ -108,6 +108,17 @@ export abstract class TaskReads {
     return state === null ? rows : rows.filter((record) => record.state === state);
   }
 
+  /** How long the oldest running task has run, and the oldest pending one has waited, in ms (0: none). */
+  oldestAgesMs(now = Date.now()): { running: number; pending: number } {
+    const ages = { running: 0, pending: 0 };
+    for (const { record } of this.live.values()) {
+      if (record.state === 'running' && record.startedAt !== null)
+        ages.running = Math.max(ages.running, now - record.startedAt);
+      else if (record.state === 'pending') ages.pending = Math.max(ages.pending, now - record.createdAt);
+    }
+    return ages;
+  }
+
   countByState(): Record<TaskState, number> {
     // Pending and running tasks are all this daemon's, and the queue knows them as they are now.
     return { ...this.store.countByState(), pending: this.queue.pending, running: this.queue.running };

@@ -82,9 +82,9 @@ export class TaskService extends TaskReads {
   }
 
   /**
-   * Runs a task and waits for it as `wait` says (its end, a line, a port); then a finished task
-   * goes back whole and makes no todo, and one still going gets its todo. The hand-over is
-   * synchronous, so a task ends either before it (inline) or after (its end is upserted).
+   * Runs a task, waits for it as `wait` says (its end, a line, a port) and, once dispatched, for its
+   * start; then a finished task goes back whole and makes no todo, one still going (with its pid)
+   * gets its todo. The hand-over is synchronous: a task ends before it (inline) or after (upserted).
    */
   async runAndWait<T>(
     request: RunRequest,
@@ -92,6 +92,7 @@ export class TaskService extends TaskReads {
   ): Promise<{ record: TaskRecord; waited: T }> {
     const { id } = this.run(request);
     const waited = await wait(id);
+    if (this.live.get(id)?.record.state === 'running') await this.whenStarted(id);
     const task = this.live.get(id);
     const record = !task || isFinished(task.record.state) ? this.handOver(id) : this.apply(task, { type: 'shown' });
     return { record, waited };
@@ -198,10 +199,9 @@ export class TaskService extends TaskReads {
   private apply(task: LiveTask, event: LifecycleEvent): TaskRecord {
     const { record, effects } = this.step(task.record, event);
     task.record = record;
-    if (event.type === 'started') task.started.reach();
+    if (event.type === 'started' || effects.finished) task.started.reach();
     if (effects.finished) {
       task.stdinOpen = false;
-      task.started.reach();
       task.ended.reach();
     }
     if (effects.released) {

@@ -52,6 +52,7 @@ export function buildTaskSpec(
     killGraceMs: context.limits.killGraceMs,
     spawner: context.containment.spawner,
     namespaceFd: context.containment.namespace?.pidfd ?? null,
+    cpuWeight: context.containment.cpuWeight,
     sandbox: record.sandbox,
     cgroups: planTaskCgroups(
       context.containment.controllers,

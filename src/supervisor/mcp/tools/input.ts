@@ -8,7 +8,7 @@ export const inputTool = defineTool({
   name: 'input',
   title: "Write to a task's stdin",
   description:
-    'Write text to the stdin of a running task started with interactive: true: answer a prompt or drive a REPL. Text is written as given, so end a line with "\\n" (on a pty it is typed, and echoed into the output as a terminal shows it; a terminal keeps at most 4095 bytes of one line). Set eof to close stdin afterwards (Ctrl-D on a pty). Then read the reply with status. A task that does not read may have at most 1 MiB queued: more is refused (ERR_INPUT_QUEUE_FULL).',
+    'Write text to the stdin of a running task started with interactive: true: answer a prompt or drive a REPL. Text is written as given, so end a line with "\\n" (on a pty it is typed, and echoed into the output as a terminal shows it; a terminal keeps at most 4095 bytes of one line). Set eof to close stdin afterwards (Ctrl-D on a pty). Then read the reply with output (with since and wait_seconds it waits for it). A task that does not read may have at most 1 MiB queued: more is refused (ERR_INPUT_QUEUE_FULL).',
   inputSchema: z.strictObject({
     id: taskIdField(),
     text: inputTextField('The text to write, e.g. "yes\\n". May be empty (with eof, to close stdin only).', true),

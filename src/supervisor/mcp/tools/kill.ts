@@ -2,14 +2,15 @@
 import { z } from 'zod';
 import { KILL_SIGNALS } from '../../../process/signals.js';
 import { isFinished, TASK_STATES } from '../../model/task.js';
+import { killEndAdvice } from '../advice.js';
 import { defineTool, field } from '../tool.js';
 import { taskIdField } from '../fields.js';
 
 export const killTool = defineTool({
   name: 'kill',
   title: 'Stop a task and everything it started',
-  description:
-    "Stop a task: the signal (SIGINT unless you choose another) goes to every process the task started, and whatever is still alive after the daemon's grace period gets SIGKILL. Returns at once; you are notified when the task has ended. A pending task is cancelled before it starts. A finished task whose background processes linger can be killed too.",
+  description: (advice) =>
+    `Stop a task: the signal (SIGINT unless you choose another) goes to every process the task started, and whatever is still alive after the daemon's grace period gets SIGKILL. ${killEndAdvice(advice)} A pending task is cancelled before it starts. A finished task whose background processes linger can be killed too.`,
   inputSchema: z.strictObject({
     id: taskIdField(),
     force: field(
@@ -25,7 +26,7 @@ export const killTool = defineTool({
   }),
   outputSchema: z.object({
     id: z.string().describe('The task id'),
-    state: z.enum(TASK_STATES).describe('The state at the time of the call; the end follows as a notification'),
+    state: z.enum(TASK_STATES).describe('The state at the time of the call (kill does not wait for the end)'),
     signal: z.enum(KILL_SIGNALS).nullable().describe('The signal sent, or null when there was nothing to signal'),
     message: z.string().describe('What happened, in words'),
   }),

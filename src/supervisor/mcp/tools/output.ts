@@ -2,13 +2,15 @@
 // the lines that match, the first and last lines within a budget, clean text of a terminal, and
 // the screen of a pty task.
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../../../errors.js';
+import { echoValue, PatternTooCostlyError, ToolInputError } from '../../../errors.js';
 import { isFinished } from '../../model/task.js';
 import { decodeCursor, type StreamName } from '../../output/output-cursor.js';
-import { cursorAtEnd, hasNewOutput, readOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
+import { cursorAtEnd, hasNewOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
+import { BudgetExceededError } from '../../output/read-pool.js';
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
-import { compileWaitPattern, MAX_PATTERN_CHARS, requiredLiteral } from '../../readiness/wait-pattern.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
+import { compileWaitPattern, MAX_PATTERN_CHARS } from '../../readiness/wait-pattern.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
 import { within } from '../../../within.js';
@@ -50,7 +52,7 @@ const inputSchema = z.strictObject({
   grep: field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
-    'Only the lines that match this regular expression, as grep -n writes them ("4321:ERROR boom"), e.g. "error|warning" or "FAIL|panic". Runs in linear time whatever the output, so any pattern is safe.',
+    'Only the lines that match this regular expression, as grep -n writes them ("4321:ERROR boom"), e.g. "error|warning" or "FAIL|panic". Matched off the daemon\'s main thread; refused (ERR_PATTERN_TOO_COSTLY) if matching takes longer than 2 s plus 2 µs a byte read, as nested quantifiers such as (a+)+ repeated do.',
   ),
   context: field(
     z.number().int().min(0).max(MAX_CONTEXT_LINES).optional(),
@@ -87,9 +89,9 @@ export const outputTool = defineTool({
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, reads }) {
     checkCombinations(input);
-    const grep = input.grep === undefined ? null : compileGrep(input.grep, input.context ?? 0);
+    const pattern = input.grep === undefined ? null : compileWaitPattern(input.grep, 'grep', 'output');
     const since = input.since === undefined ? null : decodeCursor(input.since);
     let record = tasks.get(input.id);
     if (input.screen && !record.pty) {
@@ -108,21 +110,28 @@ export const outputTool = defineTool({
     }
     const base = { id: record.id, state: record.state, pty: record.pty, complete: task.complete, restarted };
     if (input.screen) {
-      const size = record.terminalSize ?? { cols: 120, rows: 40 };
-      const screen = await screens.screenOf(record.runKey, task.paths.stdout, size.cols, size.rows);
-      const view = viewOf({ ...base, next: cursorAtEnd(task, cursor) }, {}, screen);
+      const size = record.terminalSize ?? { cols: DEFAULT_COLUMNS, rows: DEFAULT_ROWS };
+      const screen = await screens.screenOf(record.id, record.runKey, task.paths.stdout, size.cols, size.rows);
+      const view = viewOf({ ...base, next: await cursorAtEnd(task, cursor) }, {}, screen);
       return { structured: view, text: describeOutput(view) };
     }
     const query = {
       streams,
       since: cursor,
-      grep,
+      grep: pattern === null ? null : { source: pattern.source, context: input.context ?? 0 },
       head: input.head ?? null,
       tail: input.tail ?? null,
       maxBytes: input.max_bytes,
       raw: input.raw,
     };
-    const answer = await readOutput(task, cursor, query, restarted);
+    const answer = await reads.readOutput(task, cursor, query, restarted).catch((error: unknown) => {
+      if (pattern === null || !(error instanceof BudgetExceededError)) throw error;
+      throw new PatternTooCostlyError(
+        pattern,
+        error.describe(),
+        'nothing was read: call output without grep, or grep a simpler pattern',
+      );
+    });
     const view = viewOf({ ...base, next: answer.next }, answer.members, null);
     return { structured: view, text: describeOutput(view) };
   },
@@ -143,18 +152,13 @@ function checkCombinations(input: z.output<typeof inputSchema>): void {
   }
 }
 
-function compileGrep(source: string, context: number) {
-  const pattern = compileWaitPattern(source, 'grep', 'output', 'gm');
-  const literal = requiredLiteral(source);
-  return { pattern, literal: literal === null ? null : Buffer.from(literal), context };
-}
-
 /** The task as its output's reader needs it. */
 function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
   const paths = tasks.outputPaths(record.id);
   return {
     runKey: record.runKey,
     pty: record.pty,
+    columns: record.terminalSize?.cols ?? MAX_TERMINAL_SIZE,
     paths,
     truncated: { stdout: record.stdoutTruncated, stderr: record.stderrTruncated },
     complete: isFinished(record.state) && !tasks.isHeld(record),

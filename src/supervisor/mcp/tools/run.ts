@@ -3,12 +3,14 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { directoryProblem, echoValue, ToolInputError } from '../../../errors.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
+import { runEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
 import {
   inputTextField,
   TASK_ID_ACCEPTS,
   TASK_ID_PATTERN,
+  verboseField,
   waitForField,
   waitForPortField,
   waitOutcomeFields,
@@ -17,14 +19,13 @@ import {
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
-import { DEFAULT_COLUMNS, DEFAULT_ROWS } from '../../../process/terminals.js';
+import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
 import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
-import { describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
+import { describeWaited, taskResultSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
 export const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const MAX_TERMINAL_SIZE = 1000;
 
 const terminalSizeField = (name: string, defaultSize: number) =>
   field(
@@ -50,7 +51,7 @@ const inputSchema = z.strictObject({
   ),
   wait_seconds: waitSecondsField(
     DEFAULT_WAIT_SECONDS,
-    `How long to wait for the task to finish before returning (0 to 30, default ${DEFAULT_WAIT_SECONDS}). A task that finishes in time comes back with its full result; otherwise you are told when it ends, so there is no need to poll.`,
+    `How long to wait for the task to finish before returning (0 to 30, default ${DEFAULT_WAIT_SECONDS}). A task that finishes in time comes back with its exit code and output; one still going comes back with its id and state.`,
   ),
   timeout_seconds: field(
     z.number().positive().max(31_536_000).optional(),
@@ -110,21 +111,26 @@ const inputSchema = z.strictObject({
     'a TCP port from 1 to 65535',
     'Refuse to start (saying which task or process holds it) when something already listens on this TCP port, e.g. 3000 for a dev server, instead of starting a second one that fails with "address in use".',
   ),
+  verbose: verboseField(),
 });
+
+/** What an agent reads to decide how to call it. */
+const description = (advice: EndAdvice) =>
+  [
+    `Start \`bash -c COMMAND\` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; ${runEndAdvice(advice)}`,
+    'Output streams to files as it is written: the output tool reads it (what is new since the last look, grep, head, tail). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
+    'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
+    'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
+  ].join(' ');
 
 export const runTool = defineTool({
   name: 'run',
   title: 'Run a shell command in the background',
-  description: [
-    'Start `bash -c COMMAND` as a background task and return its id. Waits up to wait_seconds (default 3) for it to finish: quick commands come back with their exit code and output at once; longer ones keep running, and you are notified when they end, so do not poll with status.',
-    'Output streams to two files as it is written (stdout_path, stderr_path: use tail or grep on them for long output). Use timeout_seconds for anything that might hang, and kill to stop a task and everything it started.',
-    'Use pty only when a program needs a terminal to behave (colour, progress, isatty checks); use interactive only when you must answer it while it runs (a prompt, a REPL), then write with the input tool. Pagers and credential prompts are off by default.',
-    'To start a dev server and go on once it is up: {"command": "npm run dev", "name": "web", "wait_for": "ready|listening on", "wait_seconds": 30, "exclusive_port": 3000} returns with wait_result "matched" and the line while the server keeps running; wait_for_port: 3000 instead waits until it listens.',
-  ].join(' '),
+  description,
   inputSchema,
-  outputSchema: taskSnapshotSchema.extend(waitOutcomeFields),
+  outputSchema: taskResultSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, reads }) {
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
     for (const size of ['cols', 'rows'] as const) {
@@ -152,9 +158,9 @@ export const runTool = defineTool({
     const { record, waited } = await tasks.runAndWait(request, async (id) =>
       want.pattern === null && want.port === null
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
-        : await awaitReadiness(tasks, id, want, input.wait_seconds),
+        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds),
     );
-    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited);
+    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },
 });
 

@@ -5,21 +5,23 @@ import { echoValue, ToolInputError } from '../../../errors.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
+import { statusEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field } from '../tool.js';
 import {
   tailBytesField,
   TASK_ID_ACCEPTS,
   TASK_ID_PATTERN,
   taskIdField,
+  verboseField,
   waitForField,
   waitForPortField,
   waitOutcomeFields,
   waitSecondsField,
 } from '../fields.js';
-import { describeTask, describeWaited, taskSnapshotSchema } from '../task-snapshot-schema.js';
+import { describeTask, describeWaited, shapeTask, taskResultSchema } from '../task-snapshot-schema.js';
 
 const severalSchema = z.object({
-  tasks: z.array(taskSnapshotSchema).describe('Each task named in ids, in that order'),
+  tasks: z.array(taskResultSchema).describe('Each task named in ids, in that order'),
   wait_result: z
     .enum(['ended', 'timeout'])
     .describe(
@@ -28,14 +30,18 @@ const severalSchema = z.object({
   ended_ids: z.array(z.string()).describe('The ids of the tasks that have finished'),
 });
 
+/** What an agent reads to decide how to call it. */
+const description = (advice: EndAdvice) =>
+  [
+    `Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. ${statusEndAdvice(advice)}`,
+    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
+    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
+  ].join(' ');
+
 export const statusTool = defineTool({
   name: 'status',
   title: 'Show a task, or several',
-  description: [
-    "Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. You are notified when a task ends, so use this to read a result or check progress, not to poll in a loop.",
-    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
-    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
-  ].join(' '),
+  description,
   inputSchema: z.strictObject({
     id: taskIdField().optional(),
     ids: field(
@@ -58,12 +64,13 @@ export const statusTool = defineTool({
     peek: field(
       z.boolean().default(false),
       'true or false',
-      "Read without taking the result: a finished task's notification stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
+      "Read without taking the result: a finished task's todo stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
     ),
+    verbose: verboseField(),
   }),
-  outputSchema: z.union([taskSnapshotSchema.extend(waitOutcomeFields), severalSchema]),
+  outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, reads }) {
     const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
@@ -75,9 +82,10 @@ export const statusTool = defineTool({
       const snapshots = input.ids.map(read);
       const text = [
         `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended`,
-        ...snapshots.map(describeTask),
+        ...snapshots.map((snapshot) => describeTask(snapshot, input.verbose)),
       ].join('\n\n');
-      return { structured: { tasks: snapshots, wait_result: result, ended_ids: endedIds }, text };
+      const shaped = snapshots.map((snapshot) => shapeTask(snapshot, input.verbose));
+      return { structured: { tasks: shaped, wait_result: result, ended_ids: endedIds }, text };
     }
     if (input.id === undefined)
       throw new ToolInputError(
@@ -86,15 +94,16 @@ export const statusTool = defineTool({
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
       await tasks.waitForEnd(input.id, input.wait_seconds);
-      return describeWaited(read(input.id), null);
+      return describeWaited(read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
     const waited = await awaitReadiness(
       tasks,
+      reads,
       input.id,
       { pattern, port: input.wait_for_port ?? null },
       input.wait_seconds,
     );
-    return describeWaited(read(input.id), waited);
+    return describeWaited(read(input.id), waited, input.verbose);
   },
 });

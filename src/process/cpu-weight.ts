@@ -1,0 +1,142 @@
+// The tasks' CPU weight, a tenth of the daemon's, set once at start: what keeps the daemon's calls
+// answered while tasks keep every core busy (200 tasks flooding their output past the cap, say: each
+// costs the CPU of its writer and of its shim, which drops the bytes as fast as they come). The
+// weight is the tasks' against the daemon's, not against the rest of the host: the two share one
+// parent, which competes as the daemon alone did. Where the kernel has it, in order:
+// - cgroup v2: cpu.weight on the folder of the task cgroups, beside the daemon's own leaf (systemd's
+//   Delegate=yes, a container's cgroup);
+// - cgroup v1 (hybrid hosts such as this project's machines, whose v2 tree lacks the cpu
+//   controller): a folder `hive-bash-daemon-PID` where the daemon's cpu cgroup is, holding
+//   `supervisor`, which the daemon moves into, and `spawners`, with cpu.shares, which each spawner
+//   joins as it starts (a v1 cgroup has a file named `tasks` already);
+// - else a nice value each spawner takes.
+// Every shim and task inherits the weight from its spawner at the fork, so no task pays a write of
+// its own (a write to cgroup.procs may wait out an RCU grace period: 5 to 18 ms here).
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from '../builtins.js';
+import { setPriority } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { ControllerPlaces } from './limits.js';
+
+/** How the tasks' CPU weight is set, for the start line and /healthz. */
+export type TaskCpuWeight =
+  | { via: 'cgroup v2'; dir: string; weight: number }
+  | { via: 'cgroup v1'; dir: string; shares: number }
+  | { via: 'nice'; nice: number }
+  | { via: 'none'; reason: string };
+
+/** cgroup v2's cpu.weight of the tasks' folder: the daemon's own (the default) is 100. */
+export const TASK_CPU_WEIGHT = 10;
+/** cgroup v1's cpu.shares of the tasks' folder: the daemon's own (the default) is 1024. */
+export const TASK_CPU_SHARES = 102;
+/** Where no cgroup can be had: the scheduler's weight of nice 10 is 110, of nice 0 (the daemon's) 1024. */
+export const TASK_NICE = 10;
+
+const V1_UNIT_PREFIX = 'hive-bash-daemon-';
+
+/** What the choice looks at: how tasks start, the folder of their v2 cgroups, where cpu limits go. */
+export interface WeightPlaces {
+  spawner: 'native' | 'node';
+  cgroupRoot: string | null;
+  controllers: ControllerPlaces;
+}
+
+/** Sets the tasks' CPU weight the first way this host allows, and says which. */
+export function setTaskCpuWeight({ spawner, cgroupRoot, controllers }: WeightPlaces): TaskCpuWeight {
+  if (spawner === 'node')
+    return { via: 'none', reason: "Node's spawn (--containment node) has no spawner whose weight tasks inherit" };
+  if (cgroupRoot !== null) {
+    try {
+      // The file is there only where the parent folder gives its children the cpu controller.
+      writeFileSync(join(cgroupRoot, 'cpu.weight'), String(TASK_CPU_WEIGHT));
+      return { via: 'cgroup v2', dir: cgroupRoot, weight: TASK_CPU_WEIGHT };
+    } catch {
+      // no cpu controller for the task cgroups' folder: the next way
+    }
+  }
+  const place = controllers.cpu;
+  // The cpu limits' folder is `hive-bash-daemon` in the daemon's own cpu cgroup: the unit goes beside it.
+  const tasks = 'root' in place ? enterV1Unit(dirname(place.root)) : null;
+  if (tasks !== null) return { via: 'cgroup v1', dir: tasks, shares: TASK_CPU_SHARES };
+  return { via: 'nice', nice: TASK_NICE };
+}
+
+/**
+ * Makes this daemon's unit in the cgroup v1 cpu folder `parent` (removing those of daemons that
+ * are gone) and moves the daemon into its `supervisor` folder; returns its `spawners` folder, or
+ * null where that cannot be done.
+ */
+function enterV1Unit(parent: string): string | null {
+  removeV1Units(parent);
+  const unit = join(parent, `${V1_UNIT_PREFIX}${process.pid}`);
+  try {
+    mkdirSync(join(unit, 'supervisor'), { recursive: true });
+    prepareV1Spawners(join(unit, 'spawners'));
+    // Every thread of the daemon: cgroup.procs moves the whole process.
+    writeFileSync(join(unit, 'supervisor', 'cgroup.procs'), String(process.pid));
+    return join(unit, 'spawners');
+  } catch {
+    removeV1Unit(unit);
+    return null;
+  }
+}
+
+function prepareV1Spawners(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'cpu.shares'), String(TASK_CPU_SHARES));
+}
+
+/** Removes every empty daemon unit in `parent`: left by daemons that were killed. */
+function removeV1Units(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) if (name.startsWith(V1_UNIT_PREFIX)) removeV1Unit(join(parent, name));
+}
+
+/** Removes a daemon unit unless its daemon still runs in it (its spawners' folder may be empty a while). */
+function removeV1Unit(unit: string): void {
+  try {
+    rmdirSync(join(unit, 'supervisor'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
+  }
+  for (const dir of [join(unit, 'spawners'), unit]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // still holds a spawner about to die with its thread, or gone
+    }
+  }
+}
+
+/**
+ * Gives a spawner just started (before its first request) the tasks' weight, which every shim and
+ * task it forks inherits. Best effort: a spawner that cannot have it runs at the daemon's weight.
+ */
+export function weighSpawner(pid: number, weight: TaskCpuWeight): void {
+  try {
+    if (weight.via === 'cgroup v1') {
+      prepareV1Spawners(weight.dir);
+      writeFileSync(join(weight.dir, 'cgroup.procs'), String(pid));
+    } else if (weight.via === 'nice') {
+      setPriority(pid, weight.nice);
+    }
+  } catch {
+    // the spawner and its tasks keep the daemon's weight
+  }
+}
+
+/** At the daemon's stop, once its spawners are gone: it leaves its cgroup v1 unit, which is removed. */
+export function releaseTaskCpuWeight(weight: TaskCpuWeight): void {
+  if (weight.via !== 'cgroup v1') return;
+  const unit = dirname(weight.dir);
+  try {
+    writeFileSync(join(dirname(unit), 'cgroup.procs'), String(process.pid));
+  } catch {
+    return; // still in it: the next start removes it
+  }
+  removeV1Unit(unit);
+}

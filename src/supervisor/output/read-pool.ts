@@ -1,0 +1,133 @@
+// The reader threads: where a task's output is read and turned into text, and where grep and
+// wait_for patterns run, so that nothing a task prints and no pattern holds the main thread
+// (/healthz and every other call go on meanwhile). A job with a pattern has a budget of time; past
+// it, the job is stopped with its thread (a regular expression cannot be interrupted otherwise) and
+// the caller refuses the pattern. The threads start at the first job and stop when idle.
+import { createRequire } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import { fileSize } from './growing-file.js';
+import { MATCH_CHUNK_BYTES, type MatchChunkJob, type MatchChunkResult } from './line-match.js';
+import type { OutputCursor } from './output-cursor.js';
+import type { OutputAnswer, OutputQuery, OutputTask } from './output-read.js';
+import type { ReadJob, ReadResult } from './read-thread.js';
+
+const ENTRY_URL = new URL('./read-thread-entry.cjs', import.meta.url);
+/** Two threads: a job that runs to its budget leaves the other to every other read. */
+const READ_THREADS = 2;
+/**
+ * An idle thread (about 10 MB of RSS) stops after this long: longer than an agent's longest wait
+ * for new output (30 s), so that reading a task as it grows keeps its thread; a read after a
+ * longer pause waits for a thread to start (0.1 s or more).
+ */
+const IDLE_STOP_MS = 60_000;
+
+/**
+ * What a job with a pattern may take on its thread: two seconds, and 2 µs for each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which takes
+ * over a match that backtracks too much, in about 1 µs on ordinary patterns; (?:a+)+ repeated 140
+ * times took 260 µs.
+ */
+const PATTERN_BUDGET_BASE_MS = 2000;
+const PATTERN_BUDGET_NS_PER_BYTE = 2000;
+
+/** A job with a pattern ran past its budget and was stopped. */
+export class BudgetExceededError extends Error {
+  constructor(
+    readonly budgetMs: number,
+    readonly bytes: number,
+  ) {
+    super(`the job ran past its budget of ${budgetMs} ms`);
+  }
+
+  /** The budget in words: `4097 ms (2 s, and 2 µs for each of the 1048576 bytes to read)`. */
+  describe(): string {
+    return `${this.budgetMs} ms (${PATTERN_BUDGET_BASE_MS / 1000} s, and ${PATTERN_BUDGET_NS_PER_BYTE / 1000} µs for each of the ${this.bytes} bytes to read)`;
+  }
+}
+
+export class ReadPool {
+  private piscina: Piscina | null = null;
+  private running = 0;
+  /** Jobs waiting for a free thread, first come first served: a job's budget starts on its thread. */
+  private readonly waiting: Array<() => void> = [];
+
+  /** Reads `query.streams` of `task` from `cursor` (output-read.ts); with grep, within the pattern's budget. */
+  readOutput(task: OutputTask, cursor: OutputCursor, query: OutputQuery, restarted: boolean): Promise<OutputAnswer> {
+    const bytes = query.streams.reduce(
+      (sum, stream) => sum + Math.max(0, fileSize(task.paths[stream]) - cursor[stream].offset),
+      0,
+    );
+    const job: ReadJob = { type: 'read', task, cursor, query, restarted };
+    return this.run(job, query.grep === null ? null : bytes) as Promise<OutputAnswer>;
+  }
+
+  /** Tests the lines of the next chunk of a file against a pattern (line-match.ts), within its budget. */
+  matchChunk(job: Omit<MatchChunkJob, 'type'>): Promise<MatchChunkResult> {
+    const bytes = Math.min(MATCH_CHUNK_BYTES, Math.max(0, fileSize(job.path) - job.offset)) + job.carry.length;
+    return this.run({ type: 'match', ...job }, bytes) as Promise<MatchChunkResult>;
+  }
+
+  /** Stops the threads (the daemon's stop). */
+  async close(): Promise<void> {
+    const piscina = this.piscina;
+    this.piscina = null;
+    await piscina?.destroy();
+  }
+
+  /** Runs `job` on a thread; with `patternBytes`, stopped past the budget for that many bytes. */
+  private async run(job: ReadJob, patternBytes: number | null): Promise<ReadResult> {
+    await this.freeThread();
+    try {
+      if (patternBytes === null) return (await this.pool().run(job)) as ReadResult;
+      return await this.runWithin(job, patternBytes);
+    } finally {
+      // The thread goes to the next job waiting, if any.
+      const next = this.waiting.shift();
+      if (next === undefined) this.running--;
+      else next();
+    }
+  }
+
+  /**
+   * Runs a job with a pattern, stopped once it has run its budget on its thread: the clock starts
+   * when the thread says the job started, so a thread's start (its modules loaded on a loaded
+   * machine) never counts against a pattern.
+   */
+  private async runWithin(job: ReadJob, patternBytes: number): Promise<ReadResult> {
+    const budgetMs = Math.round(PATTERN_BUDGET_BASE_MS + (patternBytes * PATTERN_BUDGET_NS_PER_BYTE) / 1e6);
+    const stop = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    let timer: NodeJS.Timeout | undefined;
+    port1.once('message', () => (timer = setTimeout(() => stop.abort(), budgetMs)));
+    try {
+      return (await this.pool().run(
+        { ...job, started: port2 },
+        { signal: stop.signal, transferList: [port2] },
+      )) as ReadResult;
+    } catch (error) {
+      if (stop.signal.aborted) throw new BudgetExceededError(budgetMs, patternBytes);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+    }
+  }
+
+  private async freeThread(): Promise<void> {
+    if (this.running < READ_THREADS) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  /** The threads, made at the first job (piscina is required then: a daemon that reads nothing does not load it here). */
+  private pool(): Piscina {
+    if (this.piscina !== null) return this.piscina;
+    const { Piscina: Pool } = createRequire(import.meta.url)('piscina') as typeof import('piscina');
+    this.piscina = new Pool({
+      filename: ENTRY_URL.href,
+      minThreads: 0,
+      maxThreads: READ_THREADS,
+      idleTimeout: IDLE_STOP_MS,
+    });
+    return this.piscina;
+  }
+}

@@ -1,0 +1,86 @@
+// Tasks run at a tenth of the daemon's CPU weight, set once at start and shown in /healthz: in the
+// folder of the task cgroups (cgroup v2's cpu.weight), else in a cgroup v1 cpu folder their
+// spawner joined (cpu.shares), else at nice 10, their session's autogroup too. So a flood of tasks
+// leaves the daemon a core as soon as it wants one (bench/status-under-flood).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { cpuV1Mount } from '../helpers/cgroups.js';
+import { nativeContainment, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+
+/** Prints what decides the task's weight: its cgroups, its session's autogroup, its nice value. */
+const SHOW_WEIGHT = 'cat /proc/self/cgroup; cat /proc/self/autogroup 2>/dev/null; echo "nice $(ps -o ni= -p $$)"';
+
+async function weightOf(daemon: TestDaemon): Promise<any> {
+  return ((await (await fetch(`${daemon.origin}/healthz`)).json()) as any).containment.task_cpu_weight;
+}
+
+test("tasks run in a cgroup that holds a tenth of the daemon's CPU weight, the daemon outside it", async (t) => {
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
+  const weight = await weightOf(daemon);
+  if (weight.via === 'nice') return t.skip(`no cgroup takes a CPU weight here: ${JSON.stringify(weight)}`);
+  const tools = await connectClient(t, daemon.url);
+  const shown = (await tools.ok('run', { command: SHOW_WEIGHT, wait_seconds: 30 })).stdout_tail as string;
+  const daemonCgroups = readFileSync(`/proc/${daemon.child.pid}/cgroup`, 'utf8');
+  if (weight.via === 'cgroup v2') {
+    assert.equal(readFileSync(join(weight.dir, 'cpu.weight'), 'utf8').trim(), '10');
+    const path = /^0::(.*)$/m.exec(shown)![1]!;
+    assert.ok(join('/sys/fs/cgroup', path).startsWith(`${weight.dir}/`), `the task is in ${path}: ${shown}`);
+  } else {
+    assert.equal(weight.via, 'cgroup v1', JSON.stringify(weight));
+    assert.equal(readFileSync(join(weight.dir, 'cpu.shares'), 'utf8').trim(), '102');
+    // The daemon and its tasks side by side in one folder, which competes as the daemon alone did.
+    const mount = cpuV1Mount()!;
+    const cpuLine = (text: string) => /^\d+:(?:[^:]*,)?cpu(?:,[^:]*)?:(.*)$/m.exec(text)?.[1];
+    assert.equal(cpuLine(shown), weight.dir.slice(mount.length), `the task's cgroups: ${shown}`);
+    assert.equal(
+      cpuLine(daemonCgroups),
+      join(dirname(weight.dir), 'supervisor').slice(mount.length),
+      `the daemon's cgroups: ${daemonCgroups}`,
+    );
+    assert.equal(readFileSync(join(dirname(weight.dir), 'supervisor', 'cpu.shares'), 'utf8').trim(), '1024');
+    assert.equal(await daemon.stop(), 0, daemon.stderr());
+    assert.equal(existsSync(dirname(weight.dir)), false, 'the daemon removed its folder at its stop');
+    return;
+  }
+  assert.match(shown, /^nice +0$/m, 'no nice on top of the cgroup');
+});
+
+const UNSHARE = spawnSync('unshare', ['--version'], { stdio: 'ignore' }).status === 0;
+const skipNice =
+  process.getuid?.() !== 0
+    ? 'read-only cgroup mounts are made here as root (unshare --mount)'
+    : !UNSHARE
+      ? 'unshare is not installed'
+      : cpuV1Mount() === null
+        ? 'no cgroup v1 cpu hierarchy to hide: this host gives the weight by cgroup v2'
+        : false;
+
+test(
+  'where no cgroup takes a CPU weight, tasks run at nice 10, their session scheduled at nice 10 too',
+  { skip: skipNice },
+  async (t) => {
+    // The daemon in a mount namespace of its own where the cgroup v1 cpu hierarchy is read-only.
+    const wrapper = [
+      'unshare',
+      '--mount',
+      '--',
+      'sh',
+      '-c',
+      `mount -o remount,bind,ro ${cpuV1Mount()} && exec "$@"`,
+      'sh',
+    ];
+    const daemon = await startTestDaemon(t, { containment: nativeContainment(), wrapper });
+    assert.deepEqual(await weightOf(daemon), { via: 'nice', nice: 10 });
+    const tools = await connectClient(t, daemon.url);
+    const shown = (await tools.ok('run', { command: SHOW_WEIGHT, wait_seconds: 30 })).stdout_tail as string;
+    assert.match(shown, /^nice +10$/m, shown);
+    if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1')
+      assert.match(shown, /^\/autogroup-\d+ nice 10$/m, shown);
+    const daemonNice = readFileSync(`/proc/${daemon.child.pid}/stat`, 'latin1').split(') ')[1]!.split(' ')[16];
+    assert.equal(daemonNice, '0', 'the daemon itself keeps nice 0');
+  },
+);
