@@ -17,27 +17,16 @@ export default tseslint.config(
     },
   },
   {
-    // An import of one of these of Node's modules reads all its exports, and on Node 22 and later
-    // some are getters that load much more of Node (src/builtins.ts): src requires them.
     files: ['src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: [
-            ...['fs', 'util'].flatMap((name) =>
-              [name, `node:${name}`].map((path) => ({
-                name: path,
-                allowTypeImports: true,
-                message: `import its functions from src/builtins.ts, which requires ${name}`,
-              })),
-            ),
-            ...['http', 'node:http'].map((path) => ({
-              name: path,
-              allowTypeImports: true,
-              message: 'require it, as src/supervisor/http/server.ts does',
-            })),
-          ],
+          paths: ['http', 'node:http'].map((path) => ({
+            name: path,
+            allowTypeImports: true,
+            message: 'require it, as src/supervisor/http/server.ts does',
+          })),
         },
       ],
     },

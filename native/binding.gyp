@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "hive_native",
-      "sources": ["src/addon.c", "src/spawn.c", "src/fdpass.c", "src/sandbox.c", "src/sandbox-mounts.c", "src/sandbox-privileges.c", "src/heap.cc"],
+      "sources": ["src/addon.c", "src/spawn.c", "src/fdpass.c", "src/sandbox.c", "src/sandbox-mounts.c", "src/sandbox-privileges.c"],
       "cflags": ["-Wall", "-Wextra"],
       "cflags_c": ["-std=gnu11", "-Werror=implicit-function-declaration"]
     },

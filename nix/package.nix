@@ -49,10 +49,13 @@ let
     in
     "${npmRegistry}/${name}/-/${basename}-${module.version}.tgz";
 
-  # REGEXP_ENGINE_FLAGS of src/supervisor/readiness/wait-pattern.ts (test/nix/package.test.ts compares).
+  # REGEXP_ENGINE_FLAGS of src/supervisor/readiness/wait-pattern.ts and HEAP_FLAGS of
+  # src/supervisor/heap-flags.ts (test/nix/package.test.ts compares).
   daemonNodeFlags = [
     "--enable-experimental-regexp-engine"
     "--enable-experimental-regexp-engine-on-excessive-backtracks"
+    "--max-semi-space-size=8"
+    "--heap-growing-percent=50"
   ];
 
   root = toString ../.;

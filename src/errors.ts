@@ -1,7 +1,8 @@
 // Every error the daemon raises on purpose: one base with a stable `code` (what a client or a
 // script matches on) and the `cause` kept, one subclass per failure (undici's lib/core/errors.js).
 // A message names the input, echoes the value and says what would be accepted.
-import { statfsSync, statSync, getSystemErrorMap, getSystemErrorName } from './builtins.js';
+import { statfsSync, statSync } from 'node:fs';
+import { getSystemErrorMap, getSystemErrorName } from 'node:util';
 import { constants as osConstants } from 'node:os';
 import { echoValue } from './echo.js';
 

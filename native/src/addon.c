@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "fdpass.h"
-#include "heap.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "sys.h"
@@ -411,9 +410,6 @@ static napi_value init(napi_env env, napi_value exports) {
       {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
       {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},
       {"reapAtThreadEnd", NULL, js_reap_at_thread_end, NULL, NULL, NULL, napi_default, NULL},
-      {"reduceHeap", NULL, js_reduce_heap, NULL, NULL, NULL, napi_default, NULL},
-      {"allocatedBytes", NULL, js_allocated_bytes, NULL, NULL, NULL, napi_default, NULL},
-      {"trimMalloc", NULL, js_trim_malloc, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // hive-agent-socket: the reference harness side of the todo socket. Serves the protocol on a
 // unix socket, answers ok, keeps the open todos and prints every change as a JSON line on stdout.
-import { rmSync, parseArgs } from '../builtins.js';
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { SocketBusyError } from '../errors.js';
 import { serveTodoSocket } from './socket-server.js';

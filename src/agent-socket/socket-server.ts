@@ -1,5 +1,5 @@
 // Serves the todo protocol on a unix socket: one answer line per request line, in order.
-import { chmodSync, unlinkSync } from '../builtins.js';
+import { chmodSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { SocketBusyError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';

@@ -2,7 +2,7 @@
 // it, else the SDK's client in a 2025 session), plain GETs beside /mcp, the bearer token, and
 // every failure turned into a CliError.
 import { VERSION } from '../shared/tool-bounds.js';
-import { readFileSync } from '../builtins.js';
+import { readFileSync } from 'node:fs';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
 import type { LegacySession } from './legacy-session.js';
 import { callModernTool, HttpStatusError, offersModern, RpcAnswerError, type ToolCallResult } from './modern-client.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // hive-bash: the operator's command line, speaking MCP to a running hive-bash-daemon.
-import { parseArgs } from '../builtins.js';
+import { parseArgs } from 'node:util';
 import { CliError, EXIT_ERROR, EXIT_OK, EXIT_PIPE, EXIT_USAGE, UsageError } from './cli-error.js';
 import { DaemonClient, DEFAULT_URL } from './client.js';
 import type { Command, CommandContext, OptionSpec } from './command.js';

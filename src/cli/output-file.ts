@@ -3,7 +3,7 @@
 // the daemon's output tool answers in text, which cannot carry every byte (a CR before a newline
 // is dropped, a byte that is not UTF-8 becomes U+FFFD).
 import { dirname, isAbsolute } from 'node:path';
-import { closeSync, existsSync, fstatSync, openSync, readSync } from '../builtins.js';
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { CommandContext } from './command.js';
 
 const CHUNK_BYTES = 256 * 1024;

@@ -1,7 +1,7 @@
 // cgroup v2 primitives, once: where the hierarchy is mounted, whether a folder takes child cgroups,
 // cgroup.kill, and removal. Which containment to use is containment.ts; a task's cgroups are
 // made and removed as a whole in task-cgroups.ts (with their limits, limits.ts).
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from '../builtins.js';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readCpuMs } from './resources.js';

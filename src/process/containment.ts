@@ -1,6 +1,6 @@
 // Chooses, once at start-up, how tasks are started and contained: a cgroup v2 per task where a
 // writable subtree exists, else the shim's process group and subreaper, else (no addon) Node's spawn.
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from '../builtins.js';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainmentError } from '../errors.js';
 import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';

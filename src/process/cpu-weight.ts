@@ -12,7 +12,7 @@
 // - else a nice value each spawner takes.
 // Every shim and task inherits the weight from its spawner at the fork, so no task pays a write of
 // its own (a write to cgroup.procs may wait out an RCU grace period: 5 to 18 ms here).
-import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from '../builtins.js';
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ControllerPlaces } from './limits.js';

@@ -1,6 +1,6 @@
 // The command policy as a task's shim reads it (native/src/exec-rules.h): compiled once from the
 // checked policy, then handed to each shim as an fd (-p). Each worker thread keeps one memfd of it.
-import { realpathSync } from '../builtins.js';
+import { realpathSync } from 'node:fs';
 import { DEFAULT_REASONS, describeRuleWords, resolvePrograms, type CommandPolicy } from '../shared/command-policy.js';
 import { nativeAddon } from './native.js';
 

@@ -6,7 +6,7 @@
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
 // shim finds the leader's pid as the daemon sees it; then a sandboxed task's terminal's devpts
 // mount (-D), and the command policy (-p), each where it is given.
-import { closeSync, openSync } from '../builtins.js';
+import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest } from './launched-task.js';

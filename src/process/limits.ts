@@ -1,6 +1,6 @@
 // Per-task resource limits through cgroups: where each controller (memory, pids, cpu) can be had
 // here (the task's cgroup v2 folder, else a cgroup v1 hierarchy), and which files set a limit.
-import { mkdirSync, readFileSync, rmdirSync } from '../builtins.js';
+import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { enableControllers } from './cgroups.js';
 

@@ -58,18 +58,6 @@ export interface NativeAddon {
    * calling thread ends (however it ends); without, that is undone, before the caller reaps it.
    */
   reapAtThreadEnd(pidfd: number, bound: boolean): void;
-  /**
-   * Tells this thread's V8 isolate its memory is under moderate pressure: V8 marks its heap in small
-   * steps, then collects to reduce memory (its new space shrunk to the least, free pages given back).
-   */
-  reduceHeap(): void;
-  /** The bytes this thread's isolate has allocated in its new space since the first call. */
-  allocatedBytes(): number;
-  /**
-   * Gives the C library's free memory, in every thread's arena, back to the kernel (glibc's
-   * malloc_trim). true when something was released; false elsewhere than on glibc.
-   */
-  trimMalloc(): boolean;
 }
 
 /** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */

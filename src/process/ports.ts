@@ -2,7 +2,7 @@
 // socket tables (/proc/PID/net/tcp, tcp6, udp, udp6: those of the process's network namespace,
 // which a sandboxed task has of its own). The tables are read only for processes that hold a
 // socket at all, once per namespace, so a task without one costs a directory read per process.
-import { readdirSync, readFileSync, readlinkSync } from '../builtins.js';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export interface ListeningPort {
   protocol: 'tcp' | 'udp';

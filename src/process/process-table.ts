@@ -1,6 +1,6 @@
 // Reads the kernel's process table (/proc) to find what is left of a task: by process group, and
 // by the run marker every process of one run of a task inherits in its environment.
-import { existsSync, readdirSync, readFileSync } from '../builtins.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** The variable, set to the run's key, that every process of one run of a task inherits. */
 export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';

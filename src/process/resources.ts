@@ -1,7 +1,7 @@
 // What a task costs now: CPU time, memory (and its peak, where the kernel keeps one) and processes.
 // From the task's cgroup where it has the controller, else summed over its processes from /proc,
 // so every containment mode and every host gives figures.
-import { existsSync, readFileSync } from '../builtins.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isAlive, listDescendants, readProcessEntry, readProcessTable, type ProcessEntry } from './process-table.js';
 

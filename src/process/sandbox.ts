@@ -3,7 +3,7 @@
 // every sandboxed task also gets a mount namespace and a devpts instance of its own, loses the
 // capabilities it has no use for and cannot type into terminals (native/src/sandbox.h). What this
 // host can enforce of it, and the shim's flags that set it up in the leader before its exec.
-import { readFileSync } from '../builtins.js';
+import { readFileSync } from 'node:fs';
 import { loadNative } from './native.js';
 
 export interface Sandbox {

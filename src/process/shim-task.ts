@@ -3,7 +3,7 @@
 // becomes a control line, and a shim that dies before reporting its task's end takes the task's
 // orphans with it.
 import type { Socket } from 'node:net';
-import { writeSync } from '../builtins.js';
+import { writeSync } from 'node:fs';
 import { SpawnError, systemCallError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';
 import { execAnswerLine, parseExecLine } from './exec-lines.js';

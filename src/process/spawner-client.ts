@@ -7,7 +7,7 @@
 // A request is sent at once (it is small, and carries the child's fds); the answer comes back on a
 // socket of its own that this thread's event loop reads, so the thread goes on with its other
 // tasks while the spawner forks and execs.
-import { closeSync, openSync } from '../builtins.js';
+import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { endianness } from 'node:os';
 import { describeErrno } from '../errors.js';

@@ -1,6 +1,6 @@
 // One run of a task's cgroups as a whole: created with their limits before the spawn, read for what
 // the limits did (OOM kills, refused forks, the memory peak), and removed once the task is gone.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from '../builtins.js';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeCgroup } from './cgroups.js';
 import type { PlannedCgroup, TaskCgroupPlan } from './limits.js';

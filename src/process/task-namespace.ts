@@ -2,7 +2,7 @@
 // daemon may, and made again should its init die. Inside, a task's ps, pkill, killall and kill -1
 // see and reach tasks only, the state dir is read-only and the token file reads as empty. The
 // spawners join it through a pidfd of its init, which goes to the workers in each task's spec.
-import { closeSync, openSync } from '../builtins.js';
+import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { readLines } from '../shared/line-reader.js';
 import { describeErrno } from '../errors.js';

@@ -13,7 +13,7 @@
 // A sandboxed task's terminal comes from a devpts instance of its own instead (the addon's, not
 // node-pty's), which its leader mounts as its /dev/pts: there it is /dev/pts/0, and other tasks'
 // and the host's terminals are not.
-import { closeSync } from '../builtins.js';
+import { closeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadNative, nativeAddon } from './native.js';
 

@@ -1,6 +1,6 @@
 // The bounds of the tools' fields that a client checks before it calls (the daemon's schemas and
 // hive-bash's flags take them from here), and the package's version, which both report.
-import { readFileSync } from '../builtins.js';
+import { readFileSync } from 'node:fs';
 
 /** The longest a run or status call waits. */
 export const MAX_WAIT_SECONDS = 30;

@@ -1,6 +1,6 @@
 // The flags that bound what HTTP clients may hold: connections, the time a request may take to
 // arrive, MCP sessions.
-import type { OptionSpec } from './config-options.js';
+import type { OptionSpec } from './config-types.js';
 import { integer } from './option-schemas.js';
 
 export const CLIENT_LIMIT_OPTIONS: OptionSpec[] = [

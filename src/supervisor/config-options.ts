@@ -1,7 +1,7 @@
 // The daemon's flags: each one's name, its HIVE_BASH_* variable, the zod schema its text must pass, what it
 // accepts (for the error that echoes a wrong value), its default and its line of --help.
 import { z } from 'zod';
-import type { Config } from './config.js';
+import type { Config, OptionSpec } from './config-types.js';
 import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
 import { POLICY_OPTIONS } from './policy/policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
@@ -9,17 +9,6 @@ import { sandboxSchema } from './tasks/task-sandbox.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-export interface OptionSpec {
-  flag: string;
-  key: keyof Config;
-  /** Environment variable; by default HIVE_BASH_ and the flag in upper snake case. */
-  env?: string;
-  schema: z.ZodType;
-  accepts: string;
-  default: Config[keyof Config];
-  help: string;
-}
 
 export const OPTIONS: OptionSpec[] = [
   {

@@ -1,54 +1,11 @@
 // The daemon's configuration: flags, each with a HIVE_BASH_* environment equivalent, checked with zod.
-import { parseArgs } from '../builtins.js';
+import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { ContainmentChoice } from '../process/containment.js';
-import type { NamespaceChoice } from '../process/task-namespace.js';
-import type { RequestedSandbox } from './tasks/task-sandbox.js';
+import type { Config } from './config-types.js';
 import { envName, OPTIONS } from './config-options.js';
 
-export interface Config {
-  host: string;
-  port: number;
-  stateDir: string;
-  agentSocket: string | null;
-  maxRunning: number;
-  maxPending: number;
-  defaultTimeoutSeconds: number | null;
-  killGraceMs: number;
-  maxOutputBytes: number;
-  retentionDays: number;
-  retentionCount: number;
-  authTokenFile: string | null;
-  sessionIdleSeconds: number;
-  workerIdleSeconds: number;
-  /** MCP sessions (the 2025 era) open at once, in all and from one peer. */
-  maxSessions: number;
-  maxSessionsPerPeer: number;
-  /** HTTP connections open at once, in all and from one peer. */
-  maxConnections: number;
-  maxConnectionsPerPeer: number;
-  /** From a request's first byte: its headers, and the whole of it, must have arrived within these. */
-  headersTimeoutSeconds: number;
-  requestTimeoutSeconds: number;
-  logLevel: string;
-  containment: ContainmentChoice;
-  taskNamespace: NamespaceChoice;
-  /** The sandbox of a run that gives none, and the widest one any run may have; null: none. */
-  defaultSandbox: RequestedSandbox | null;
-  sandboxFloor: RequestedSandbox | null;
-  /** The command policy's file, and how long an exec its rules ask about waits for a person. */
-  policyFile: string | null;
-  policyAskTimeoutSeconds: number;
-  cgroupRoot: string | null;
-  /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
-  taskMemoryLimitMb: number | null;
-  taskMaxProcesses: number | null;
-  taskCpuLimit: number | null;
-  taskMemoryLimitMbCeiling: number | null;
-  taskMaxProcessesCeiling: number | null;
-  taskCpuLimitCeiling: number | null;
-}
+export type { Config };
 
 /** Reads flags from `argv` over variables from `env`; throws ConfigError naming the input at fault. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' | 'version' {

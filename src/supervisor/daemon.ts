@@ -1,5 +1,5 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
-import { mkdirSync } from '../builtins.js';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -87,7 +87,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     inheritedEnvironment(),
     log,
   );
-  const retention = new Retention(store, files, config.retentionDays, config.retentionCount, (id) => tasks.holds(id));
+  const retention = new Retention(store, files, config.retentionDays, config.retentionCount);
   tasks.events.onTaskEnded((record) => {
     log.info({ task: record.id, state: record.state, exit_code: record.exitCode, signal: record.signal }, 'task ended');
     retention.noteFinished();

@@ -1,8 +1,7 @@
 // Who holds a state dir's daemon.pid, read from /proc and never from a process's name (the daemon
 // renames its own process title, so a name proves nothing): the recorded pid must be alive with
 // the recorded start time (a reused pid has another), and hold the lock file or the registry open.
-import { readdirSync, readFileSync, readlinkSync, statSync } from '../builtins.js';
-import type { BigIntStats } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync, type BigIntStats } from 'node:fs';
 
 /** What a daemon.pid says: `PID STARTTIME\n` (a daemon before the start time was recorded wrote `PID\n`). */
 export interface LockRecord {

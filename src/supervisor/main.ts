@@ -1,17 +1,14 @@
-#!/usr/bin/env -S node --enable-experimental-regexp-engine --enable-experimental-regexp-engine-on-excessive-backtracks
+#!/usr/bin/env -S node --enable-experimental-regexp-engine --enable-experimental-regexp-engine-on-excessive-backtracks --max-semi-space-size=8 --heap-growing-percent=50
 // hive-bash-daemon: parse the configuration, check V8's regexp engine, start the daemon, stop it
 // cleanly on SIGTERM or SIGINT. The shebang passes Node the flags the engine needs (REGEXP_ENGINE_FLAGS
-// in readiness/wait-pattern.ts) when this file runs as the command npm links or installs; `env -S`
-// splits them into words.
-import { readFileSync } from '../builtins.js';
+// in readiness/wait-pattern.ts) and the heap's bounds (HEAP_FLAGS in heap-flags.ts) when this file
+// runs as the command npm links or installs; `env -S` splits them into words.
+import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
-import { holdYoungGeneration } from './young-generation.js';
-import { limitOldGenerationGrowth } from './old-generation.js';
-import { reduceHeapWhenQuiet } from '../quiet-heap.js';
 
 const EXIT_USAGE = 2;
 
@@ -45,9 +42,6 @@ async function main(): Promise<void> {
   // Only now the daemon's modules (most of its start): --help, --version and a refused flag need none.
   const [{ createLogger }, { startDaemon }] = await Promise.all([import('./log.js'), import('./daemon.js')]);
   const log = createLogger(config.logLevel);
-  holdYoungGeneration(); // the main thread's young generation stays at 16 MB (V8 would grow it to 128 on Node 24)
-  limitOldGenerationGrowth(); // every thread's old generation grows by half at most between full collections
-  reduceHeapWhenQuiet(); // and its heap is given back after ten quiet seconds
   let daemon;
   try {
     daemon = await startDaemon(config, token, log);

@@ -5,10 +5,9 @@ import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
 import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
 import type { SteppedTask } from './tasks/task-events.js';
 import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
-import { heapReductions, mallocReleases } from '../quiet-heap.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';
 import { countOwnChildren } from '../process/process-table.js';
-import { statfsSync } from '../builtins.js';
+import { statfsSync } from 'node:fs';
 
 const PREFIX = 'hive_bash_';
 /** From a few milliseconds (an echo) to an hour (a build or test suite). */
@@ -120,12 +119,6 @@ export class DaemonMetrics {
       named('harness_configured', '1 when a todo socket is configured (--agent-socket)'),
     );
     harnessConfigured.set({}, sources.harness === null ? 0 : 1);
-    const reductions = new Counter(
-      named('heap_reductions_total', 'Times the main thread, quiet for ten seconds, had V8 reduce its heap'),
-    );
-    const releases = new Counter(
-      named('malloc_releases_total', "Times a quiet daemon's trim of the C library's arenas gave memory back"),
-    );
     const children = new Gauge(
       named('child_processes', "The daemon's own child processes (spawners, the tasks' init), live or zombie", true),
     );
@@ -141,8 +134,6 @@ export class DaemonMetrics {
       stateDirWritable.set({}, sources.stateDirWritable() ? 1 : 0);
       outboxDepth.set({}, sources.outboxDepth());
       harnessConnected.set({}, sources.harness?.connected === true ? 1 : 0);
-      reductions.set({}, heapReductions());
-      releases.set({}, mallocReleases());
       const own = countOwnChildren();
       children.set({ state: 'live' }, own.processes - own.zombies);
       children.set({ state: 'zombie' }, own.zombies);

@@ -4,7 +4,7 @@
 // on them keep working; read at each scrape, but for the event loop's delay (sampled every 100 ms:
 // prom-client's default of 10 ms kept an idle daemon's main thread waking 100 times a second) and
 // the collections (counted as they end).
-import { readdirSync, readFileSync } from '../builtins.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, namedIn, type Registry } from './prometheus.js';

@@ -22,8 +22,8 @@ import {
   statSync,
   unlinkSync,
   writeSync,
-} from '../builtins.js';
-import type { BigIntStats } from 'node:fs';
+  type BigIntStats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StateDirBusyError } from '../errors.js';
 import { describeOwnProcess, holdsOpen, holdsStateDir, parseLockRecord } from './lock-holder.js';

@@ -1,7 +1,7 @@
 // The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest
 // is discarded. A pipe task's shim does the same in C (native/src/shim-output.c, the same limits),
 // and its cuts are told here in the same words.
-import { closeSync, open, statfsSync, statSync, writeSync } from '../builtins.js';
+import { closeSync, open, statfsSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { LaunchedTask, OutputCut, OutputFiles } from '../process/launched-task.js';

@@ -1,6 +1,6 @@
 // A task's standard input as the worker writes it: the write end of a pipe, or the master side of
 // the task's terminal, where text is typed as if at a keyboard.
-import { writeSync } from '../builtins.js';
+import { writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { InputRefusal } from './protocol.js';
 

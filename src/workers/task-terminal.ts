@@ -8,7 +8,7 @@
 // way). So the terminal is never hung up under the task: once nothing of the task is left, a
 // sentinel is written to the slave, the output is read up to it, and only then is it all closed.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, openSync, writeSync } from '../builtins.js';
+import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream as TerminalStream } from 'node:tty';

@@ -3,7 +3,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { AttachTask, ControlEnvelope, TaskOutcome, TaskSpec } from './protocol.js';
 import { TaskRun } from './task-run.js';
-import { reduceHeapWhenQuiet } from '../quiet-heap.js';
 import { within } from '../within.js';
 
 /** How long a task waits for its thread's port (its attach task is normally there first). */
@@ -43,9 +42,6 @@ async function attach(port: MessagePort): Promise<TaskOutcome> {
   port.on('message', ({ runKey, message }: ControlEnvelope) => runs.get(runKey)?.onControl(message));
   port.unref(); // the thread's tasks keep it busy; the port alone must not
   markAttached(port);
-  // While its tasks only wait (100 `sleep`s, say), the thread gives its heap back as the main thread does.
-  const stopLooks = reduceHeapWhenQuiet();
   await new Promise((resolve) => port.once('close', resolve));
-  stopLooks();
   return { ok: true };
 }

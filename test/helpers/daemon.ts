@@ -11,10 +11,11 @@ import type { TestContext } from 'node:test';
 import { createTestCgroupRoot, removeCpuWeightFolder, removeTestCgroupRoot } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
+import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
 
 export const MAIN_JS = new URL('../../src/supervisor/main.js', import.meta.url).pathname;
 /** Node's flags before MAIN_JS, as every launcher of the daemon gives them (it refuses to start without). */
-export const DAEMON_NODE_FLAGS: readonly string[] = REGEXP_ENGINE_FLAGS;
+export const DAEMON_NODE_FLAGS: readonly string[] = [...REGEXP_ENGINE_FLAGS, ...HEAP_FLAGS];
 
 /** Containment for test daemons: HIVE_TEST_CONTAINMENT, else cgroup where writable. */
 export type TestContainment = 'cgroup' | 'process-group' | 'node';

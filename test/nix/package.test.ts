@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
+import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
 import { evaluatePackage, hasNixInstantiate, REPO_ROOT } from '../helpers/nix-module.js';
 
 const WITHOUT_NIX = hasNixInstantiate() ? false : 'nix-instantiate is not installed (.ci/nix-check installs it)';
@@ -85,7 +86,7 @@ test(
 );
 
 test(
-  "hive-bash-daemon's wrapper starts its Node with the regexp engine's flags (the install hook's runs `node FILE`, skipping the shebang)",
+  "hive-bash-daemon's wrapper starts its Node with the regexp engine's flags and the heap's bounds (the install hook's runs `node FILE`, skipping the shebang)",
   { skip: WITHOUT_NIX },
   () => {
     for (const nodejs of ['', 'nodejs_24']) {
@@ -93,7 +94,7 @@ test(
       assert.equal(
         evaluated.postInstall.replace(/\s*\\\n\s*/g, ' ').trim(),
         `makeWrapper ${evaluated.nodejs}/bin/node "$out/bin/hive-bash-daemon"` +
-          ` --add-flags "${REGEXP_ENGINE_FLAGS.join(' ')}"` +
+          ` --add-flags "${[...REGEXP_ENGINE_FLAGS, ...HEAP_FLAGS].join(' ')}"` +
           ` --add-flags "$out/lib/node_modules/${packageJson.name}/${packageJson.bin['hive-bash-daemon']}"`,
       );
     }

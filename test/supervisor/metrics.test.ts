@@ -75,8 +75,6 @@ test('/metrics is Prometheus text behind the token, its counters moving as tasks
     ['hive_bash_outbox_depth', 'gauge'],
     ['hive_bash_harness_connected', 'gauge'],
     ['hive_bash_harness_configured', 'gauge'],
-    ['hive_bash_heap_reductions_total', 'counter'],
-    ['hive_bash_malloc_releases_total', 'counter'],
     ['hive_bash_tasks_oom_killed_total', 'counter'],
     ['hive_bash_tasks_interrupted_at_start', 'gauge'],
     ['hive_bash_oldest_task_age_seconds', 'gauge'],

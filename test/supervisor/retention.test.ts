@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, linkSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDaemon } from '../helpers/daemon.js';
@@ -51,57 +51,34 @@ test('finished tasks older than --retention-days are pruned at start', async (t)
   assert.equal(existsSync(old.stdout_path), false);
 });
 
-/** The spare files in the daemon's output folder. */
-const spares = (dir: string): string[] =>
-  readdirSync(dir)
-    .filter((name) => name.startsWith('.spare-'))
-    .map((name) => join(dir, name));
+/** What the daemon's output folder holds, by name. */
+const outputNames = (stateDir: string): string[] => readdirSync(join(stateDir, 'harness', 'bash-tasks')).sort();
 
-/** Their inodes, in order. */
-const spareInodes = (dir: string): number[] =>
-  spares(dir)
-    .map((path) => statSync(path).ino)
-    .sort((a, b) => a - b);
+/** The inodes of a task's two files. */
+const inodesOf = (task: { stdout_path: string; stderr_path: string }): number[] => [
+  statSync(task.stdout_path).ino,
+  statSync(task.stderr_path).ino,
+];
 
-/** The inodes of a task's two files, in order. */
-const inodesOf = (task: { stdout_path: string; stderr_path: string }): number[] =>
-  [statSync(task.stdout_path).ino, statSync(task.stderr_path).ino].sort((a, b) => a - b);
-
-test("a pruned task's files are emptied into spares that later tasks' files are made from, across a restart", async (t) => {
+test("a pruned task's files are deleted, and a later task's files are created new", async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--retention-count', '1'] });
   const tools = await connectClient(t, daemon.url);
-  const outputs = join(daemon.stateDir, 'harness', 'bash-tasks');
   const first = await tools.ok('run', { command: 'echo first-secret; echo first-err >&2', name: 'first' });
-  const firstInodes = inodesOf(first);
-  const second = await tools.ok('run', { command: 'echo second', name: 'second' });
-  // first was pruned at second's end: its two files are the spares now, emptied.
-  assert.equal(existsSync(first.stdout_path), false);
-  assert.deepEqual(spareInodes(outputs), firstInodes);
-  // A second link to second's output keeps it whole: that file is deleted, not emptied for reuse.
-  const kept = join(daemon.stateDir, 'kept.out');
-  linkSync(second.stdout_path, kept);
+  await tools.ok('run', { command: 'echo second', name: 'second' });
+  // first was pruned at second's end: nothing of it is left, under its name or another.
+  assert.deepEqual(outputNames(daemon.stateDir), ['second.err', 'second.out']);
   const third = await tools.ok('run', { command: 'echo third; echo third-err >&2', name: 'third' });
-  assert.deepEqual(inodesOf(third), firstInodes);
-  assert.equal(readFileSync(third.stdout_path, 'utf8'), 'third\n', 'nothing of the first task is left in it');
+  assert.deepEqual(outputNames(daemon.stateDir), ['third.err', 'third.out']);
+  assert.equal(readFileSync(third.stdout_path, 'utf8'), 'third\n');
   assert.equal(readFileSync(third.stderr_path, 'utf8'), 'third-err\n');
   assert.equal(statSync(third.stdout_path).mode & 0o777, 0o600);
-  assert.equal(readFileSync(kept, 'utf8'), 'second\n');
-  assert.equal(existsSync(second.stdout_path), false);
-  const left = spareInodes(outputs);
-  assert.equal(left.length, 1, "second's stderr alone became a spare");
-  assert.equal(statSync(spares(outputs)[0]!).size, 0, 'emptied');
-  // A restarted daemon takes up the spare the last one left.
-  await daemon.stop();
-  const again = await startTestDaemon(t, { stateDir: daemon.stateDir, args: ['--retention-count', '1'] });
-  const fourth = await (await connectClient(t, again.url)).ok('run', { command: 'echo fourth', name: 'fourth' });
-  assert.ok(left.includes(statSync(fourth.stdout_path).ino) || left.includes(statSync(fourth.stderr_path).ino));
-  assert.equal(readFileSync(fourth.stdout_path, 'utf8'), 'fourth\n');
+  assert.equal(statSync(third.stderr_path).mode & 0o777, 0o600);
+  assert.equal(existsSync(first.stdout_path), false);
 });
 
 test('a pruned task whose lingering processes still write its output has its files deleted, not reused', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--retention-count', '1'] });
   const tools = await connectClient(t, daemon.url);
-  const outputs = join(daemon.stateDir, 'harness', 'bash-tasks');
   // The background sleep keeps the task's stdout open: done, with a lingering process its shim waits for.
   const lingering = await tools.ok('run', { command: 'sleep 600 & echo started', name: 'lingering' });
   assert.equal(lingering.state, 'done');
@@ -109,7 +86,7 @@ test('a pruned task whose lingering processes still write its output has its fil
   const inodes = inodesOf(lingering);
   await tools.ok('run', { command: 'echo next', name: 'next' });
   assert.equal(existsSync(lingering.stdout_path), false, 'pruned');
-  assert.deepEqual(spareInodes(outputs), [], 'nothing of a task still written is kept for another');
+  assert.deepEqual(outputNames(daemon.stateDir), ['next.err', 'next.out'], 'nothing of it is kept');
   const later = await tools.ok('run', { command: 'echo later', name: 'later' });
   assert.ok(!inodes.includes(statSync(later.stdout_path).ino));
 });

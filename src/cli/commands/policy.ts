@@ -1,7 +1,7 @@
 // policy: the daemon's command policy; policy check: what it (or a policy file) decides of a command,
 // as `codex execpolicy check` tells it: the decision, the rule that decided, every rule that matched.
 import { delimiter, join, resolve } from 'node:path';
-import { accessSync, constants, readFileSync, realpathSync } from '../../builtins.js';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import {
   DEFAULT_REASONS,
   describeRuleWords,

@@ -1,8 +1,7 @@
 // The daemon's one reader of output files that may still grow: their size now, their bytes from an
 // offset, and a watch that calls back when they change. Readiness, output, the tails and the
 // screen all read through it.
-import { closeSync, fstatSync, openSync, readSync, watch } from '../../builtins.js';
-import type { FSWatcher } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 
 /** Behind the file watch (which misses a file created after it started): how often the files are looked at anyway. */
 const POLL_MS = 250;

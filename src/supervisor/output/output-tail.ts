@@ -1,5 +1,5 @@
 // Reads the end of an output file for status: the last bytes, cut at UTF-8 character boundaries.
-import { fstatSync } from '../../builtins.js';
+import { fstatSync } from 'node:fs';
 import { readOpen, withFile } from './growing-file.js';
 
 export interface StreamTail {

@@ -2,7 +2,7 @@
 // time (a turn of the event loop between chunks), and hands the lines it selects to a Selection:
 // every line, or with grep the matching lines and their context, numbered as grep -n numbers them.
 import { ByteLines, TextLines, type ChunkLines } from './chunk-lines.js';
-import { closeSync, openSync } from '../../builtins.js';
+import { closeSync, openSync } from 'node:fs';
 import { readInto } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import type { StreamPlace } from './output-cursor.js';

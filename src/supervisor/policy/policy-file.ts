@@ -1,6 +1,6 @@
 // The operator's command policy, read and checked once at start (--policy FILE): each mistake is a
 // ConfigError naming the rule's index and field, and the daemon does not start.
-import { readFileSync } from '../../builtins.js';
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../errors.js';
 import type { Config } from '../config.js';
 import { compileExecPolicy } from '../../process/exec-policy.js';

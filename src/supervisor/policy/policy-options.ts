@@ -1,5 +1,5 @@
 // The flags of the operator's command policy: the file, and how long an exec that asks waits for a person.
-import type { OptionSpec } from '../config-options.js';
+import type { OptionSpec } from '../config-types.js';
 import { integer, text } from '../option-schemas.js';
 
 export const POLICY_OPTIONS: OptionSpec[] = [

@@ -1,6 +1,6 @@
 // run's exclusive_port: refuses a second server on a busy port, naming the task (or the outside
 // process) that already listens there, instead of starting one that fails with "address in use".
-import { readFileSync } from '../../builtins.js';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { PortBusyError } from '../../errors.js';
 import { findTcpListeners } from '../../process/ports.js';

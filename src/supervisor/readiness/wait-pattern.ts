@@ -10,7 +10,7 @@ import { ConfigError, echoValue, ToolInputError } from '../../errors.js';
 // engine accepts is run by irregexp, which V8 switches to the linear engine for that match once it
 // has backtracked more than --regexp-backtracks-before-fallback (50,000) times: an expression that
 // backtracks without end, such as (a+)+$, finishes in linear time. Both are V8 flags that Node takes
-// only on its command line (not in NODE_OPTIONS), before any code runs: set later (v8.setFlagsFromString),
+// only on its command line (not in NODE_OPTIONS), before any code runs: set by the program later,
 // their effect is undefined. Worker threads share them: V8's flags are the process's.
 export const REGEXP_ENGINE_FLAGS = [
   '--enable-experimental-regexp-engine',

@@ -2,7 +2,7 @@
 // beside it as tasks.sqlite.damaged-<time>, kept for a post-mortem, and a fresh registry takes its
 // place. The tasks it held are forgotten; their output files stay where they are.
 import Database from 'better-sqlite3';
-import { existsSync, renameSync } from '../../builtins.js';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../../errors.js';
 import { openDatabase } from './database.js';

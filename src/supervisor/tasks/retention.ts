@@ -14,8 +14,6 @@ export class Retention {
     private readonly files: OutputFiles,
     private readonly days: number,
     private readonly count: number,
-    /** Whether a run of task `id` is still held by its worker: its files may still be written. */
-    private readonly held: (id: string) => boolean,
   ) {
     this.finished = store.countFinished();
     this.prune();
@@ -48,7 +46,7 @@ export class Retention {
   }
 
   private removeFiles(ids: string[]): void {
-    for (const id of ids) this.files.remove(id, this.held(id));
+    for (const id of ids) this.files.remove(id);
   }
 
   stop(): void {

@@ -66,11 +66,6 @@ export abstract class TaskReads {
     return this.probes.isLive(record);
   }
 
-  /** Whether some run of task `id` is still held: its worker has not let go (its files may still be written). */
-  holds(id: string): boolean {
-    return this.live.has(id);
-  }
-
   outputPaths(id: string): { stdout: string; stderr: string } {
     return this.probes.outputPaths(id);
   }

@@ -6,7 +6,7 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
-import { realpathSync } from '../../builtins.js';
+import { realpathSync } from 'node:fs';
 import {
   ConfigError,
   directoryProblem,

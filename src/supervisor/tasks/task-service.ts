@@ -70,10 +70,9 @@ export class TaskService extends TaskReads {
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
     if (admitted.replaced) {
-      this.files.remove(admitted.record.id, this.holds(admitted.record.id));
+      this.files.remove(admitted.record.id);
       this.events.emitReplaced();
     }
-    this.files.admit(admitted.record.id);
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
     this.queue.admit(task);

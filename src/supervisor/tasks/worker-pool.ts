@@ -14,7 +14,6 @@ import type {
   TaskOutcome,
   TaskSpec,
 } from '../../workers/protocol.js';
-import { trimFreedMemory } from '../../quiet-heap.js';
 
 const WORKER_URL = new URL('../../workers/task-worker-entry.cjs', import.meta.url);
 /** Tasks are I/O-bound and mostly wait: one worker hosts many at once, so piscina never queues. */
@@ -48,10 +47,9 @@ export const IDLE_STOP_MS = 60_000;
 
 /**
  * The pool's threads: a core is left to the main thread, the others get a thread each, up to 4
- * (at least one). A task costs the threads little CPU now that a pipe task's output goes from its
- * shim to its files (the daemon's whole CPU a short task, main thread included, 0.98 to 1.33 ms in
- * short-tasks): on 2 cores, one thread ran short-tasks as fast as two and held 12 to 15 MB less
- * with 100 tasks running (bench/README.md, issue 25's sixth sitting).
+ * (at least one). A task costs the threads little CPU (a pipe task's output goes from its shim to
+ * its files): on 2 cores, one thread ran the short-tasks row as fast as two and held 12 to 15 MB
+ * less on the running-rss row with 100 tasks running.
  */
 export const poolThreads = (cores = availableParallelism()): number => Math.min(4, Math.max(1, cores - 1));
 
@@ -87,7 +85,8 @@ export class WorkerPool {
       atomics: 'disabled',
       // A worker's garbage is small and short-lived (a task's reports, output chunk wrappers);
       // V8's default young generation of 16 MB per thread is mostly RSS for nothing.
-      // Measured with 1,000 running tasks (bench/running-rss): 153 MB, 149 MB with 4.
+      // Measured with 1,000 running tasks (bench/running-rss): 153 MB, 149 MB with 4. A
+      // --max-semi-space-size on Node's command line (HEAP_FLAGS, heap-flags.ts) overrides it.
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
     });
     const started: Started = { piscina, ports: new Set() };
@@ -117,8 +116,7 @@ export class WorkerPool {
     const { piscina, ports } = this.started;
     this.started = null;
     for (const port of ports) port.close();
-    // What the threads had allocated is free now, in their arenas: given back to the kernel.
-    void piscina.destroy().then(trimFreedMemory);
+    void piscina.destroy();
   }
 
   /** Gives a thread without a port its port: an attach task, held there for the thread's life. */
