@@ -228,15 +228,19 @@ static napi_value js_pipe(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* textFd(text): a close-on-exec memfd holding `text` (UTF-8), read from its start. A reader gets
- * all of it at once, whatever its size, and nothing waits on a writer as with a pipe. */
+/* textFd(text): a close-on-exec memfd holding `text` (UTF-8, NUL characters too), read from its
+ * start. A reader gets all of it at once, whatever its size, and nothing waits on a writer as
+ * with a pipe. */
 static napi_value js_text_fd(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return throw_errno(env, EINVAL, "textFd");
+  size_t length = 0, written = 0;
   char *text = copy_string(env, argv[0]);
-  if (text == NULL) return throw_errno(env, EINVAL, "textFd");
-  size_t length = strlen(text), written = 0;
+  if (text == NULL || napi_get_value_string_utf8(env, argv[0], NULL, 0, &length) != napi_ok) {
+    free(text);
+    return throw_errno(env, EINVAL, "textFd");
+  }
   int fd = memfd_create("hive-task-command", MFD_CLOEXEC), err = fd < 0 ? errno : 0;
   while (err == 0 && written < length) {
     ssize_t step = write(fd, text + written, length - written);

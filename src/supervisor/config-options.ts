@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Config, OptionSpec } from './config-types.js';
 import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
+import { POLICY_OPTIONS } from './policy/policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { TASKS_MAY_CALL } from './callers/task-callers.js';
@@ -157,6 +158,7 @@ export const OPTIONS: OptionSpec[] = [
     default: null,
     help: 'the widest sandbox any run may have, applied to runs that give none and have no default (a member left out allows all of it)',
   },
+  ...POLICY_OPTIONS,
   {
     flag: 'tasks-may-call',
     key: 'tasksMayCall',

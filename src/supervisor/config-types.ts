@@ -37,6 +37,9 @@ export interface Config {
   /** The sandbox of a run that gives none, and the widest one any run may have; null: none. */
   defaultSandbox: RequestedSandbox | null;
   sandboxFloor: RequestedSandbox | null;
+  /** The command policy's file, and how long an exec its rules ask about waits for a person. */
+  policyFile: string | null;
+  policyAskTimeoutSeconds: number;
   /** What a call from one of the daemon's own tasks may do. */
   tasksMayCall: TasksMayCall;
   cgroupRoot: string | null;

@@ -36,6 +36,11 @@ import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { TaskCallers } from './callers/task-callers.js';
+import { watchStorage } from './registry/storage-watch.js';
+import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
+import { ApprovalInputs } from './mcp/approval-inputs.js';
+import { describePolicy, loadPolicy } from './policy/policy-file.js';
+import { OperatorRoutes } from './http/operator-routes.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -54,6 +59,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot);
+  const policy = loadPolicy(config, containment.spawner);
+  const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
@@ -75,7 +82,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     store,
     pool,
     files,
-    { ...config, limitPolicy, sandboxPolicy },
+    { ...config, limitPolicy, sandboxPolicy, policy, approvals },
     containment,
     inheritedEnvironment(),
     log,
@@ -88,16 +95,14 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
   const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
+  const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
   const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
     todos: config.agentSocket !== null,
   });
   const sessions = new SessionManager(tools, config, log);
-  const modern = new ModernEndpoint(
-    tools,
-    new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
-    VERSION,
-    log,
-  );
+  const inputs = new ApprovalInputs(approvals, fromTask);
+  const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
   const storage = watchStorage(store, config.stateDir, log);
   /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
   const setup = () => ({
@@ -105,6 +110,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     task_isolation: describeIsolation(namespace),
     limits: describeControllers(containment),
     sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+    policy: describePolicy(policy),
   });
   const health = () => ({
     ok: store.storageFault === null,
@@ -158,6 +164,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     modern,
     health,
     todos,
+    operator: new OperatorRoutes(policy, approvals, fromTask),
     metrics,
     log,
   });
@@ -205,7 +212,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
-    hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)],
+    hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
   const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
     const next = replaced
@@ -220,26 +227,4 @@ async function startTaskNamespace(config: Config, containment: Containment, log:
 /** What keeps tasks from the daemon: its own name, no command text in any argv, their namespace. */
 function describeIsolation(namespace: TaskNamespace) {
   return { process_title: process.title, command_in_argv: false, namespace: namespace.describe() };
-}
-
-/** How often held registry writes are tried again while the state dir's disk refuses them. */
-const STORAGE_RETRY_MS = 1000;
-
-/** Logs a storage fault once, retries the held writes until the disk takes them, and logs the recovery. */
-function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.Timeout {
-  let reported: string | null = null;
-  return setInterval(() => {
-    const fault = store.storageFault;
-    if (fault === null) return;
-    if (reported === null)
-      log.error(
-        { state_dir: stateDir, fault, free: describeFreeBytes(stateDir) },
-        'the state dir cannot be written: registry writes are held in memory and run is refused until it can',
-      );
-    reported = fault;
-    if (store.commit()) {
-      log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');
-      reported = null;
-    }
-  }, STORAGE_RETRY_MS).unref();
 }

@@ -23,7 +23,7 @@ function makeDir(t: TestContext, prefix: string): string {
  * `node call.mjs URL ERA ARGS`: calls run with the JSON ARGS as 2026-07-28 (`modern`) or in a 2025
  * session, plain (`session`: the daemon answers it without the SDK) or with a _meta (`session-meta`:
  * through the SDK's protocol layer); prints one line: the HTTP status, and the run's sandbox, its
- * state, its stderr and any error.
+ * state, its stderr and any error (asked verbose: a result leaves out null members otherwise).
  */
 const CALL_SCRIPT = `
 const [url, era, json] = process.argv.slice(2);
@@ -32,7 +32,7 @@ const post = async (body, headers = {}) => {
   const res = await fetch(url, { method: 'POST', headers: { ...base, ...headers }, body: JSON.stringify(body) });
   return { status: res.status, session: res.headers.get('mcp-session-id'), text: await res.text() };
 };
-const call = { name: 'run', arguments: JSON.parse(json) };
+const call = { name: 'run', arguments: { verbose: true, ...JSON.parse(json) } };
 let answer;
 if (era === 'modern') {
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };

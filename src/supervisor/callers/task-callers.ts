@@ -91,12 +91,21 @@ export class TaskCallers {
     return caller;
   }
 
+  /**
+   * Which of the daemon's tasks request `req` comes from, in words (`process 412 of task task-3`, or
+   * why that cannot be told, which counts as a task); null: from outside the daemon's tasks.
+   */
+  taskCallerOf(req: IncomingMessage): string | null {
+    const caller = this.of(req);
+    if (caller.kind === 'outside') return null;
+    return caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;
+  }
+
   /** Why --tasks-may-call refuses request `req` (off: it comes from a task, or may); null: it does not (no lookup under same-sandbox). */
   refusal(req: IncomingMessage): string | null {
     if (this.tasksMayCall !== 'off') return null;
-    const caller = this.of(req);
-    if (caller.kind === 'outside') return null;
-    const from = caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;
+    const from = this.taskCallerOf(req);
+    if (from === null) return null;
     return `Forbidden: this request comes from ${from}, and this daemon takes no requests from its own tasks (--tasks-may-call off)`;
   }
 

@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
 import type { RequestGuard } from './guard.js';
+import type { OperatorRoutes } from './operator-routes.js';
 import type { TaskCallers } from '../callers/task-callers.js';
 
 // Required, not imported: an import of node:http reads every export of the module, and on Node 22
@@ -48,6 +49,8 @@ export interface HttpRoutes {
   health(): object;
   /** The outbox and the harness connection, for the operator. */
   todos(): object;
+  /** The command policy and the execs that wait for a person, for the operator. */
+  operator: OperatorRoutes;
   metrics: DaemonMetrics;
   log: Logger;
 }
@@ -118,11 +121,12 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
     return;
   }
+  if (path !== undefined && routes.operator.serves(path)) return routes.operator.handle(req, res, path);
   if (path !== '/mcp')
     return sendText(
       res,
       404,
-      `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`,
+      `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
   // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
   // transport answers the same, with DELETE beside POST).

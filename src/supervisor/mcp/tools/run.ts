@@ -25,7 +25,7 @@ import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
 import { describeWaited, taskResultSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
-const DEFAULT_WAIT_SECONDS = 3;
+export const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const terminalSizeField = (name: string, defaultSize: number) =>
