@@ -121,6 +121,7 @@ export const INPUT_REFUSALS = {
   ERR_INPUT_NO_ANSWER: 'its worker did not answer in time; call status to see the task',
   ERR_INPUT_WRITE_FAILED: 'its stdin could not take the text',
   ERR_INPUT_QUEUE_FULL: 'its stdin holds as much as a task may have queued that it has not read',
+  ERR_INPUT_NOT_ALLOWED: 'the call comes from a sandboxed task, and this task is not confined within that sandbox',
 } as const;
 export type InputRefusalCode = keyof typeof INPUT_REFUSALS;
 

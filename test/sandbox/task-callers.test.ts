@@ -20,23 +20,23 @@ function makeDir(t: TestContext, prefix: string): string {
 }
 
 /**
- * `node call.mjs URL ERA ARGS`: calls run with the JSON ARGS as 2026-07-28 (`modern`) or in a 2025
+ * `node call.mjs URL ERA ARGS [TOOL]`: calls run (or TOOL) with the JSON ARGS as 2026-07-28 (`modern`) or in a 2025
  * session, plain (`session`: the daemon answers it without the SDK) or with a _meta (`session-meta`:
  * through the SDK's protocol layer); prints one line: the HTTP status, and the run's sandbox, its
  * state, its stderr and any error (asked verbose: a result leaves out null members otherwise).
  */
 const CALL_SCRIPT = `
-const [url, era, json] = process.argv.slice(2);
+const [url, era, json, tool = 'run'] = process.argv.slice(2);
 const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const post = async (body, headers = {}) => {
   const res = await fetch(url, { method: 'POST', headers: { ...base, ...headers }, body: JSON.stringify(body) });
   return { status: res.status, session: res.headers.get('mcp-session-id'), text: await res.text() };
 };
-const call = { name: 'run', arguments: { verbose: true, ...JSON.parse(json) } };
+const call = { name: tool, arguments: { ...(tool === 'run' && { verbose: true }), ...JSON.parse(json) } };
 let answer;
 if (era === 'modern') {
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-  const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'run' };
+  const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': tool };
   answer = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...call, _meta: meta } }, headers);
 } else {
   const params = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } };
@@ -131,6 +131,43 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
       const operator = await tools.ok('run', { command: `touch ${outside}/operator`, wait_seconds: 20 });
       assert.deepEqual([operator.exit_code, operator.sandbox], [0, null], 'a call from outside the tasks is as before');
       assert.ok(existsSync(join(outside, 'operator')));
+    });
+
+    test('a sandboxed task cannot write to the stdin of a task less confined than itself; to one as confined, it can', async (t) => {
+      const [inside, outside] = [makeDir(t, 'inside'), makeDir(t, 'outside')];
+      const script = writeCallScript(t);
+      const daemon = await startTestDaemon(t, { containment });
+      const tools = await connectClient(t, daemon.url);
+      // Two shells that run what their stdin says: one free, one in the caller's own sandbox.
+      const free = await tools.ok('run', { command: 'bash', interactive: true, wait_seconds: 0 });
+      const confined = await tools.ok('run', {
+        command: 'bash',
+        interactive: true,
+        sandbox: { write: [inside] },
+        wait_seconds: 0,
+      });
+      const input = (id: unknown, file: string) =>
+        `'${process.execPath}' '${script}' '${daemon.url}' modern '${JSON.stringify({ id, text: `touch ${file}\n` })}' input`;
+      const outer = await tools.ok('run', {
+        command: `${input(free.id, join(outside, 'pwn'))}; ${input(confined.id, join(inside, 'ok'))}`,
+        sandbox: { write: [inside] },
+        wait_seconds: 30,
+      });
+      assert.equal(outer.state, 'done', outer.stderr_tail);
+      const [toFree, toConfined] = parseLines(outer.stdout_tail);
+      assert.equal(toFree!.error?.code, 'ERR_INPUT_NOT_ALLOWED', JSON.stringify(toFree));
+      assert.match(
+        toFree!.error.message,
+        new RegExp(
+          `^input to task "${String(free.id)}" refused: the call comes from task ${String(outer.id)}, whose sandbox allows at most: write beneath ${inside}; network; task ${String(free.id)} is not confined within it \\(it runs with no sandbox\\)`,
+        ),
+      );
+      assert.equal(toConfined!.error, undefined, JSON.stringify(toConfined));
+      // Both shells read to their end: what the refused input would have done is not done.
+      for (const id of [free.id, confined.id]) await tools.ok('input', { id, text: '', eof: true });
+      for (const id of [free.id, confined.id]) await tools.ok('status', { id, wait_seconds: 20 });
+      assert.ok(existsSync(join(inside, 'ok')), 'the input to a task as confined ran');
+      assert.ok(!existsSync(join(outside, 'pwn')), 'the input to the free task was refused, so nothing ran outside');
     });
 
     test('a sandboxed task asking for a wider sandbox is refused, naming its own as the limit; a narrower one runs', async (t) => {

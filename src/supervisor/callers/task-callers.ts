@@ -24,7 +24,7 @@ import { readProcessEntry } from '../../process/process-table.js';
 import type { Sandbox } from '../../process/sandbox.js';
 import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
 import type { TaskRecord } from '../model/task.js';
-import type { RunCaller } from '../tasks/task-sandbox.js';
+import { widerThanFloor, type RunCaller } from '../tasks/task-sandbox.js';
 
 export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
 export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
@@ -160,11 +160,23 @@ export class TaskCallers {
   }
 }
 
-/** The task a run comes from, whose sandbox bounds it; null from outside the tasks. Refuses a caller that cannot be told. */
-export function runCallerOf(caller: Caller): RunCaller | null {
+/** The task a call of `tool` comes from, whose sandbox bounds it; null from outside the tasks. Refuses a caller that cannot be told. */
+export function runCallerOf(caller: Caller, tool = 'run'): RunCaller | null {
   if (caller.kind === 'outside') return null;
-  if (caller.kind === 'unknown') throw new CallerUnknownError('run', caller.why);
+  if (caller.kind === 'unknown') throw new CallerUnknownError(tool, caller.why);
   return { taskId: caller.taskId, sandbox: caller.sandbox };
+}
+
+/**
+ * What task `target` (its sandbox, null: none) may do beyond the sandbox of task `caller`, which
+ * asks to drive it (its stdin), in words; null: nothing. Input runs as the task that reads it, so a
+ * sandboxed task may drive only tasks confined at least as narrowly as itself.
+ */
+export function beyondCallerSandbox(target: Sandbox | null, caller: RunCaller): string | null {
+  if (caller.sandbox === null) return null;
+  if (target === null) return 'it runs with no sandbox';
+  const writeDirs = target.write.map((dir) => ({ given: dir, resolved: dir, field: 'its sandbox.write' }));
+  return widerThanFloor(writeDirs, target.network, caller.sandbox);
 }
 
 const unknown = (why: string): Caller => ({ kind: 'unknown', why });

@@ -147,7 +147,7 @@ export function resolveSandbox(
 }
 
 /** A write directory as given and as it resolves, with the field that gave it. */
-interface WriteDir {
+export interface WriteDir {
   given: string;
   resolved: string;
   field: string;
@@ -186,7 +186,7 @@ function resolvedOrAsIs(dir: string): string {
 }
 
 /** What a sandbox allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
-function widerThanFloor(writeDirs: WriteDir[], network: boolean, floor: Sandbox): string | null {
+export function widerThanFloor(writeDirs: WriteDir[], network: boolean, floor: Sandbox): string | null {
   const roots = floor.write.map(resolvedOrAsIs);
   const outside = writeDirs.find(({ resolved }) => !roots.some((root) => isBeneath(resolved, root)));
   if (outside !== undefined) {

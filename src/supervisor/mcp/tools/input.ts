@@ -1,6 +1,9 @@
 // input: writes to the stdin of a task started with interactive: true.
 import { z } from 'zod';
+import { InputRefusedError } from '../../../errors.js';
+import { beyondCallerSandbox, runCallerOf } from '../../callers/task-callers.js';
 import { TASK_STATES } from '../../model/task.js';
+import { describeSandbox } from '../../../process/sandbox.js';
 import { defineTool, field } from '../tool.js';
 import { inputTextField, taskIdField } from '../fields.js';
 
@@ -30,7 +33,18 @@ export const inputTool = defineTool({
     message: z.string().describe('What happened, in words'),
   }),
   annotations: { destructiveHint: true, openWorldHint: false },
-  async handler(input, { tasks }) {
+  async handler(input, { tasks, callers }, from) {
+    // Input runs as the task that reads it: a sandboxed task may drive only tasks as confined as itself.
+    const caller = runCallerOf(callers.of(from), 'input');
+    if (caller?.sandbox) {
+      const beyond = beyondCallerSandbox(tasks.get(input.id).sandbox, caller);
+      if (beyond !== null)
+        throw new InputRefusedError(
+          input.id,
+          'ERR_INPUT_NOT_ALLOWED',
+          `the call comes from task ${caller.taskId}, whose sandbox allows at most: ${describeSandbox(caller.sandbox)}; task ${input.id} is not confined within it (${beyond}), and input runs as that task; nothing was written: a sandboxed task may write only to the stdin of tasks sandboxed at least as narrowly`,
+        );
+    }
     const { record, pendingBytes, stdinOpen } = await tasks.input(input.id, input.text, input.eof);
     const bytes = Buffer.byteLength(input.text);
     const waiting =
