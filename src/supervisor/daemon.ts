@@ -52,7 +52,7 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
-  const containment = chooseContainment(config.containment, config.cgroupRoot);
+  const containment = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());

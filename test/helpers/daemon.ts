@@ -2,13 +2,19 @@
 // and guarantees that nothing it or its tasks started survives the test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { createTestCgroupRoot, removeCpuWeightFolder, removeTestCgroupRoot } from './cgroups.js';
+import {
+  createTestCgroupRoot,
+  removeCpuWeightFolder,
+  removeDaemonV1Folders,
+  removeTestCgroupRoot,
+  sharedCgroupFolder,
+} from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
@@ -39,6 +45,8 @@ export interface DaemonOptions {
   /** Default: HIVE_TEST_CONTAINMENT, else cgroup where cgroups are writable, else process-group. */
   containment?: TestContainment;
   env?: Record<string, string>;
+  /** cgroup mode without --cgroup-root: the daemon takes its own folder in the cgroup2 mount's shared one. */
+  sharedCgroupRoot?: boolean;
   /** Reuse a state directory (a restart); by default a fresh one is made and removed. */
   stateDir?: string;
   /** A command that execs the daemon's Node in the end, such as setpriv with some capability dropped. */
@@ -68,10 +76,14 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
   let containment = options.containment ?? defaultContainment();
-  const cgroupRoot = containment === 'cgroup' ? createTestCgroupRoot(marker) : null;
+  const shared = options.sharedCgroupRoot === true;
+  const cgroupRoot =
+    containment !== 'cgroup' ? null : shared ? sharedCgroupFolder(stateDir) : createTestCgroupRoot(marker);
   if (containment === 'cgroup' && cgroupRoot === null) containment = 'process-group';
   const containmentArgs =
-    cgroupRoot === null ? ['--containment', containment] : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
+    cgroupRoot === null || shared
+      ? ['--containment', containment]
+      : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
   const args = [
     '--port',
     '0',
@@ -82,21 +94,21 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     ...containmentArgs,
     ...(options.args ?? []),
   ];
-  // Known once it has started; its teardown, given before, reads it then.
-  const started: { pid?: number } = {};
   const { child, url, stderr } = await launchDaemon(
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
       await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
-      if (started.pid !== undefined) await removeCpuWeightFolder(started.pid);
+      if (existsSync(stateDir)) {
+        await removeCpuWeightFolder(stateDir);
+        await removeDaemonV1Folders(stateDir);
+      }
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
     t,
     options.wrapper,
   );
-  started.pid = child.pid;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,
