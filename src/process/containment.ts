@@ -1,6 +1,6 @@
 // Chooses, once at start-up, how tasks are started and contained: a cgroup v2 per task where a
 // writable subtree exists, else the shim's process group and subreaper, else (no addon) Node's spawn.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainmentError } from '../errors.js';
 import {
@@ -47,6 +47,21 @@ export function allTaskCgroupDirs(containment: Containment, runKey: string): str
   );
   const v2 = taskCgroupDir(containment, runKey);
   return v2 === null ? v1 : [v2, ...v1];
+}
+
+/**
+ * The run keys of the task cgroups in the daemon's own folders (its v1 ones, its v2 one in a shared
+ * mount): at start-up, before any task of its own runs, each was left by the last daemon on the
+ * state dir, whether the registry still knows the task or not (one set aside after damage does not).
+ */
+export function leftoverRunKeys(containment: Containment): string[] {
+  return ownFolders(containment).flatMap((dir) => {
+    try {
+      return readdirSync(dir).flatMap((name) => (name.startsWith('task-') ? [name.slice('task-'.length)] : []));
+    } catch {
+      return []; // not made yet
+    }
+  });
 }
 
 /** The daemon's own folders in shared ones: in each v1 hierarchy of a limit, and its v2 one in a shared mount. */

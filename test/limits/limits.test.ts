@@ -1,11 +1,11 @@
 // Per-task limits with real processes in real cgroups: memory (an OOM end that says so), processes
 // (a fork bomb that stays inside), CPU, the daemon's defaults and ceilings, and every refusal.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { daemonV1Folder, daemonV1Folders, listDaemonV1TaskCgroups } from '../helpers/cgroups.js';
+import { daemonV1Folder, daemonV1Folders, listDaemonV1TaskCgroups, removeDaemonV1Folders } from '../helpers/cgroups.js';
 import { runDaemonBinary, startTestDaemon, type TestContainment, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
@@ -242,6 +242,24 @@ test(
     });
     assert.deepEqual(ours(), [], 'the start removed them');
     await assertStopsCleanly(next);
+  },
+);
+
+test(
+  "a task cgroup in the daemon's own v1 folder is removed at its start, though the registry does not know it",
+  { skip: V1_SKIP },
+  async (t) => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-leftover-'));
+    t.after(async () => {
+      await removeDaemonV1Folders(stateDir);
+      rmSync(stateDir, { recursive: true, force: true });
+    });
+    // As a crashed daemon whose registry was then set aside would have left it.
+    const leftover = join(daemonV1Folder(stateDir, 'pids')!, 'task-left-by-a-crash');
+    mkdirSync(leftover, { recursive: true });
+    const daemon = await startTestDaemon(t, { containment: 'cgroup', stateDir });
+    assert.equal(existsSync(leftover), false, 'the start removed it');
+    await assertStopsCleanly(daemon);
   },
 );
 
