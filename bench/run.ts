@@ -60,6 +60,7 @@ const BENCHMARKS: Benchmark[] = [
   },
   { name: 'output-grep', script: 'output-grep.js', args: [], quickArgs: ['--mib', '16', '--rounds', '1'] },
   { name: 'screen-cost', script: 'screen-cost.js', args: [], quickArgs: ['--tasks', '5', '--feed-mib', '1'] },
+  { name: 'exec-policy', script: 'exec-policy.js', args: [], quickArgs: ['--execs', '100', '--rounds', '1'] },
 ];
 
 /** Runs one benchmark; its figures are the last line of its stdout that parses as JSON. */

@@ -83,12 +83,20 @@ export class QueueFullError extends ToolRefusal {
   }
 }
 
-/** A run's sandbox allows more than the operator's floor (--sandbox-floor). */
+/** A run's sandbox allows more than its limit (`beyond`: "wider than LIMIT: WHY, and LIMIT allows at most: ..."). */
 export class SandboxNotAllowedError extends ToolInputError {
   override readonly code = 'ERR_SANDBOX_NOT_ALLOWED';
-  constructor(source: string, why: string, floor: string) {
+  constructor(source: string, beyond: string) {
+    super(`Invalid run input: ${source} is ${beyond}; nothing was started: ask for no more than that`);
+  }
+}
+
+/** A call from a process that may be one of the daemon's tasks', whose task cannot be told: refused. */
+export class CallerUnknownError extends ToolRefusal {
+  override readonly code = 'ERR_CALLER_UNKNOWN';
+  constructor(tool: string, why: string) {
     super(
-      `Invalid run input: ${source} is wider than the operator's floor (--sandbox-floor): ${why}, and the floor allows at most: ${floor}; nothing was started: ask for no more than that`,
+      `${tool} refused: the call comes from ${why}, so which of the daemon's tasks made it, and whose sandbox bounds it, cannot be told; nothing was done: call from outside the daemon's tasks, or from a process of a task that is still running`,
     );
   }
 }
@@ -235,10 +243,4 @@ export function describeErrno(errno: number): string {
 export function systemCallError(errno: number, syscall: string): string {
   const [name, text] = getSystemErrorMap().get(-Math.abs(errno)) ?? [`errno ${errno}`, 'unknown error'];
   return `${name}: ${text}, ${syscall}`;
-}
-
-/** The shape every refused tool call carries in its structuredContent. */
-export interface ErrorBody {
-  code: string;
-  message: string;
 }

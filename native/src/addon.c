@@ -19,6 +19,7 @@
 
 #include "fdpass.h"
 #include "sandbox.h"
+#include "sock-diag.h"
 #include "spawn.h"
 #include "sys.h"
 
@@ -227,15 +228,19 @@ static napi_value js_pipe(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* textFd(text): a close-on-exec memfd holding `text` (UTF-8), read from its start. A reader gets
- * all of it at once, whatever its size, and nothing waits on a writer as with a pipe. */
+/* textFd(text): a close-on-exec memfd holding `text` (UTF-8, NUL characters too), read from its
+ * start. A reader gets all of it at once, whatever its size, and nothing waits on a writer as
+ * with a pipe. */
 static napi_value js_text_fd(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return throw_errno(env, EINVAL, "textFd");
+  size_t length = 0, written = 0;
   char *text = copy_string(env, argv[0]);
-  if (text == NULL) return throw_errno(env, EINVAL, "textFd");
-  size_t length = strlen(text), written = 0;
+  if (text == NULL || napi_get_value_string_utf8(env, argv[0], NULL, 0, &length) != napi_ok) {
+    free(text);
+    return throw_errno(env, EINVAL, "textFd");
+  }
   int fd = memfd_create("hive-task-command", MFD_CLOEXEC), err = fd < 0 ? errno : 0;
   while (err == 0 && written < length) {
     ssize_t step = write(fd, text + written, length - written);
@@ -285,6 +290,30 @@ static napi_value js_open_detached_terminal(napi_env env, napi_callback_info inf
 }
 
 /* close(fd) */
+/* tcpSocketInode(local, localPort, remote, remotePort) -> the inode of the TCP socket of this
+ * network namespace with those ends (Buffers of 4 bytes for IPv4, 16 for IPv6), 0 for one in
+ * TIME_WAIT or orphaned, null for none. */
+static napi_value js_tcp_socket_inode(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  uint8_t *addresses[2];
+  size_t lengths[2];
+  int ports[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4 ||
+      napi_get_buffer_info(env, argv[0], (void **)&addresses[0], &lengths[0]) != napi_ok ||
+      napi_get_buffer_info(env, argv[2], (void **)&addresses[1], &lengths[1]) != napi_ok ||
+      get_int(env, argv[1], &ports[0]) != 0 || get_int(env, argv[3], &ports[1]) != 0 ||
+      lengths[0] != lengths[1] || (lengths[0] != 4 && lengths[0] != 16))
+    return throw_errno(env, EINVAL, "tcpSocketInode");
+  uint64_t inode = 0;
+  int err = tcp_socket_inode(lengths[0] == 16, addresses[0], ports[0], addresses[1], ports[1], &inode);
+  napi_value result;
+  if (err == -ENOENT) napi_get_null(env, &result);
+  else if (err < 0) return throw_errno(env, -err, "sock_diag");
+  else napi_create_double(env, (double)inode, &result);
+  return result;
+}
+
 static napi_value js_close(napi_env env, napi_callback_info info) {
   int fd;
   if (get_int_args(env, info, &fd, 1) != 0) return throw_errno(env, EINVAL, "close");
@@ -399,6 +428,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"landlockAbi", NULL, js_landlock_abi, NULL, NULL, NULL, napi_default, NULL},
       {"sandboxKernelGap", NULL, js_sandbox_kernel_gap, NULL, NULL, NULL, napi_default, NULL},
       {"openDetachedTerminal", NULL, js_open_detached_terminal, NULL, NULL, NULL, napi_default, NULL},
+      {"tcpSocketInode", NULL, js_tcp_socket_inode, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},

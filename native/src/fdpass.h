@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#define FDPASS_MAX_FDS 8
+#define FDPASS_MAX_FDS 12
 
 /* Sends `length` bytes of `data` prefixed by their length, with `fds` attached. 0 or -errno. */
 int send_frame(int socket, const void *data, size_t length, const int *fds, int nfds);

@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -28,7 +28,9 @@
  * its own with only loopback up; -L (which implies -S) makes every mount read-only but each -w DIR
  * (each resolved by the daemon: a symlink in its path is refused) and confines writes with Landlock
  * to beneath them (and the devices a shell needs). -D FD is the detached devpts mount that holds
- * the terminal of a sandboxed task on one (-t): it becomes the task's /dev/pts. Usage errors and
+ * the terminal of a sandboxed task on one (-t): it becomes the task's /dev/pts. With -p FD, FD
+ * holds the operator's command policy (exec-policy.h): every exec of the task but the leader's own
+ * is matched against it, and its "policy-..." lines join the status lines. Usage errors and
  * failures after the start (nothing may follow "start" but the end, and truncations) are told on
  * stderr as "hive-task-shim: CALL: ..." (with -o, through the stderr stream: counted and capped
  * like the task's own).
@@ -63,6 +65,7 @@
 
 #include "parse.h"
 #include "sys.h"
+#include "exec-policy.h"
 #include "sandbox.h"
 #include "shim.h"
 #include "shim-output.h"
@@ -73,7 +76,7 @@
 #define STATUS_FD 4
 #define KILL_ROUNDS 100
 #define LINE_MAX_BYTES (PATH_MAX + 128)
-#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 /* Where the leader finds the script fd given with -s. */
 #define LEADER_SCRIPT_FD 3
 
@@ -91,10 +94,13 @@ static const char *cgroup_dir = NULL;
 static const char *joined_dirs[MAX_JOINED];
 static int joined_count = 0;
 static int on_terminal = 0;
-/* The -s, -P and -D fds, or -1. */
+/* The -s, -P, -D and -p fds, or -1. */
 static int script_fd = -1;
 static int host_proc_fd = -1;
 static int devpts_fd = -1;
+static int policy_fd = -1;
+/* The command policy's seccomp listener, or -1 without a policy. */
+static int policy_listener = -1;
 /* The sandbox: -S, -N, -L and the -w folders. */
 #define MAX_WRITE_DIRS 64
 static int sandboxed = 0, isolated_network = 0, confined_writes = 0;
@@ -152,18 +158,41 @@ static int fail_usage(int err, const char *format, ...) {
   return 125;
 }
 
+/* Writes the shim's own text into the task's stderr: its file, counted and capped with the task's
+ * output, where the shim writes it; else fd 2, the task's own stderr (or terminal). */
+static void tell_task(const char *text, size_t length) {
+  if (!copying_output || outputs[1].file != 2) { /* stderr is the task's, or its file not set up yet */
+    while (length > 0) {
+      ssize_t written = write(2, text, length);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) return;
+      text += written;
+      length -= (size_t)written;
+    }
+    return;
+  }
+  if (output_note(&outputs[1], max_output, text, length)) report_cut(1);
+}
+
 /* After the start only the leader's end may go to the status fd: later failures go to stderr. */
 static void log_failure(int err, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static void log_failure(int err, const char *format, ...) {
   FORMAT_CALL(call, format);
-  if (!copying_output || outputs[1].file != 2) { /* stderr is the task's, or its file not set up yet */
-    dprintf(2, "hive-task-shim: %s: %s\n", call, strerror(err));
-    return;
-  }
   char line[LINE_MAX_BYTES];
   int length = snprintf(line, sizeof line, "hive-task-shim: %s: %s\n", call, strerror(err));
   if (length >= (int)sizeof line) length = sizeof line - 1;
-  if (length > 0 && output_note(&outputs[1], max_output, line, (size_t)length)) report_cut(1);
+  if (length > 0) tell_task(line, (size_t)length);
+}
+
+/* Writes one whole status line to STATUS_FD (the policy's, which may be longer than report's). */
+static void report_line(const char *line, size_t length) {
+  while (length > 0) {
+    ssize_t written = write(STATUS_FD, line, length);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return; /* the daemon is gone: nothing to do but carry on */
+    line += written;
+    length -= (size_t)written;
+  }
 }
 
 static int set_close_on_exec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 ? 0 : -errno; }
@@ -259,31 +288,49 @@ static size_t leader_stack_bytes(char **argv) {
 
 /* The shim waits for the leader's exec anyway: vfork spares it a copy of the shim's memory. The
  * child shares that memory until it execs, so it runs only in leader_main and exec_leader, never
- * returns into the caller's frame, and no handler can run in it (every signal is blocked). Where
- * it can, the leader is created in CGROUP_DIR (vfork-into.h: a write to cgroup.procs may wait out
- * an RCU grace period); else, or if that fails, it is vforked and writes cgroup.procs itself, which
- * reports the cgroup's fault if there is one. Returns its pid, or -1 with errno. */
+ * returns into the caller's frame, and no handler can run in it (every signal is blocked). Under a
+ * command policy the shim must answer the leader's exec (which waits in the kernel for it), so the
+ * leader is forked instead: a vforked one would wait for a shim that waits for it. Where it can,
+ * the leader is created in CGROUP_DIR (vfork-into.h: a write to cgroup.procs may wait out an RCU
+ * grace period); else, or if that fails, it is vforked (forked) and writes cgroup.procs itself,
+ * which reports the cgroup's fault if there is one. Returns its pid, or -1 with errno. */
 static __attribute__((noinline)) pid_t start_leader(char **argv, const int sync[2]) {
   struct leader_start start = {.argv = argv, .shim = getpid(), .sync = {sync[0], sync[1]}, .in_cgroup = 0};
+  int forked = policy_listener >= 0;
   int cgroup_fd = cgroup_dir == NULL ? -1 : open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgroup_fd >= 0) {
     start.in_cgroup = 1;
-    pid_t leader = vfork_into_cgroup(cgroup_fd, leader_stack_bytes(argv), leader_main, &start);
+    pid_t leader = forked ? fork_into_cgroup(cgroup_fd, leader_stack_bytes(argv), leader_main, &start)
+                          : vfork_into_cgroup(cgroup_fd, leader_stack_bytes(argv), leader_main, &start);
     close(cgroup_fd);
     if (leader > 0) return leader;
     start.in_cgroup = 0;
   }
-  pid_t leader = vfork();
+  pid_t leader = forked ? fork() : vfork();
   if (leader == 0) leader_main(&start);
   return leader;
 }
 
+/* Under a command policy, waits until `sync` can be read, answering execs meanwhile: the leader's
+ * own go on unmatched until then (its exec of the task's shell, each of execvp's tries along PATH).
+ * Once the shell runs, `sync` is at its end before the shell can exec anything: a shell's exec is
+ * never taken for the leader's. */
+static void serve_until_readable(int sync, pid_t leader) {
+  struct pollfd fds[2] = {{.fd = sync, .events = POLLIN}, {.fd = policy_listener, .events = POLLIN}};
+  while (policy_listener >= 0) {
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if (fds[0].revents != 0) return;
+    if (fds[1].revents & POLLIN) exec_policy_serve(leader);
+  }
+}
+
 /* Waits until the leader has exec'd (EOF on `sync`: 0) or failed (its reason on `sync`: 1); -errno
  * if `sync` cannot be read. */
-static int await_exec(int sync, char *reason, size_t size) {
+static int await_exec(int sync, char *reason, size_t size, pid_t leader) {
   size_t used = 0;
   int err = 0;
   for (;;) {
+    serve_until_readable(sync, leader);
     ssize_t got = read(sync, reason + used, size - used - 1);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) err = -errno;
@@ -419,7 +466,7 @@ static int read_control(char *buffer, size_t *used, size_t size, pid_t leader, i
     long sig;
     int err = strncmp(line, "kill ", 5) == 0 ? parse_decimal(line + 5, 1, NSIG - 1, &sig) : -EINVAL;
     if (err == 0) kill_tree((int)sig, leader, leader_done);
-    else log_failure(-err, "parse control line '%.64s'", line);
+    else if (policy_listener < 0 || (err = exec_policy_control(line)) <= 0) log_failure(err < 0 ? -err : EINVAL, "parse control line '%.64s'", line);
     line = newline + 1;
   }
   *used = strlen(line);
@@ -455,11 +502,12 @@ static void report_subtree_cpu(void) {
 }
 
 static int supervise(pid_t leader, int child_events) {
-  struct pollfd fds[5] = {{.fd = child_events, .events = POLLIN},
+  struct pollfd fds[6] = {{.fd = child_events, .events = POLLIN},
                           {.fd = CONTROL_FD, .events = POLLIN},
                           {.fd = -1, .events = POLLIN},
                           {.fd = -1, .events = POLLIN},
-                          {.fd = -1, .events = POLLPRI}};
+                          {.fd = -1, .events = POLLPRI},
+                          {.fd = policy_listener, .events = POLLIN}};
   char control[256];
   size_t used = 0;
   int leader_done = 0, err;
@@ -475,7 +523,7 @@ static int supervise(pid_t leader, int child_events) {
     fds[0].fd = emptying && leader_done ? -1 : child_events;
     fds[4].fd = emptying ? emptying_fd : -1;
     for (int i = 0; copying_output && i < 2; i++) fds[2 + i].fd = outputs[i].pipe;
-    if (poll(fds, 5, -1) < 0 && errno != EINTR) {
+    if (poll(fds, 6, -1) < 0 && errno != EINTR) {
       log_failure(errno, "poll");
       return 1;
     }
@@ -490,7 +538,20 @@ static int supervise(pid_t leader, int child_events) {
     for (int i = 0; i < 2; i++) {
       if (fds[2 + i].fd >= 0 && (fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))) copy_output(i, OUTPUT_BUDGET);
     }
+    if (fds[5].revents & POLLIN) exec_policy_serve(0);
+    if (policy_listener >= 0) exec_policy_sweep();
   }
+}
+
+/* With -p: the command policy's filter on the shim itself, before the leader inherits it. */
+static int start_policy(const char **call) {
+  if (policy_fd < 0) return 0;
+  static const struct exec_policy_io io = {.report = report_line, .tell_task = tell_task};
+  int listener = exec_policy_start(policy_fd, &io, call);
+  close(policy_fd);
+  if (listener < 0) return listener;
+  policy_listener = listener;
+  return 0;
 }
 
 /* Makes fd 0 this session's controlling terminal, with UTF-8 aware line editing. */
@@ -508,6 +569,13 @@ static int take_terminal(const char **call) {
 /* The single-letter switches: -t, -S, -N, -L. */
 static int is_switch(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("tSNL", arg[1]) != NULL && arg[2] == '\0'; }
 
+/* The options that give an fd: -s, -P, -D, -p. */
+static int is_fd_option(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("sPDp", arg[1]) != NULL && arg[2] == '\0'; }
+
+static int *fd_option_of(char letter) {
+  return letter == 's' ? &script_fd : letter == 'P' ? &host_proc_fd : letter == 'D' ? &devpts_fd : &policy_fd;
+}
+
 static int *switch_of(char letter) {
   return letter == 't' ? &on_terminal : letter == 'S' ? &sandboxed : letter == 'N' ? &isolated_network : &confined_writes;
 }
@@ -523,10 +591,10 @@ int run_shim(int argc, char **argv) {
       write_dirs[write_count++] = argv[2];
       argv += 2;
       argc -= 2;
-    } else if (argc > 2 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-P") == 0 || strcmp(argv[1], "-D") == 0)) {
+    } else if (argc > 2 && is_fd_option(argv[1])) {
       long fd;
       if (parse_decimal(argv[2], STATUS_FD + 1, INT_MAX, &fd) < 0) return fail_usage(EINVAL, "argv: %s '%.32s' (an fd above %d)", argv[1], argv[2], STATUS_FD);
-      *(argv[1][1] == 's' ? &script_fd : argv[1][1] == 'P' ? &host_proc_fd : &devpts_fd) = (int)fd;
+      *fd_option_of(argv[1][1]) = (int)fd;
       argv += 2;
       argc -= 2;
     } else if (argc > 2 && strcmp(argv[1], "-o") == 0) {
@@ -551,7 +619,7 @@ int run_shim(int argc, char **argv) {
   int err = parse_decimal(argv[1], 1, INT_MAX, &parent);
   if (err < 0) return fail_usage(-err, "strtol PARENT_PID '%.64s' (a pid, from 1)", argv[1]);
   if (strcmp(argv[2], "-") != 0) cgroup_dir = argv[2];
-  int own_fds[] = {CONTROL_FD, STATUS_FD, script_fd, host_proc_fd, devpts_fd};
+  int own_fds[] = {CONTROL_FD, STATUS_FD, script_fd, host_proc_fd, devpts_fd, policy_fd};
   for (size_t i = 0; i < sizeof own_fds / sizeof *own_fds; i++) {
     int fd = own_fds[i];
     if (fd < 0 || (err = set_close_on_exec(fd)) == 0) continue;
@@ -570,6 +638,7 @@ int run_shim(int argc, char **argv) {
   for (int i = 0; copying_output && i < 2; i++) {
     if ((err = output_open(&outputs[i], i + 1, &leader_outputs[i])) < 0) return fail_setup(-err, "pipe2 (%s)", output_names[i]);
   }
+  if ((err = start_policy(&call)) < 0) return fail_setup(-err, "%s", call);
   int sync[2];
   if (pipe2(sync, O_CLOEXEC) != 0) return fail_setup(errno, "pipe2");
   pid_t leader = start_leader(argv + 3, sync);
@@ -579,7 +648,7 @@ int run_shim(int argc, char **argv) {
   if (script_fd >= 0) close(script_fd); /* the leader has its own copy, or failed */
   if (devpts_fd >= 0) close(devpts_fd); /* attached in the leader's mount namespace, or failed */
   char reason[LINE_MAX_BYTES - 16];
-  int state = await_exec(sync[0], reason, sizeof reason);
+  int state = await_exec(sync[0], reason, sizeof reason, leader);
   if (state == 0) report_start(leader);
   else if (state > 0) report("error %s", reason);
   else {

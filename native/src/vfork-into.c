@@ -50,7 +50,10 @@ static long clone3_running(struct clone_args_v2 *args, int (*child)(void *), voi
   return result;
 }
 
-pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
+/* clone3 into the cgroup with `flags` (CLONE_VM | CLONE_VFORK, or none), the child on a stack of
+ * its own, which the caller unmaps once clone3 returns: after the child's exec with CLONE_VFORK,
+ * else at once (the child has its copy). */
+static pid_t clone_into_cgroup(uint64_t flags, int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t mapped = (stack_bytes + page - 1) / page * page + page;
   void *stack = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -63,17 +66,33 @@ pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *),
   }
   struct clone_args_v2 args;
   memset(&args, 0, sizeof args);
-  args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP_FLAG;
+  args.flags = flags | CLONE_INTO_CGROUP_FLAG;
   args.exit_signal = SIGCHLD;
   args.stack = (uint64_t)(uintptr_t)stack;
   args.stack_size = mapped;
   args.cgroup = (uint64_t)cgroup_fd;
   long pid = clone3_running(&args, child, arg);
-  munmap(stack, mapped); /* CLONE_VFORK: the child has exec'd or exited */
+  munmap(stack, mapped);
   return (pid_t)pid;
 }
 
+pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
+  return clone_into_cgroup(CLONE_VM | CLONE_VFORK, cgroup_fd, stack_bytes, child, arg);
+}
+
+pid_t fork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
+  return clone_into_cgroup(0, cgroup_fd, stack_bytes, child, arg);
+}
+
 #else
+
+pid_t fork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
+  (void)cgroup_fd;
+  (void)stack_bytes;
+  (void)child;
+  (void)arg;
+  return -ENOSYS;
+}
 
 pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg) {
   (void)cgroup_fd;

@@ -20,4 +20,8 @@
  * cgroup the old way. */
 pid_t vfork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg);
 
+/* The same as a fork: the child runs `child(arg)` on a copy of this process's memory (on a stack of
+ * `stack_bytes` as above), and the caller goes on at once. The same errors. */
+pid_t fork_into_cgroup(int cgroup_fd, size_t stack_bytes, int (*child)(void *), void *arg);
+
 #endif

@@ -41,6 +41,16 @@ let
     "--sandbox-floor"
     cfg.bashSandboxFloor
   ]
+  ++ lib.optionals (cfg.bashPolicyFile != null) [
+    "--policy"
+    cfg.bashPolicyFile
+    "--policy-ask-timeout"
+    (toString cfg.bashPolicyAskTimeout)
+  ]
+  ++ lib.optionals (cfg.bashTasksMayCall != null) [
+    "--tasks-may-call"
+    cfg.bashTasksMayCall
+  ]
   ++ cfg.bashExtraArgs;
 
   stateUnderVarLib = lib.hasPrefix "/var/lib/" cfg.bashStateDir;
@@ -118,6 +128,48 @@ in
       description = ''
         The daemon's --sandbox-floor, as JSON: the widest sandbox any run may have; a run may
         narrow it, never widen it, and one that gives none (with no default) gets it. null: none.
+      '';
+    };
+
+    bashPolicyFile = lib.mkOption {
+      type = lib.types.nullOr lib.types.str;
+      default = null;
+      example = lib.literalExpression ''
+        toString (pkgs.writeText "hive-bash-policy.json" (builtins.toJSON {
+          default = "allow";
+          rules = [ { match = [ "git" "push" "--force" ]; decision = "deny"; reason = "no force pushes"; } ];
+        }))
+      '';
+      description = ''
+        The daemon's --policy: a JSON file of rules that allow, deny or ask about every exec of
+        every process of a task (README: Command policy). Checked at start: a mistake stops the
+        daemon, naming the rule and field. null: no policy.
+      '';
+    };
+
+    bashPolicyAskTimeout = lib.mkOption {
+      type = lib.types.ints.positive;
+      default = 600;
+      description = ''
+        The daemon's --policy-ask-timeout (with bashPolicyFile): how many seconds an exec a rule
+        asks about waits for a person before it is refused.
+      '';
+    };
+
+    bashTasksMayCall = lib.mkOption {
+      type = lib.types.nullOr (
+        lib.types.enum [
+          "off"
+          "same-sandbox"
+        ]
+      );
+      default = null;
+      example = "off";
+      description = ''
+        The daemon's --tasks-may-call: what a call to the daemon from one of its own tasks (a
+        task's curl or hive-bash to 127.0.0.1) may do. "same-sandbox": anything, and a run it asks
+        for is at most as wide as the calling task's sandbox; "off": nothing, every request of a
+        task is refused (403). null: the daemon's default, same-sandbox.
       '';
     };
 

@@ -103,6 +103,31 @@ export class DaemonClient {
     return (await response.json()) as T;
   }
 
+  /**
+   * POST `path` on the daemon's origin (an operator's route, e.g. /approvals/ID/approve), with the
+   * token: its JSON answer; a refusal ({error: {code, message}}) throws a CliError with its words.
+   */
+  async postJson<T>(path: string): Promise<T> {
+    const target = new URL(path, this.url);
+    let response: Response;
+    try {
+      response = await fetch(target, { method: 'POST', headers: this.headers });
+    } catch (error) {
+      throw this.describeFailure(error);
+    }
+    const text = await response.text();
+    type Answer = { error?: { code?: string; message?: string } };
+    let body: Answer | null = null;
+    try {
+      body = JSON.parse(text) as Answer;
+    } catch {
+      // not the daemon's JSON: told by its status below
+    }
+    if (response.ok && body !== null) return body as T;
+    if (body?.error?.message !== undefined) throw new CliError(body.error.message, 1, body.error.code ?? null);
+    throw this.describeStatus(response.status, text.trim(), target);
+  }
+
   /** Ends the MCP session, if a 2025 one was opened (so the daemon need not keep it), and closes the connection. */
   async close(): Promise<void> {
     await this.legacy?.close();

@@ -41,7 +41,18 @@ export function cgroup2Mount(): string | null {
 
 /** The daemon's own cgroup v2 path (`/system.slice/x.service`), or null when it has none. */
 export function ownCgroupPath(): string | null {
-  return /^0::(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? null;
+  return cgroupPathOf('self');
+}
+
+/** Process `pid`'s cgroup v2 path beneath the mount, or null when it has none or is gone. */
+export function cgroupPathOf(pid: number | 'self'): string | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  } catch {
+    return null;
+  }
+  return /^0::(.*)$/m.exec(text)?.[1] ?? null;
 }
 
 /** Null when a child cgroup with cgroup.kill can be created and removed in `dir`, else the reason it cannot. */

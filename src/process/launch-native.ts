@@ -4,14 +4,15 @@
 // and 2 and writes the task's output into them itself; else the output comes back here on pipes. Its fd 3 (control) and fd 4 (status) are the same end of
 // one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
-// shim finds the leader's pid as the daemon sees it; a sandboxed task's terminal's devpts mount
-// comes last (-D).
+// shim finds the leader's pid as the daemon sees it; then a sandboxed task's terminal's devpts
+// mount (-D), and the command policy (-p), each where it is given.
 import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest } from './launched-task.js';
 import { nativeAddon, SHIM_NAME, SHIM_PATH } from './native.js';
 import { RUN_MARKER_NAME } from './process-table.js';
+import { policyFd } from './exec-policy.js';
 import { sandboxShimArgs } from './sandbox.js';
 import { spawnThroughSpawner, type SpawnAnswer } from './spawner-client.js';
 import { createTaskCgroups, joinedDirs } from './task-cgroups.js';
@@ -34,6 +35,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   const devptsFd = 'devptsFd' in stdio ? stdio.devptsFd : null;
   const output = 'output' in stdio ? stdio.output : undefined;
   let devNull = -1;
+  let policy: number | null = null;
   let ends: number[];
   try {
     // [child stdin, our end, our stdout end, child stdout, our stderr end, child stderr]; -1: none.
@@ -52,6 +54,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     owned.push(command);
     ends.push(command);
     if (request.namespaceFd !== null) hostProc ??= openSync('/proc', 'r');
+    policy = request.policy === null ? null : policyFd(request.policy);
   } catch (error) {
     // Out of fds, typically: give back what was taken and fail this task alone.
     for (const fd of owned) addon.close(fd);
@@ -79,12 +82,14 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
     command!,
     ...(request.namespaceFd === null ? [] : [hostProc!]),
     ...(devptsFd === null ? [] : [devptsFd]),
+    ...(policy === null ? [] : [policy]),
   ];
   const shimOptions = [
     '-s',
     '5',
     ...(request.namespaceFd === null ? [] : ['-P', '6']),
-    ...(devptsFd === null ? [] : ['-D', String(childEnds.length - 1)]),
+    ...(devptsFd === null ? [] : ['-D', String(childEnds.indexOf(devptsFd))]),
+    ...(policy === null ? [] : ['-p', String(childEnds.indexOf(policy))]),
     ...(terminalFd === -1 ? [] : ['-t']),
     ...(output ? ['-o', String(output.maxBytes)] : []),
     ...sandboxShimArgs(request.sandbox),
@@ -117,7 +122,7 @@ export function launchNative(request: LaunchRequest): LaunchedTask {
   // The request carries the child's fds: ours can go now. The terminal's fd and the output files
   // are the caller's to close. fs.openSync'd fds must go back through fs.closeSync: a worker thread
   // tracks them, and warns when a number it thinks is still open comes back from another open.
-  const callers = new Set([terminalFd, devptsFd, hostProc, ...(output?.fds ?? [])]);
+  const callers = new Set([terminalFd, devptsFd, hostProc, policy, ...(output?.fds ?? [])]);
   for (const fd of new Set(childEnds))
     if (callers.has(fd)) continue;
     else if (fd === devNull) closeSync(fd);

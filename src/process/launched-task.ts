@@ -40,7 +40,28 @@ export interface LaunchedTask {
   limitFigures(): LimitFigures;
   /** Once the task is gone: removes what the launcher made for it (its cgroups) and returns the final figures. */
   teardown(): Promise<FinalFigures>;
+  /** Hears what the command policy does with the task's execs (the native launcher with a policy). */
+  onExec(listener: (event: ExecEvent) => void): void;
+  /** Answers the exec that asked as `seq`: it goes on, or fails with EACCES and `reason` in the task's stderr. */
+  answerExec(seq: number, allow: boolean, reason: string): void;
 }
+
+/** An exec as the shim read it: the path executed, its argv (cut: more than was read), as a command line. */
+export interface ExecCall {
+  path: string;
+  argv: string[];
+  cut: boolean;
+  command: string;
+}
+
+/**
+ * What the command policy did with an exec: refused it (by rule index `rule`, null for the
+ * default), asked for it (it waits as `seq` for answerExec), or its ask is gone (its process died).
+ */
+export type ExecEvent =
+  | { event: 'denied'; rule: number | null; exec: ExecCall; reason: string }
+  | { event: 'ask'; seq: number; rule: number | null; exec: ExecCall }
+  | { event: 'gone'; seq: number };
 
 export interface LeaderStart {
   /** As the host sees it (where the daemon reads /proc and signals). */
@@ -89,6 +110,8 @@ export interface LaunchRequest {
   cpuWeight: TaskCpuWeight;
   /** Set up by the shim in the leader before its exec (the native spawner only: refused at run otherwise). */
   sandbox: Sandbox | null;
+  /** The compiled command policy the shim enforces on every exec of the task (the native spawner only), or null. */
+  policy: string | null;
 }
 
 /** The fd on which a task's bash finds its command. */

@@ -41,6 +41,12 @@ export interface NativeAddon {
    * terminal's number in it (its slave is the mount's entry of that name).
    */
   openDetachedTerminal(cols: number, rows: number): { mountFd: number; masterFd: number; number: number };
+  /**
+   * The inode of the TCP socket of this network namespace whose local end is `local`:`localPort`
+   * and remote end `remote`:`remotePort` (4 bytes each for IPv4, 16 for IPv6): 0 for one in
+   * TIME_WAIT or orphaned, null for none. A lookup in the kernel's connection hash (sock_diag).
+   */
+  tcpSocketInode(local: Buffer, localPort: number, remote: Buffer, remotePort: number): number | null;
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */

@@ -6,8 +6,10 @@ import type { Socket } from 'node:net';
 import { writeSync } from 'node:fs';
 import { SpawnError, systemCallError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';
+import { execAnswerLine, parseExecLine } from './exec-lines.js';
 import {
   NO_FINAL_FIGURES,
+  type ExecEvent,
   type LaunchedTask,
   type LaunchRequest,
   type LeaderExit,
@@ -50,6 +52,7 @@ export function trackShim(
   let exitReported = false;
   /** The leader's pid, its process group's id too, once the shim reports the start. */
   let leaderPid: number | null = null;
+  let execListener: ((event: ExecEvent) => void) | null = null;
   const onLine = (line: string) => {
     const space = line.indexOf(' ');
     const [word, value] = [line.slice(0, space), line.slice(space + 1)];
@@ -73,7 +76,10 @@ export function trackShim(
       const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
       resolveOutput?.([stdoutBytes!, stderrBytes!]);
     } else if (word === 'error') startError = parseShimError(value);
-    else if (word === 'exit' || word === 'signal') {
+    else if (word.startsWith('policy-')) {
+      const event = parseExecLine(word, value);
+      if (event !== null) execListener?.(event);
+    } else if (word === 'exit' || word === 'signal') {
       exitReported = true;
       const number = Number(value);
       const endedAt = Date.now();
@@ -138,6 +144,8 @@ export function trackShim(
       const { pidsLimitHits, memoryPeakBytes } = readLimitFigures(cgroups);
       return { cpuMs: (await removeTaskCgroups(cgroups)) ?? subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
     },
+    onExec: (listener) => (execListener = listener),
+    answerExec: (seq, allow, reason) => writeControl(streams, execAnswerLine(seq, allow, reason)),
   };
 }
 
@@ -167,6 +175,8 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
     cpuMsSoFar: () => null,
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),
+    onExec() {},
+    answerExec() {},
   };
 }
 

@@ -3,8 +3,10 @@
 import { z } from 'zod';
 import type { Config, OptionSpec } from './config-types.js';
 import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
+import { POLICY_OPTIONS } from './policy/policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
+import { TASKS_MAY_CALL } from './callers/task-callers.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -155,6 +157,15 @@ export const OPTIONS: OptionSpec[] = [
     accepts: 'a JSON object like run\'s sandbox field, e.g. {"write":["/work","/tmp"],"network":false}',
     default: null,
     help: 'the widest sandbox any run may have, applied to runs that give none and have no default (a member left out allows all of it)',
+  },
+  ...POLICY_OPTIONS,
+  {
+    flag: 'tasks-may-call',
+    key: 'tasksMayCall',
+    schema: z.enum(TASKS_MAY_CALL),
+    accepts: `one of ${TASKS_MAY_CALL.join(', ')}`,
+    default: 'same-sandbox',
+    help: "what a call from one of the daemon's own tasks may do: same-sandbox, anything, and a run at most as wide as the caller's sandbox; off, nothing (403)",
   },
   {
     flag: 'cgroup-root',

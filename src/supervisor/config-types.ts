@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { ContainmentChoice } from '../process/containment.js';
 import type { NamespaceChoice } from '../process/task-namespace.js';
 import type { RequestedSandbox } from './tasks/task-sandbox.js';
+import type { TasksMayCall } from './callers/task-callers.js';
 
 export interface Config {
   host: string;
@@ -36,6 +37,11 @@ export interface Config {
   /** The sandbox of a run that gives none, and the widest one any run may have; null: none. */
   defaultSandbox: RequestedSandbox | null;
   sandboxFloor: RequestedSandbox | null;
+  /** The command policy's file, and how long an exec its rules ask about waits for a person. */
+  policyFile: string | null;
+  policyAskTimeoutSeconds: number;
+  /** What a call from one of the daemon's own tasks may do. */
+  tasksMayCall: TasksMayCall;
   cgroupRoot: string | null;
   /** Each task's limits unless its run sets lower ones, and the most a run may ask for; null: none. */
   taskMemoryLimitMb: number | null;

@@ -35,6 +35,12 @@ import { WorkerPool } from './tasks/worker-pool.js';
 import { ReadPool } from './output/read-pool.js';
 import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
+import { TaskCallers } from './callers/task-callers.js';
+import { watchStorage } from './registry/storage-watch.js';
+import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
+import { ApprovalInputs } from './mcp/approval-inputs.js';
+import { describePolicy, loadPolicy } from './policy/policy-file.js';
+import { OperatorRoutes } from './http/operator-routes.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
@@ -53,6 +59,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
   const containment = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  const policy = loadPolicy(config, containment.spawner);
+  const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
   const namespace = await startTaskNamespace(config, containment, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
@@ -74,7 +82,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     store,
     pool,
     files,
-    { ...config, limitPolicy, sandboxPolicy },
+    { ...config, limitPolicy, sandboxPolicy, policy, approvals },
     containment,
     inheritedEnvironment(),
     log,
@@ -86,15 +94,24 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
-  const tools = createToolRegistry(TOOLS, { tasks, reads }, VERSION, log, { todos: config.agentSocket !== null });
+  const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
+  const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
+  const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
+    todos: config.agentSocket !== null,
+  });
   const sessions = new SessionManager(tools, config, log);
-  const modern = new ModernEndpoint(
-    tools,
-    new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS)),
-    VERSION,
-    log,
-  );
+  const inputs = new ApprovalInputs(approvals, fromTask);
+  const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
   const storage = watchStorage(store, config.stateDir, log);
+  /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
+  const setup = () => ({
+    containment: describeContainment(containment),
+    task_isolation: describeIsolation(namespace),
+    limits: describeControllers(containment),
+    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+    policy: describePolicy(policy),
+  });
   const health = () => ({
     ok: store.storageFault === null,
     state_dir: {
@@ -105,10 +122,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
       free: describeFreeBytes(config.stateDir),
     },
     version: VERSION,
-    containment: describeContainment(containment),
-    task_isolation: describeIsolation(namespace),
-    limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
+    ...setup(),
     tasks: tasks.countByState(),
     sessions: sessions.size,
     worker_threads: pool.threads,
@@ -145,10 +159,12 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
     limits: config,
+    callers,
     sessions,
     modern,
     health,
     todos,
+    operator: new OperatorRoutes(policy, approvals, fromTask),
     metrics,
     log,
   });
@@ -161,19 +177,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}/mcp`;
-  const isolation = describeIsolation(namespace);
-  log.info(
-    {
-      url,
-      containment: describeContainment(containment),
-      task_isolation: isolation,
-      limits: describeControllers(containment),
-      sandbox: describeSandboxing(containment.sandbox, sandboxPolicy),
-      state_dir: config.stateDir,
-      version: VERSION,
-    },
-    'serving',
-  );
+  const described = setup();
+  log.info({ url, ...described, state_dir: config.stateDir, version: VERSION }, 'serving');
+  const isolation = described.task_isolation;
   if (!isolation.namespace.in_force)
     log.warn(
       { reason: isolation.namespace.reason },
@@ -206,7 +212,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
-    hidden: config.authTokenFile === null ? [] : [resolve(config.authTokenFile)],
+    hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
   const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
     const next = replaced
@@ -221,26 +227,4 @@ async function startTaskNamespace(config: Config, containment: Containment, log:
 /** What keeps tasks from the daemon: its own name, no command text in any argv, their namespace. */
 function describeIsolation(namespace: TaskNamespace) {
   return { process_title: process.title, command_in_argv: false, namespace: namespace.describe() };
-}
-
-/** How often held registry writes are tried again while the state dir's disk refuses them. */
-const STORAGE_RETRY_MS = 1000;
-
-/** Logs a storage fault once, retries the held writes until the disk takes them, and logs the recovery. */
-function watchStorage(store: TaskStore, stateDir: string, log: Logger): NodeJS.Timeout {
-  let reported: string | null = null;
-  return setInterval(() => {
-    const fault = store.storageFault;
-    if (fault === null) return;
-    if (reported === null)
-      log.error(
-        { state_dir: stateDir, fault, free: describeFreeBytes(stateDir) },
-        'the state dir cannot be written: registry writes are held in memory and run is refused until it can',
-      );
-    reported = fault;
-    if (store.commit()) {
-      log.info({ state_dir: stateDir }, 'the state dir takes writes again: the held registry writes are written');
-      reported = null;
-    }
-  }, STORAGE_RETRY_MS).unref();
 }

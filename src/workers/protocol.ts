@@ -2,7 +2,7 @@
 // supervisor imports nothing else of src/workers/ (test/architecture.test.ts checks it).
 import type { MessagePort } from 'node:worker_threads';
 import type { InputRefusalCode } from '../errors.js';
-import type { FinalFigures, LeaderExit } from '../process/launched-task.js';
+import type { ExecEvent, FinalFigures, LeaderExit } from '../process/launched-task.js';
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
 import type { KillSignal } from '../process/signals.js';
 import type { Sandbox } from '../process/sandbox.js';
@@ -59,6 +59,8 @@ export interface TaskSpec {
   /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */
   cgroups: TaskCgroupPlan;
   limits: TaskLimits;
+  /** The operator's command policy as the shim reads it (process/exec-policy.ts), or null: none. */
+  policy: string | null;
 }
 
 /**
@@ -79,7 +81,10 @@ export type ControlEnvelope = { runKey: string; message: ControlMessage };
 
 /** Supervisor → worker. An input is answered by an `input-done` report with the same requestId. */
 export type ControlMessage =
-  { type: 'kill'; signal: KillSignal } | { type: 'input'; requestId: number; text: string; eof: boolean };
+  | { type: 'kill'; signal: KillSignal }
+  | { type: 'input'; requestId: number; text: string; eof: boolean }
+  /** The answer to an exec that asked (exec-ask): it goes on, or fails with EACCES and `reason`. */
+  | { type: 'exec-answer'; seq: number; allow: boolean; reason: string };
 
 /** Worker → supervisor, in the order they happen for a task (input-done whenever an input was written). */
 export type ReportMessage =
@@ -94,11 +99,15 @@ export type ReportMessage =
       shimPid: number | null;
     }
   | { type: 'truncated'; stream: StreamName; reason: string }
+  | ExecReport
   | EndedReport
   /** Output pipes closed and the kill escalation (if any) finished: the worker lets go of the task. */
   | ReleasedReport
   /** Both at once, when nothing of the task was left by its end (the usual case): one message, not two. */
   | { type: 'ended-and-released'; ended: EndedReport; released: ReleasedReport };
+
+/** What the command policy did with an exec of the task (process/launched-task.ts's ExecEvent). */
+export type ExecReport = { type: 'exec' } & ExecEvent;
 
 /** The leader's end (LeaderExit: its code, signal or spawn failure, and when), and the figures so far, where cgroups count them: the whole counts come with the release. */
 export type EndedReport = {

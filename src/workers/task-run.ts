@@ -98,6 +98,7 @@ export class TaskRun {
           : { stdin },
     );
     this.launched = launched;
+    launched.onExec((event) => this.report({ type: 'exec', ...event }));
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
     this.takeEarlyMessages();
     let oomKilled = false;
@@ -167,8 +168,8 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox } = this.spec;
-    const request = { command, env, cwd, stdio, cgroups, namespaceFd, cpuWeight, sandbox };
+    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox, policy } = this.spec;
+    const request = { command, env, cwd, stdio, cgroups, namespaceFd, cpuWeight, sandbox, policy };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 
@@ -202,6 +203,7 @@ export class TaskRun {
     // Without a launch (its output files could not be opened) the task has already ended.
     if (message.type === 'kill' && this.launched) this.startTermination('killed', message.signal);
     else if (message.type === 'input') void this.onInput(message.requestId, message.text, message.eof);
+    else if (message.type === 'exec-answer') this.launched?.answerExec(message.seq, message.allow, message.reason);
   }
 
   /** Carries out the control messages that came before the launch, and each one from now on as it comes. */

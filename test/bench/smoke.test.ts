@@ -30,6 +30,7 @@ test('every benchmark runs in quick mode and reports its figures', () => {
       'todo-latency',
       'output-grep',
       'screen-cost',
+      'exec-policy',
     ],
   );
   for (const result of report.results) {

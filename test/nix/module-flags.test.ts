@@ -3,7 +3,7 @@
 // lib from HIVE_TEST_NIXPKGS_LIB); without it, the flags come from the module's text and the values
 // from a table here. CI installs nix only in .ci/nix-check, so both ways must pass.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -20,11 +20,15 @@ import {
 const NIX = hasNixInstantiate();
 const WITHOUT_NIX = NIX ? false : 'nix-instantiate is not installed (.ci/nix-check installs it)';
 
+/** A state directory of its own, with the command policy file the settings name. */
 function makeStateDir(t: TestContext): string {
   const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-nix-'));
   t.after(() => rmSync(stateDir, { recursive: true, force: true }));
+  writeFileSync(join(stateDir, 'policy.json'), JSON.stringify(POLICY));
   return stateDir;
 }
+
+const POLICY = { rules: [{ match: ['git', 'push', '--force'], decision: 'deny', reason: 'no force pushes' }] };
 
 /** A sandbox any host here can enforce (no Landlock needed: / is writable), for the sandbox options. */
 const SANDBOX = JSON.stringify({ write: ['/'], network: false });
@@ -37,6 +41,9 @@ function testSettings(stateDir: string) {
     bashAgentSocket: join(stateDir, 'agent.sock'),
     bashDefaultSandbox: SANDBOX,
     bashSandboxFloor: SANDBOX,
+    bashPolicyFile: join(stateDir, 'policy.json'),
+    bashPolicyAskTimeout: 30,
+    bashTasksMayCall: 'off',
   };
 }
 
@@ -54,6 +61,9 @@ function moduleCommandLine(stateDir: string): string[] {
     '--agent-socket': join(stateDir, 'agent.sock'),
     '--default-sandbox': SANDBOX,
     '--sandbox-floor': SANDBOX,
+    '--policy': join(stateDir, 'policy.json'),
+    '--policy-ask-timeout': '30',
+    '--tasks-may-call': 'off',
   };
   return moduleFlagsFromText().flatMap((flag) => {
     const value = values[flag];

@@ -36,6 +36,7 @@ function record(state: TaskState, changes: Partial<TaskRecord> = {}): TaskRecord
     pidsLimitHits: null,
     memoryPeakBytes: null,
     truncation: { stdout: null, stderr: null },
+    denials: { count: 0, recent: [] },
     sandbox: null,
     terminalSize: null,
     ...changes,

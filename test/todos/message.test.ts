@@ -27,6 +27,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
     portsOf: () => [],
     stdinOpen: () => false,
+    policyOf: () => null,
   };
 }
 
@@ -58,6 +59,7 @@ const DONE: TaskRecord = {
   pidsLimitHits: null,
   memoryPeakBytes: null,
   truncation: { stdout: null, stderr: 'the cap of 24 bytes was reached' },
+  denials: { count: 0, recent: [] },
   sandbox: null,
   terminalSize: null,
 };

@@ -50,6 +50,7 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
     sandbox: null,
     cgroups: { v2: null, v1: [] },
     limits: NO_LIMITS,
+    policy: null,
   };
   const reports: Report[] = [];
   port2.on('message', (envelope: ReportEnvelope) => reports.push(envelope.message));

@@ -1,8 +1,10 @@
 // Every hive-bash command, in the order --help lists them, and how a name or alias finds one.
 import type { Command } from '../command.js';
+import { approvalsCommand, approveCommand, denyCommand } from './approvals.js';
 import { followCommand, logsCommand } from './follow.js';
 import { killCommand } from './kill.js';
 import { listCommand } from './list.js';
+import { policyCommand } from './policy.js';
 import { runCommand } from './run.js';
 import { screenCommand } from './screen.js';
 import { statusCommand } from './status.js';
@@ -21,6 +23,10 @@ export const COMMANDS: Command[] = [
   runCommand,
   topCommand,
   todosCommand,
+  approvalsCommand,
+  approveCommand,
+  denyCommand,
+  policyCommand,
 ];
 
 /** The command called `name` or aliased so, or undefined. */

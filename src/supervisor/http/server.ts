@@ -12,6 +12,8 @@ import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
 import type { RequestGuard } from './guard.js';
+import type { OperatorRoutes } from './operator-routes.js';
+import type { TaskCallers } from '../callers/task-callers.js';
 
 // Required, not imported: an import of node:http reads every export of the module, and on Node 22
 // and later three of them (WebSocket, CloseEvent, MessageEvent) are getters that load Node's own
@@ -38,6 +40,8 @@ export type HttpLimits = Pick<
 export interface HttpRoutes {
   guard: RequestGuard;
   limits: HttpLimits;
+  /** Who sent a request (one of the daemon's own tasks, or not), and whether --tasks-may-call refuses it. */
+  callers: TaskCallers;
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
@@ -45,6 +49,8 @@ export interface HttpRoutes {
   health(): object;
   /** The outbox and the harness connection, for the operator. */
   todos(): object;
+  /** The command policy and the execs that wait for a person, for the operator. */
+  operator: OperatorRoutes;
   metrics: DaemonMetrics;
   log: Logger;
 }
@@ -90,6 +96,8 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     const extra: Record<string, string> = refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
     return answerAndClose(routes, req, refusal.status, 'text/plain; charset=utf-8', `${refusal.message}\n`, extra);
   }
+  const barred = routes.callers.refusal(req);
+  if (barred !== null) return answerAndClose(routes, req, 403, 'text/plain; charset=utf-8', `${barred}\n`);
   const text = await readBody(req, req.method === 'POST' && path === '/mcp');
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (text === null) {
@@ -113,11 +121,12 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
     return;
   }
+  if (path !== undefined && routes.operator.serves(path)) return routes.operator.handle(req, res, path);
   if (path !== '/mcp')
     return sendText(
       res,
       404,
-      `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics and /todos tell the operator about the daemon`,
+      `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
   // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
   // transport answers the same, with DELETE beside POST).

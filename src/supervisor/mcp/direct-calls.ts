@@ -5,25 +5,29 @@
 // status call in a profile (bench/README.md, issue 25). The answers are the ones it gives, byte for
 // byte: the same members in the same order. Anything else (params with _meta or task, an argument
 // named __proto__, which its record schema drops) still goes through the layer.
+import type { IncomingMessage } from 'node:http';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isObject, type Loose } from './eras.js';
 import type { ToolRegistry } from './server.js';
 
-/** The answer to `message` when it is a call this module answers, else null (the protocol layer's). */
-export type DirectAnswerer = (message: {
-  id?: unknown;
-  method?: unknown;
-  params?: unknown;
-}) => Promise<JSONRPCMessage> | null;
+/** The answer to `message` (which request `from` carried) when it is a call this module answers, else null (the protocol layer's). */
+export type DirectAnswerer = (
+  message: {
+    id?: unknown;
+    method?: unknown;
+    params?: unknown;
+  },
+  from: IncomingMessage,
+) => Promise<JSONRPCMessage> | null;
 
 export function directAnswerer(call: ToolRegistry['call']): DirectAnswerer {
-  return (message) => {
+  return (message, from) => {
     const id = message.id as RequestId | undefined;
     if (id === undefined) return null;
     const params = message.params;
     if (message.method === 'ping') return params === undefined ? Promise.resolve(response(id, {})) : null;
     if (message.method !== 'tools/call' || !isObject(params) || !plainCall(params)) return null;
-    return call(params.name as string, params.arguments).then(
+    return call(params.name as string, params.arguments, from).then(
       (result) => response(id, result),
       (error: { code?: unknown; message?: string; data?: unknown }) => errorResponse(id, error),
     );

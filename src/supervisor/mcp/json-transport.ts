@@ -12,10 +12,11 @@
 // optional GET stream. The refusals use the SDK transport's own status codes and messages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { checkKnownParams, checkMessage, usableId } from './message-check.js';
 import { sendJsonText } from './rpc-error.js';
 import type { DirectAnswerer } from './direct-calls.js';
+import type { CallRequestInfo } from './server.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -36,7 +37,7 @@ interface PendingPost {
 export class JsonHttpTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   private readonly posts = new Map<RequestId, PendingPost>();
   private isInitialized = false;
   private closed = false;
@@ -123,7 +124,7 @@ export class JsonHttpTransport implements Transport {
       );
     }
     if (ids.length === 0) {
-      this.deliver(messages);
+      this.deliver(messages, req);
       if (refused.length > 0) sendJson(res, 200, refused);
       else res.writeHead(202).end();
       return Promise.resolve();
@@ -138,19 +139,20 @@ export class JsonHttpTransport implements Transport {
         for (const id of post.ids) if (this.posts.get(id) === post) this.posts.delete(id);
         post.done();
       });
-      this.deliver(messages);
+      this.deliver(messages, req);
     });
   }
 
-  /** Hands each message to the protocol; a cancellation also lets its request's POST end without it. */
-  private deliver(messages: LooseMessage[]): void {
+  /** Hands each message of `req` to the protocol, `req` with it for the tools; a cancellation also lets its request's POST end without it. */
+  private deliver(messages: LooseMessage[], req: IncomingMessage): void {
     for (const message of messages) {
-      const answer = this.direct(message);
+      const answer = this.direct(message, req);
       if (answer !== null) {
         void answer.then((response) => this.send(response));
         continue;
       }
-      this.onmessage?.(message as JSONRPCMessage);
+      const requestInfo: CallRequestInfo = { headers: req.headers, from: req };
+      this.onmessage?.(message as JSONRPCMessage, { requestInfo });
       if (message.method !== 'notifications/cancelled') continue;
       const id = (message as { params?: { requestId?: RequestId } }).params?.requestId;
       const post = id === undefined ? undefined : this.posts.get(id);

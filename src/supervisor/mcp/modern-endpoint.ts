@@ -1,6 +1,7 @@
 // MCP 2026-07-28 on /mcp: every request stands alone (no initialize, no session), carries its
 // version and the client's capabilities in params._meta, and is answered in its POST's response as
-// JSON with a resultType. The methods: server/discover, tools/list (with cache hints), tools/call,
+// JSON with a resultType. The methods: server/discover, tools/list (with cache hints), tools/call
+// (a run may answer input_required, when an exec of its task waits for a person: approval-inputs.ts),
 // and the Tasks extension's tasks/get, tasks/cancel, tasks/update.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -20,6 +21,8 @@ import {
 } from './rpc-error.js';
 import { SERVER_NAME, type ToolRegistry } from './server.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
+import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
+import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
 
 /** How long a client may keep tools/list and server/discover: the tools change only with the daemon's version. */
 export const LIST_TTL_MS = 3_600_000;
@@ -36,6 +39,7 @@ export class ModernEndpoint {
   constructor(
     private readonly tools: ToolRegistry,
     private readonly handles: TaskHandles,
+    private readonly inputs: ApprovalInputs,
     private readonly version: string,
     private readonly log: Logger,
   ) {}
@@ -53,7 +57,7 @@ export class ModernEndpoint {
     if (paramsProblem !== null)
       return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
     try {
-      const result = await this.dispatch(message as Request, envelope);
+      const result = await this.dispatch(message as Request, envelope, req);
       sendRpcResponse(res, 200, id, { result });
     } catch (error) {
       if (error instanceof RpcError) return sendRpcResponse(res, error.status, id, { error });
@@ -64,9 +68,14 @@ export class ModernEndpoint {
     }
   }
 
-  private async dispatch(request: Request, envelope: Envelope): Promise<Record<string, unknown>> {
+  /** Answers `request`, which the HTTP request `from` carried. */
+  private async dispatch(
+    request: Request,
+    envelope: Envelope,
+    from: IncomingMessage,
+  ): Promise<Record<string, unknown>> {
     const params = request.params ?? {};
-    if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope);
+    if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope, from);
     switch (request.method) {
       case 'server/discover':
         return {
@@ -80,12 +89,8 @@ export class ModernEndpoint {
         };
       case 'tools/list':
         return { resultType: 'complete', ...this.tools.listing, ttlMs: LIST_TTL_MS, cacheScope: 'public' };
-      case 'tools/call': {
-        const name = params.name as string;
-        const result = await this.tools.call(name, params.arguments);
-        const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result) : null;
-        return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
-      }
+      case 'tools/call':
+        return this.callTool(params, envelope, from);
     }
     throw refusal(
       METHOD_NOT_FOUND,
@@ -93,7 +98,46 @@ export class ModernEndpoint {
     );
   }
 
-  private taskMethod(method: string, params: Record<string, unknown>, envelope: Envelope): Record<string, unknown> {
+  /**
+   * tools/call. A run's retry (MRTR) answers the approvals it carries and resumes its task's wait
+   * (as status waits); a run whose task still runs with an exec waiting for a person asks a client
+   * that declared elicitation; one that outlived its wait is a task of the extension.
+   */
+  private async callTool(
+    params: Record<string, unknown>,
+    envelope: Envelope,
+    from: IncomingMessage,
+  ): Promise<Record<string, unknown>> {
+    const name = params.name as string;
+    const retry = this.inputs.retry(name, params, from);
+    if (retry !== null && 'refused' in retry) {
+      const error = { code: retry.refused.code, message: retry.refused.message };
+      return {
+        resultType: 'complete',
+        content: [{ type: 'text', text: error.message }],
+        structuredContent: { error },
+        isError: true,
+      };
+    }
+    const result =
+      retry === null
+        ? await this.tools.call(name, params.arguments, from)
+        : await this.tools.call('status', resumedWait(params.arguments, retry.taskId), from);
+    const snapshot = result.isError === true ? undefined : result.structuredContent;
+    if (name === 'run' && snapshot?.state === 'running' && declaresElicitation(envelope.capabilities)) {
+      const asked = this.inputs.inputRequired(name, params.arguments, snapshot.id as string);
+      if (asked !== null) return asked;
+    }
+    const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result) : null;
+    return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
+  }
+
+  private taskMethod(
+    method: string,
+    params: Record<string, unknown>,
+    envelope: Envelope,
+    from: IncomingMessage,
+  ): Record<string, unknown> {
     if (!declaresTasks(envelope.capabilities)) {
       throw refusal(
         MISSING_CLIENT_CAPABILITY,
@@ -109,10 +153,21 @@ export class ModernEndpoint {
         INVALID_PARAMS,
         `Invalid params: ${method} needs params.taskId, the taskId a run answered with (a string)`,
       );
-    if (method === 'tasks/get') return this.handles.get(taskId);
+    if (method === 'tasks/get') return this.handles.get(taskId, declaresElicitation(envelope.capabilities));
     if (method === 'tasks/cancel') return this.handles.cancel(taskId);
-    return this.handles.update(taskId);
+    return this.handles.update(taskId, params.inputResponses, from);
   }
+}
+
+/** What a run's retry waits for, as status: the same task, for as long as the run asked to wait. */
+function resumedWait(args: unknown, taskId: string): Record<string, unknown> {
+  const given = isObject(args) ? args : {};
+  return {
+    id: taskId,
+    wait_seconds: given.wait_seconds ?? DEFAULT_WAIT_SECONDS,
+    ...(given.wait_for === undefined ? {} : { wait_for: given.wait_for }),
+    ...(given.wait_for_port === undefined ? {} : { wait_for_port: given.wait_for_port }),
+  };
 }
 
 /** What the transport refuses before the message is read: media types, batches, and malformed messages. */

@@ -1,24 +1,41 @@
 // The tool registry behind tools/list and tools/call, shared by both eras: the SDK's protocol Server
 // for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly. The SDK
 // is loaded with the first 2025-era session (it is several MB of a daemon's memory).
+import type { IncomingMessage } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, RequestInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { HiveError, ToolRefusal, type ErrorBody } from '../../errors.js';
+import { HiveError, ToolRefusal } from '../../errors.js';
 import { instructionsFor, type EndAdvice } from './advice.js';
 import { INVALID_PARAMS, RpcError } from './rpc-error.js';
-import { listedTool, omitNulls, parseToolInput, type ToolContext, type ToolDefinition } from './tool.js';
+import {
+  listedTool,
+  omitNulls,
+  parseToolInput,
+  type ErrorBody,
+  type ToolContext,
+  type ToolDefinition,
+} from './tool.js';
 
 export const SERVER_NAME = 'bash';
 const MAX_NAME_ECHO = 80;
+
+/**
+ * What the 2025 era's transport (json-transport.ts) hands the SDK's protocol layer with each
+ * message, which passes it to the handler as it is: the request's headers, and the request, whose
+ * connection tells who made a call.
+ */
+export interface CallRequestInfo extends RequestInfo {
+  from: IncomingMessage;
+}
 
 export interface ToolRegistry {
   /** The tools as tools/list shows them, made once. */
   readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
   /** The server's instructions to the agent (initialize, server/discover). */
   readonly instructions: string;
-  /** Calls a tool: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
-  call(name: string, args: unknown): Promise<CallToolResult>;
+  /** Calls a tool for the request `from`: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
+  call(name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult>;
   /** The SDK's protocol server for one 2025-era session. */
   createServer(): Promise<Server>;
 }
@@ -39,7 +56,7 @@ export function createToolRegistry(
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
   for (const tool of tools) tool.inputSchema.safeParse({});
 
-  const call = async (name: string, args: unknown): Promise<CallToolResult> => {
+  const call = async (name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult> => {
     const tool = byName.get(name);
     // A protocol error in both eras, as 2026-07-28 says: the tool list the client holds is stale.
     if (!tool)
@@ -49,7 +66,7 @@ export function createToolRegistry(
       );
     try {
       const input = parseToolInput(tool, args);
-      const result = await tool.handler(input, context);
+      const result = await tool.handler(input, context, from);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
       // Sized for a model's context: verbose (run, status) asks for every member, null or not.
@@ -78,7 +95,9 @@ export function createToolRegistry(
       ]);
       const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions });
       server.setRequestHandler(ListToolsRequestSchema, () => listing);
-      server.setRequestHandler(CallToolRequestSchema, (request) => call(request.params.name, request.params.arguments));
+      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+        call(request.params.name, request.params.arguments, (extra.requestInfo as CallRequestInfo).from),
+      );
       return server;
     },
   };

@@ -64,7 +64,7 @@ export class SessionManager {
     private readonly log: Logger,
   ) {
     this.idleMs = settings.sessionIdleSeconds * 1000;
-    this.direct = directAnswerer((name, args) => registry.call(name, args));
+    this.direct = directAnswerer((name, args, from) => registry.call(name, args, from));
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
   }
 

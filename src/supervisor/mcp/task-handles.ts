@@ -1,13 +1,18 @@
 // `run` as a task of the Tasks extension (io.modelcontextprotocol/tasks) in the 2026-07-28 era: the
 // handle a run answers with when its task outlives the wait, and tasks/get, tasks/cancel and
-// tasks/update on it. A task of the extension is the daemon's task: taskId is its id.
+// tasks/update on it. A task of the extension is the daemon's task: taskId is its id. One whose
+// exec waits for a person is input_required to a client that declared elicitation, with a form per
+// exec (approval-inputs.ts), answered by tasks/update; to any other it stays working.
+import type { IncomingMessage } from 'node:http';
 import { UnknownTaskError } from '../../errors.js';
+import { ApprovalFromTaskError } from '../policy/approval-errors.js';
 import { DEFAULT_TAIL_BYTES, summarizeTask } from '../model/task-snapshot.js';
 import { isFinished, type TaskRecord } from '../model/task.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { isObject } from './eras.js';
-import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from './rpc-error.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RpcError } from './rpc-error.js';
 import { describeTask, shapeTask } from './task-snapshot-schema.js';
+import type { ApprovalInputs } from './approval-inputs.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** How often a client should poll tasks/get; a task's end also reaches the harness as a todo. */
@@ -15,7 +20,7 @@ export const POLL_INTERVAL_MS = 1000;
 /** Run's answers that are still going but were asked to wait for readiness, not for the end. */
 const READY_RESULTS = new Set(['matched', 'listening']);
 
-type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
+type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** Whether the request's client capabilities declare the Tasks extension. */
 export function declaresTasks(capabilities: Record<string, unknown>): boolean {
@@ -44,6 +49,7 @@ export class TaskHandles {
     private readonly tasks: TaskService,
     /** How long a finished task is kept (--retention-days); tasks/get finds it until then. */
     private readonly ttlMs: number,
+    private readonly inputs: ApprovalInputs,
   ) {}
 
   /** The CreateTaskResult of a run whose task goes on; its record is in the registry already. */
@@ -51,8 +57,11 @@ export class TaskHandles {
     return { resultType: 'task', ...this.describe(this.find(id)).task };
   }
 
-  /** tasks/get: the task as it is; once it has ended, with its result, handed over (its todo cleared). */
-  get(taskId: string): Record<string, unknown> {
+  /**
+   * tasks/get: the task as it is; once it has ended, with its result, handed over (its todo
+   * cleared); input_required with the forms of its waiting execs to a client that `canAsk`.
+   */
+  get(taskId: string, canAsk: boolean): Record<string, unknown> {
     const record = this.find(taskId);
     const current = isFinished(record.state) ? this.tasks.handOver(taskId) : record;
     this.tasks.commit();
@@ -71,6 +80,8 @@ export class TaskHandles {
     }
     if (task.status === 'failed')
       return { resultType: 'complete', ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
+    const inputRequests = canAsk ? this.inputs.requestsFor(taskId) : null;
+    if (inputRequests !== null) return { resultType: 'complete', ...task, status: 'input_required', inputRequests };
     return { resultType: 'complete', ...task };
   }
 
@@ -82,9 +93,15 @@ export class TaskHandles {
     return { resultType: 'complete' };
   }
 
-  /** tasks/update: a run never asks for input, so there is nothing outstanding to answer. */
-  update(taskId: string): Record<string, unknown> {
+  /** tasks/update: answers the task's waiting execs its inputResponses name (accept approves); a key of none is ignored. */
+  update(taskId: string, inputResponses: unknown, from: IncomingMessage): Record<string, unknown> {
     this.find(taskId);
+    try {
+      this.inputs.update(taskId, inputResponses, from);
+    } catch (error) {
+      if (!(error instanceof ApprovalFromTaskError)) throw error;
+      throw new RpcError(INVALID_REQUEST, error.message, { error: { code: error.code, message: error.message } });
+    }
     return { resultType: 'complete' };
   }
 

@@ -5,6 +5,7 @@ import { TASK_STATES } from '../model/task.js';
 import { describeStream, summarizeTask, type TaskSnapshot } from '../model/task-snapshot.js';
 import type { ReadinessOutcome } from '../readiness/readiness.js';
 import { readStreamHead } from '../output/stream-head.js';
+import { policySnapshotSchema } from './policy-snapshot-schema.js';
 
 const isoTime = z.string().nullable();
 
@@ -120,6 +121,11 @@ export const taskSnapshotSchema = z.object({
       }),
     )
     .describe("The TCP and UDP ports its processes listen on now (a dev server's 3000, say); empty once it has ended"),
+  policy: policySnapshotSchema
+    .optional()
+    .describe(
+      "What the operator's command policy did in the task (only where the daemon has one): the programs it refused, and those that wait for a person's approval",
+    ),
 });
 
 // The schema describes the snapshot exactly: a field added to one and not the other fails to compile.
@@ -191,6 +197,8 @@ export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult 
   if ((snapshot.pids_limit_hits ?? 0) > 0) result.pids_limit_hits = snapshot.pids_limit_hits;
   if (snapshot.stdin_open) result.stdin_open = true;
   if (snapshot.ports.length > 0) result.ports = snapshot.ports;
+  const policy = snapshot.policy;
+  if (policy !== undefined && (policy.denied_count > 0 || policy.waiting.length > 0)) result.policy = policy;
   return result;
 }
 

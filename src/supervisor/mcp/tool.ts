@@ -1,6 +1,8 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
+import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { echoValue, ToolInputError } from '../../errors.js';
+import type { TaskCallers } from '../callers/task-callers.js';
 import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { EndAdvice } from './advice.js';
@@ -9,6 +11,8 @@ export interface ToolContext {
   tasks: TaskService;
   /** The reader threads: task output is read, and patterns run, there. */
   reads: ReadPool;
+  /** Who made a call (one of the daemon's tasks, or not): `callers.of(from)`, `from` the request a handler is given. */
+  callers: TaskCallers;
 }
 
 export interface ToolResult<Output> {
@@ -33,10 +37,11 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
     idempotentHint?: boolean;
     openWorldHint?: boolean;
   };
-  /** Synchronous where it need not wait: then its answer goes out in the same turn. */
+  /** Synchronous where it need not wait: then its answer goes out in the same turn. `from`: the HTTP request that carried the call. */
   handler(
     input: z.output<Input>,
     context: ToolContext,
+    from: IncomingMessage,
   ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 
@@ -136,6 +141,12 @@ function describeNestedIssue(issue: z.core.$ZodIssue, input: unknown, schema: z.
   for (const part of issue.path)
     value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined;
   return `"${where}" ${issue.message}; got ${echoValue(value)}`;
+}
+
+/** The shape every refused tool call carries in its structuredContent. */
+export interface ErrorBody {
+  code: string;
+  message: string;
 }
 
 /** What every refused call carries as structured content. */

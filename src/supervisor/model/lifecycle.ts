@@ -12,6 +12,8 @@
 // caller is left to hand it to.
 import type { FinalFigures } from '../../process/launched-task.js';
 import type { EndedReport, EndReason, ReleasedReport, StreamName } from '../../workers/protocol.js';
+import type { ExecCall } from '../../process/launched-task.js';
+import { addDenial } from './exec-denials.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
 export type LifecycleEvent =
@@ -31,7 +33,11 @@ export type LifecycleEvent =
   /** run's wait is over and the task still runs: its todo appears. */
   | { type: 'shown' }
   /** A caller is handed the task's finished result: its todo goes. */
-  | { type: 'handed-over' };
+  | { type: 'handed-over' }
+  /** The command policy refused an exec of the task. */
+  | { type: 'exec-denied'; rule: number | null; exec: ExecCall; reason: string; at: number }
+  /** An exec of the task began to wait for a person's answer (`open`), or no longer waits: its todo shows it. */
+  | { type: 'asking'; open: boolean };
 
 export interface LifecycleContext {
   /** The daemon is stopping: every end is interrupted, and shown. */
@@ -160,6 +166,15 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       const next = { ...record, todoShown: true };
       return { record: next, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
     }
+    case 'exec-denied': {
+      const next = { ...record, denials: addDenial(record.denials, event, event.at) };
+      return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
+    }
+    case 'asking':
+      // The harness is told of an exec that waits for a person, whether run's wait is over or not.
+      if (event.open) return advance(record, { type: 'shown' }, context);
+      if (isFinished(record.state) || !record.todoShown) return unchanged(record);
+      return { record, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
     case 'handed-over':
       if (!isFinished(record.state) || !record.todoShown || context.stopping) return unchanged(record);
       return { record: { ...record, todoShown: false }, effects: { ...NOTHING, persist: true, todo: 'clear' } };

@@ -5,6 +5,7 @@ import type { ListeningPort } from '../../process/ports.js';
 import type { Sandbox } from '../../process/sandbox.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { readTail, type StreamTail } from '../output/output-tail.js';
+import type { TaskPolicyView } from './exec-denials.js';
 import { isFinished, type TaskRecord, type TaskState } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
@@ -51,6 +52,8 @@ export interface TaskSnapshot {
   pids_limit_hits: number | null;
   /** The TCP and UDP ports its processes listen on now. */
   ports: ListeningPort[];
+  /** What the command policy refused and what waits for a person; only where the daemon has a policy. */
+  policy?: TaskPolicyView;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -64,6 +67,8 @@ export interface SnapshotSource {
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
   portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
   stdinOpen(record: TaskRecord): boolean;
+  /** What the command policy did in the task, or null where the daemon has no policy. */
+  policyOf(record: TaskRecord): TaskPolicyView | null;
 }
 
 export interface OutputTails {
@@ -82,6 +87,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
   const { stdout, stderr } = tasks.outputTails(record, tailBytes);
   const finished = isFinished(record.state);
   const resources = tasks.resourcesOf(record);
+  const policy = tasks.policyOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
   return {
     id: record.id,
@@ -124,6 +130,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,
     ports: tasks.portsOf(record),
+    ...(policy === null ? {} : { policy }),
   };
 }
 
@@ -135,7 +142,7 @@ export function summarizeTask(snapshot: TaskSnapshot, withPid = true): string {
   else if (snapshot.state === 'running') {
     const so = snapshot.runtime_ms === null ? 'starting' : `${(snapshot.runtime_ms / 1000).toFixed(1)} s so far`;
     const progress = withPid ? `pid ${snapshot.pid ?? '?'}, running${seconds}` : so;
-    outcome = `${progress}${snapshot.stdin_open ? ', stdin open for input' : ''}`;
+    outcome = `${progress}${snapshot.stdin_open ? ', stdin open for input' : ''}${describeWaiting(snapshot)}`;
   } else if (snapshot.error !== null && snapshot.exit_code === null) outcome = `${snapshot.error}${seconds}`;
   else if (snapshot.error !== null)
     outcome = `${snapshot.error}, ${snapshot.signal === null ? `exit ${snapshot.exit_code}` : `${snapshot.signal} (exit ${snapshot.exit_code})`}${seconds}`;
@@ -143,6 +150,15 @@ export function summarizeTask(snapshot: TaskSnapshot, withPid = true): string {
   else outcome = `exit ${snapshot.exit_code}${seconds}`;
   const lingering = snapshot.lingering > 0 ? `; ${snapshot.lingering} process(es) still alive` : '';
   return `task ${snapshot.id} ${snapshot.state}: ${outcome}${lingering}`;
+}
+
+/** `, waiting for approval: git push (hive-bash approve 3f9a0c1e)`: the execs of a running task that wait for a person. */
+function describeWaiting(snapshot: TaskSnapshot): string {
+  const waiting = snapshot.policy?.waiting ?? [];
+  if (waiting.length === 0) return '';
+  const first = waiting[0]!;
+  const more = waiting.length > 1 ? ` and ${waiting.length - 1} more` : '';
+  return `, waiting for approval: \`${first.command}\` (hive-bash approve ${first.id} or deny ${first.id})${more}`;
 }
 
 /** `--- stdout (last 10 of 20 bytes): PATH`: a stream's header line, for the tail below it. */

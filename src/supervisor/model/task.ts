@@ -2,6 +2,7 @@
 // lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
 import type { TaskLimits } from '../../process/limits.js';
 import type { Sandbox } from '../../process/sandbox.js';
+import { NO_DENIALS, type ExecDenials } from './exec-denials.js';
 
 export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -62,6 +63,8 @@ export interface TaskRecord {
   pidsLimitHits: number | null;
   /** The most memory it used at once, where its cgroup kept that figure. */
   memoryPeakBytes: number | null;
+  /** The execs the command policy refused. */
+  denials: ExecDenials;
 }
 
 /** What run decides of a new task; the rest starts empty. */
@@ -102,5 +105,6 @@ export function createTaskRecord(task: NewTask): TaskRecord {
     pidsLimitHits: null,
     memoryPeakBytes: null,
     truncation: { stdout: null, stderr: null },
+    denials: NO_DENIALS,
   };
 }

@@ -94,6 +94,10 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
       ALTER TABLE tasks ADD COLUMN terminal_rows INTEGER;
     `);
   },
+  // 6: the execs the command policy refused (JSON: their count and the last few).
+  (db) => {
+    db.exec('ALTER TABLE tasks ADD COLUMN exec_denials TEXT');
+  },
 ];
 
 /** The schema version this code writes. */

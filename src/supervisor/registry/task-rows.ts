@@ -1,5 +1,6 @@
 // A task's SQLite row and its record: the columns as stored, and the conversions both ways.
 import type { Sandbox } from '../../process/sandbox.js';
+import { NO_DENIALS, type ExecDenials } from '../model/exec-denials.js';
 import type { TaskRecord, TaskState } from '../model/task.js';
 
 export interface TaskRow {
@@ -36,6 +37,7 @@ export interface TaskRow {
   memory_peak_bytes: number | null;
   stdout_truncated_reason: string | null;
   stderr_truncated_reason: string | null;
+  exec_denials: string | null;
 }
 
 export const fromRow = (row: TaskRow): TaskRecord => ({
@@ -71,6 +73,7 @@ export const fromRow = (row: TaskRow): TaskRecord => ({
   pidsLimitHits: row.pids_limit_hits,
   memoryPeakBytes: row.memory_peak_bytes,
   truncation: { stdout: row.stdout_truncated_reason, stderr: row.stderr_truncated_reason },
+  denials: row.exec_denials === null ? NO_DENIALS : (JSON.parse(row.exec_denials) as ExecDenials),
 });
 
 /** The columns insert writes: what run decided of a new task. */
@@ -105,4 +108,5 @@ export const toSaveRow = (record: TaskRecord) => ({
   memoryPeakBytes: record.memoryPeakBytes,
   stdoutTruncatedReason: record.truncation.stdout,
   stderrTruncatedReason: record.truncation.stderr,
+  execDenials: record.denials.count === 0 ? null : JSON.stringify(record.denials),
 });

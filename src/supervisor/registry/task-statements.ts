@@ -22,7 +22,7 @@ export function prepareStatements(db: Database.Database) {
       signal = @signal, error = @error, ended_at = @endedAt, stdout_truncated = @stdoutTruncated,
       stderr_truncated = @stderrTruncated, cpu_ms = @cpuMs, todo_shown = @todoShown, oom_killed = @oomKilled,
       pids_limit_hits = @pidsLimitHits, memory_peak_bytes = @memoryPeakBytes, stdout_truncated_reason = @stdoutTruncatedReason,
-      stderr_truncated_reason = @stderrTruncatedReason WHERE id = @id`),
+      stderr_truncated_reason = @stderrTruncatedReason, exec_denials = @execDenials WHERE id = @id`),
     list: db.prepare<[number], TaskRow>('SELECT * FROM tasks ORDER BY seq DESC LIMIT ?'),
     listByState: db.prepare<[string, number], TaskRow>('SELECT * FROM tasks WHERE state = ? ORDER BY seq DESC LIMIT ?'),
     counts: db.prepare<[], { state: TaskState; count: number }>(

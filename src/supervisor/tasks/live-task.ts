@@ -1,7 +1,7 @@
 // A task this daemon holds in memory: from run until it has finished and its worker let go of it.
 import { randomUUID } from 'node:crypto';
 import type { TaskLimits } from '../../process/limits.js';
-import type { RequestedSandbox } from './task-sandbox.js';
+import type { RequestedSandbox, RunCaller } from './task-sandbox.js';
 import { createTaskRecord, type TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
@@ -21,6 +21,8 @@ export interface RunRequest {
   limits: Partial<TaskLimits>;
   /** The sandbox the run asked for; undefined: the daemon's default, if any. */
   sandbox?: RequestedSandbox | undefined;
+  /** The task that asked for this run (a call from one of its processes), or null: a call from outside the tasks. */
+  caller: RunCaller | null;
 }
 
 /** A worker's answer to one input: how much of it the task has not read, or why it was refused. */

@@ -5,6 +5,7 @@
 import { allTaskCgroupDirs, leftoverRunKeys, type Containment } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/lingering.js';
 import { NO_RESOURCES } from '../../process/resources.js';
+import { policyView } from '../model/exec-denials.js';
 import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
 import { readOutputTails, type SnapshotSource } from '../model/task-snapshot.js';
@@ -28,6 +29,7 @@ export async function interruptStaleTasks(
     resourcesOf: () => NO_RESOURCES,
     portsOf: () => [],
     stdinOpen: () => false,
+    policyOf: (record) => (record.denials.count > 0 ? policyView(record.denials, []) : null),
   };
   const interrupted: TaskRecord[] = [];
   for (const record of store.listUnfinished()) {

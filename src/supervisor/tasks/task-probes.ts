@@ -19,6 +19,8 @@ import { isFinished, type TaskRecord } from '../model/task.js';
 import { BoundedCache } from '../bounded-cache.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { LiveTask } from './live-task.js';
+import { policyView, type TaskPolicyView } from '../model/exec-denials.js';
+import type { ApprovalBoard } from '../policy/approvals.js';
 
 /** Finished tasks whose tails (of at most the default size) are kept. */
 const FINISHED_TAILS = 256;
@@ -30,7 +32,27 @@ export class TaskProbes implements SnapshotSource {
     private readonly live: ReadonlyMap<string, LiveTask>,
     private readonly containment: Containment,
     private readonly files: OutputFiles,
+    /** The execs that wait for a person; null where the daemon has no command policy. */
+    private readonly approvals: ApprovalBoard | null,
   ) {}
+
+  /** What the command policy refused in this run, and what of it waits for a person now. */
+  policyOf(record: TaskRecord): TaskPolicyView | null {
+    if (this.approvals === null) return null;
+    const waiting = this.approvals
+      .forTask(record.id)
+      .filter((approval) => approval.runKey === record.runKey)
+      .map((approval) => ({
+        id: approval.id,
+        command: approval.exec.command,
+        program: approval.exec.path,
+        rule: approval.rule,
+        reason: approval.reason,
+        asked_at: new Date(approval.askedAt).toISOString(),
+        expires_at: new Date(approval.expiresAt).toISOString(),
+      }));
+    return policyView(record.denials, waiting);
+  }
 
   outputPaths(id: string): { stdout: string; stderr: string } {
     return this.files.pathsOf(id);

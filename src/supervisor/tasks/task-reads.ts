@@ -12,6 +12,7 @@ import type { TaskStore } from '../registry/task-store.js';
 import type { LiveTask } from './live-task.js';
 import { TaskProbes } from './task-probes.js';
 import type { TaskQueue } from './task-queue.js';
+import type { ApprovalBoard } from '../policy/approvals.js';
 
 export abstract class TaskReads {
   /** Every task from run until its worker lets go of it (pending, running, finished with processes still lingering). */
@@ -25,8 +26,10 @@ export abstract class TaskReads {
     protected readonly queue: TaskQueue,
     containment: Containment,
     files: OutputFiles,
+    /** The execs that wait for a person; null where the daemon has no command policy. */
+    readonly approvals: ApprovalBoard | null,
   ) {
-    this.probes = new TaskProbes(this.live, containment, files);
+    this.probes = new TaskProbes(this.live, containment, files, approvals);
   }
 
   /** The task's current record: live from memory, finished from the registry. */
@@ -49,6 +52,13 @@ export abstract class TaskReads {
   /** Resolves once task `id` has finished (at once for one that has, or that this daemon does not hold). */
   whenEnded(id: string): Promise<void> {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();
+  }
+
+  /** Resolves once task `id` has finished, or an exec of it waits for a person (which a waiting caller is to hear of). */
+  whenEndedOrAsked(id: string): Promise<void> {
+    const ended = this.whenEnded(id);
+    if (this.approvals === null || !this.live.has(id)) return ended;
+    return Promise.race([ended, this.approvals.whenAsked(id)]);
   }
 
   /** Whether this run of the task is still held: its worker has not let go (its output may still grow). */
@@ -75,6 +85,24 @@ export abstract class TaskReads {
         .portsOf(task.record)
         .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
       if (listener) return { id: task.record.id, listener };
+    }
+    return null;
+  }
+
+  /** The live task whose run key (its cgroup's name) is `runKey`, or null. */
+  recordOfRun(runKey: string): TaskRecord | null {
+    for (const task of this.live.values()) if (task.record.runKey === runKey) return task.record;
+    return null;
+  }
+
+  /**
+   * The live task whose process tree is rooted at host pid `pid`, or null: its shim, which every
+   * process of it descends from; under Node's spawn, which has none, its leader while it runs.
+   */
+  recordRootedAt(pid: number): TaskRecord | null {
+    for (const task of this.live.values()) {
+      const root = task.shimPid ?? (task.record.state === 'running' ? task.record.pid : null);
+      if (root === pid) return task.record;
     }
     return null;
   }

@@ -63,6 +63,12 @@ export const completeFloor = (floor: RequestedSandbox): Sandbox => ({
   network: floor.network ?? true,
 });
 
+/** The task a run comes from (a call from one of its processes); its sandbox (null: none) bounds the run's. */
+export interface RunCaller {
+  taskId: string;
+  sandbox: Sandbox | null;
+}
+
 /** The operator's --default-sandbox and --sandbox-floor; null: none. */
 export interface SandboxPolicy {
   defaults: RequestedSandbox | null;
@@ -88,23 +94,36 @@ export function completeSandbox(
   };
 }
 
-/** The sandbox for a run that asked for `requested` (undefined: none), or null; throws a coded refusal. */
+/** What of a run its sandbox depends on: the sandbox it asked for (undefined: none), its cwd, and the task that asked for it. */
+export interface SandboxedRun {
+  sandbox?: RequestedSandbox | undefined;
+  cwd: string;
+  caller: RunCaller | null;
+}
+
+/**
+ * The sandbox for `run`, or null; throws a coded refusal. A run that a task asked for (its
+ * `caller`) has that task's sandbox as a second floor: one that gives none gets it, and a member
+ * it leaves out is the caller's.
+ */
 export function resolveSandbox(
-  requested: RequestedSandbox | undefined,
-  cwd: string,
+  { sandbox: requested, cwd, caller }: SandboxedRun,
   env: Record<string, string>,
   policy: SandboxPolicy,
   support: SandboxSupport,
 ): Sandbox | null {
+  const callerFloor = caller?.sandbox ?? null;
   const source =
     requested !== undefined
       ? '"sandbox"'
-      : policy.defaults !== null
-        ? "the daemon's --default-sandbox"
-        : "the daemon's --sandbox-floor";
-  const chosen = requested ?? policy.defaults ?? policy.floor;
+      : callerFloor !== null
+        ? `the sandbox of task ${caller!.taskId}, which made this call`
+        : policy.defaults !== null
+          ? "the daemon's --default-sandbox"
+          : "the daemon's --sandbox-floor";
+  const chosen = requested ?? callerFloor ?? policy.defaults ?? policy.floor;
   if (chosen === null) return null;
-  const completed = completeSandbox(chosen, cwd, env, policy.floor);
+  const completed = completeSandbox(chosen, cwd, env, callerFloor ?? policy.floor);
   // Each directory named where it was given: the run's own by its index, else by where it came from.
   const writeDirs =
     requested?.write !== undefined
@@ -113,8 +132,15 @@ export function resolveSandbox(
           resolveWriteDir(dir, `a write directory of ${source}`, `the write directories of ${source} must each be`),
         );
   const sandbox = { ...completed, write: [...new Set(writeDirs.map((dir) => dir.resolved))] };
-  const wider = policy.floor === null ? null : widerThanFloor(writeDirs, sandbox.network, policy.floor);
-  if (wider !== null) throw new SandboxNotAllowedError(source, wider, describeSandbox(policy.floor!));
+  const beyond =
+    beyondLimit(
+      writeDirs,
+      sandbox.network,
+      callerFloor,
+      `the sandbox of task ${caller?.taskId}, which made this call`,
+      'that sandbox',
+    ) ?? beyondLimit(writeDirs, sandbox.network, policy.floor, "the operator's floor (--sandbox-floor)", 'the floor');
+  if (beyond !== null) throw new SandboxNotAllowedError(source, beyond);
   const missing = sandboxGaps(sandbox, support);
   if (missing.length > 0) throw new SandboxUnavailableError(source, missing.join('; '));
   return sandbox;
@@ -170,6 +196,18 @@ function widerThanFloor(writeDirs: WriteDir[], network: boolean, floor: Sandbox)
   return network && !floor.network ? 'it lets the task reach the network' : null;
 }
 
+/** "wider than NAME: WHY, and SHORT allows at most: ..." when a sandbox allows more than `limit` (null: none); else null. */
+function beyondLimit(
+  writeDirs: WriteDir[],
+  network: boolean,
+  limit: Sandbox | null,
+  name: string,
+  short: string,
+): string | null {
+  const why = limit === null ? null : widerThanFloor(writeDirs, network, limit);
+  return why === null ? null : `wider than ${name}: ${why}, and ${short} allows at most: ${describeSandbox(limit!)}`;
+}
+
 /** The operator's policy from --default-sandbox and --sandbox-floor; a default wider than the floor stops the start (a ConfigError). */
 export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: RequestedSandbox | null): SandboxPolicy {
   const floor = floorGiven === null ? null : completeFloor(floorGiven);
@@ -192,8 +230,8 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
   return { defaults, floor };
 }
 
-/** What sandboxing this host can enforce, and the operator's policy, for the start line and /healthz. */
-export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy) {
+/** What sandboxing this host can enforce, and the operator's policy (with --tasks-may-call), for the start line and /healthz. */
+export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy, tasksMayCall: string) {
   return {
     isolation:
       support.isolation === null
@@ -206,5 +244,6 @@ export function describeSandboxing(support: SandboxSupport, policy: SandboxPolic
     network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
     default: policy.defaults,
     floor: policy.floor,
+    tasks_may_call: tasksMayCall,
   };
 }

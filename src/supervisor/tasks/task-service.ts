@@ -19,24 +19,17 @@ import { TaskEvents } from './task-events.js';
 import { asKillsEnd, refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
 import { TaskQueue } from './task-queue.js';
 import { TaskReads } from './task-reads.js';
-import { resolveTaskLimits, type LimitPolicy } from './task-limits.js';
-import { resolveSandbox, type SandboxPolicy } from './task-sandbox.js';
+import { resolveTaskLimits } from './task-limits.js';
+import { resolveSandbox } from './task-sandbox.js';
 import { buildTaskSpec } from './task-spec.js';
+import { TaskExecs } from './task-execs.js';
+import type { ServiceSettings } from './service-settings.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
 import { within } from '../../within.js';
 
-export interface ServiceSettings {
-  maxRunning: number;
-  maxPending: number;
-  defaultTimeoutSeconds: number | null;
-  killGraceMs: number;
-  maxOutputBytes: number;
-  limitPolicy: LimitPolicy;
-  sandboxPolicy: SandboxPolicy;
-}
-
 export class TaskService extends TaskReads {
   private readonly control: TaskControl;
+  private readonly execs: TaskExecs;
   private readonly todoSource;
   /** Set once the daemon is stopping: every task that ends from then on ends as interrupted. */
   private stopping = false;
@@ -54,21 +47,18 @@ export class TaskService extends TaskReads {
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
   ) {
-    super(store, new TaskQueue(settings), containment, files);
+    super(store, new TaskQueue(settings), containment, files, settings.approvals);
     this.control = new TaskControl(this.probes, containment, settings.killGraceMs);
+    const apply = (task: LiveTask, event: LifecycleEvent) => void this.apply(task, event);
+    this.execs = new TaskExecs(settings.policy?.policy ?? null, settings.approvals, apply);
     this.todoSource = todoSnapshotSource(this.probes);
   }
 
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
     const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.containment.controllers);
-    const sandbox = resolveSandbox(
-      request.sandbox,
-      request.cwd,
-      { ...this.baseEnv, ...request.env },
-      this.settings.sandboxPolicy,
-      this.containment.sandbox,
-    );
+    const env = { ...this.baseEnv, ...request.env };
+    const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.containment.sandbox);
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
@@ -107,9 +97,9 @@ export class TaskService extends TaskReads {
     this.store.commit();
   }
 
-  /** Waits up to `seconds` for the task to finish; returns its record either way. */
+  /** Waits up to `seconds` for the task to finish, or for an exec of it to wait for a person; returns its record either way. */
   async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
-    if (seconds > 0) await within(this.whenEnded(id), seconds * 1000, undefined);
+    if (seconds > 0) await within(this.whenEndedOrAsked(id), seconds * 1000, undefined);
     return this.get(id);
   }
 
@@ -178,6 +168,7 @@ export class TaskService extends TaskReads {
     }
     const spec = buildTaskSpec(task.record, request, terminal, {
       limits: this.settings,
+      policy: this.settings.policy?.compiled ?? null,
       containment: this.containment,
       files: this.files,
       baseEnv: this.baseEnv,
@@ -187,6 +178,7 @@ export class TaskService extends TaskReads {
 
   private onReport(task: LiveTask, report: PoolReport): void {
     if (report.type === 'input-done') return void task.inputs.get(report.requestId)?.(report); // input() forgets it
+    if (report.type === 'exec') return this.execs.onReport(task, report);
     if (report.type === 'started') task.shimPid = report.shimPid;
     if (report.type === 'worker-failed') {
       this.log.error({ task: task.record.id, error: report.error }, 'task worker failed');
@@ -208,6 +200,7 @@ export class TaskService extends TaskReads {
     }
     if (effects.released) {
       refuseWaitingInputs(task);
+      this.execs.released(task);
       task.released.reach();
     }
     if ((effects.released || (effects.finished && task.worker === null)) && this.live.get(record.id) === task)

@@ -15,6 +15,8 @@ export interface SpecLimits {
 
 export interface SpecContext {
   limits: SpecLimits;
+  /** The compiled command policy, or null. */
+  policy: string | null;
   containment: Containment;
   files: OutputFiles;
   baseEnv: Record<string, string>;
@@ -59,5 +61,6 @@ export function buildTaskSpec(
       record.limits,
     ),
     limits: record.limits,
+    policy: context.policy,
   };
 }

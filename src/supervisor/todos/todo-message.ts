@@ -30,6 +30,7 @@ export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
     resourcesOf: () => NO_RESOURCES,
     portsOf: (record) => live.portsOf(record),
     stdinOpen: (record) => live.stdinOpen(record),
+    policyOf: (record) => live.policyOf(record),
   };
 }
 
@@ -66,6 +67,7 @@ function composeBody(snapshot: TaskSnapshot): string {
   if (snapshot.error !== null) lines.push(`error: ${snapshot.error}`);
   if (snapshot.runtime_ms !== null) lines.push(`runtime: ${(snapshot.runtime_ms / 1000).toFixed(1)} s`);
   if (snapshot.sandbox !== null) lines.push(`sandbox: ${describeSandbox(snapshot.sandbox)}`);
+  lines.push(...describePolicy(snapshot));
   if (snapshot.lingering > 0) lines.push(`still alive: ${snapshot.lingering} process(es) of the task (kill ends them)`);
   if (snapshot.ports.length > 0)
     lines.push(
@@ -79,6 +81,25 @@ function composeBody(snapshot: TaskSnapshot): string {
     if (tail.length > 0) lines.push(tail.endsWith('\n') ? tail.slice(0, -1) : tail);
   }
   return lines.join('\n');
+}
+
+/** The execs the command policy refused (the last few, and how many), and those that wait for a person. */
+function describePolicy(snapshot: TaskSnapshot): string[] {
+  const policy = snapshot.policy;
+  if (policy === undefined) return [];
+  const rule = (index: number | null) => (index === null ? "the policy's default" : `rule ${index}`);
+  const lines = policy.waiting.map(
+    (exec) =>
+      `waiting for approval: \`${exec.command}\` (${rule(exec.rule)}: ${exec.reason}); hive-bash approve ${exec.id} or hive-bash deny ${exec.id}`,
+  );
+  if (policy.denied_count > 0) {
+    const shown = policy.denied.map((exec) => `\`${exec.command}\` (${rule(exec.rule)}: ${exec.reason})`);
+    const earlier = policy.denied_count - policy.denied.length;
+    lines.push(
+      `policy denied ${policy.denied_count} exec(s): ${shown.join('; ')}${earlier > 0 ? ` (and ${earlier} earlier)` : ''}`,
+    );
+  }
+  return lines;
 }
 
 function describeExit(snapshot: TaskSnapshot): string {

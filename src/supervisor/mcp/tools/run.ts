@@ -6,6 +6,7 @@ import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT 
 import { runEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
+import { runCallerOf } from '../../callers/task-callers.js';
 import {
   inputTextField,
   TASK_ID_ACCEPTS,
@@ -24,7 +25,7 @@ import { DEFAULT_TAIL_BYTES } from '../../model/task-snapshot.js';
 import { describeWaited, taskResultSchema } from '../task-snapshot-schema.js';
 
 export const MAX_COMMAND_BYTES = 256 * 1024;
-const DEFAULT_WAIT_SECONDS = 3;
+export const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const terminalSizeField = (name: string, defaultSize: number) =>
@@ -102,7 +103,7 @@ const inputSchema = z.strictObject({
   sandbox: objectField(
     sandboxSchema.optional(),
     'an object {"write": [absolute directories], "network": true or false}, both members optional',
-    'Confine the task, enforced by the kernel for it and everything it starts: {"write": ["/work/repo"]} lets it write only there (reads work everywhere), {"network": false} cuts it off any network but its own loopback. E.g. to try a stranger\'s script: {"write": ["/tmp/try"], "network": false}. Default: the operator\'s (null unless set); refused with ERR_SANDBOX_UNAVAILABLE where this host cannot enforce it, never run less confined. status shows the sandbox in force.',
+    'Confine the task, enforced by the kernel for it and everything it starts: {"write": ["/work/repo"]} lets it write only there (reads work everywhere), {"network": false} cuts it off any network but its own loopback. E.g. to try a stranger\'s script: {"write": ["/tmp/try"], "network": false}. Default: the operator\'s (null unless set); refused with ERR_SANDBOX_UNAVAILABLE where this host cannot enforce it, never run less confined. Asked for from inside one of this daemon\'s sandboxed tasks: at most, and by default, that task\'s sandbox. status shows the sandbox in force.',
   ),
   wait_for: waitForField(),
   wait_for_port: waitForPortField(),
@@ -130,7 +131,8 @@ export const runTool = defineTool({
   inputSchema,
   outputSchema: taskResultSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
-  async handler(input, { tasks, reads }) {
+  async handler(input, { tasks, reads, callers }, from) {
+    const caller = runCallerOf(callers.of(from));
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
     for (const size of ['cols', 'rows'] as const) {
@@ -153,6 +155,7 @@ export const runTool = defineTool({
       interactive: input.interactive ?? false,
       limits: { memoryLimitMb: input.memory_limit_mb, maxProcesses: input.max_processes, cpuLimit: input.cpu_limit },
       sandbox: input.sandbox,
+      caller,
     };
     const want = { pattern, port: input.wait_for_port ?? null };
     const { record, waited } = await tasks.runAndWait(request, async (id) =>

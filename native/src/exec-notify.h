@@ -1,0 +1,53 @@
+/* The kernel's side of the command policy: a seccomp filter that hands every execve and execveat
+ * of the calling process and all it starts to a listener (SECCOMP_RET_USER_NOTIF), and the reading
+ * of one such exec's program and arguments from the caller's memory. seccomp_unotify(2) warns that
+ * the memory read can change between the check and the exec: a guard rail, not a boundary. */
+#ifndef HIVE_EXEC_NOTIFY_H
+#define HIVE_EXEC_NOTIFY_H
+
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "exec-rules.h"
+
+/* The most words of argv read from an exec (for its rule and the report). */
+#define EXEC_MAX_WORDS 64
+/* The most bytes of one word read; a longer one is cut (and the exec reported as cut). */
+#define EXEC_MAX_WORD_BYTES 1024
+
+/* An exec read from the process that makes it: `call` points into this structure. */
+struct exec_read {
+  struct exec_call call;
+  char path[4096];
+  char real[4096];
+  char *argv[EXEC_MAX_WORDS];
+  char words[EXEC_MAX_WORDS][EXEC_MAX_WORD_BYTES];
+  /* argv had more words than were read, or a word was cut. */
+  int cut;
+};
+
+/* Installs the filter on the calling process (which never execs after: its children inherit it),
+ * with no_new_privs first where the process lacks CAP_SYS_ADMIN: the listener's fd, or -errno
+ * with `*call` set (-EBUSY where a filter with a listener is already installed above it). */
+int install_exec_filter(const char **call);
+
+/* Receives the next notification into `request` (sized by the kernel: exec_notify_alloc): 0, or
+ * -errno (-ENOENT: its process died meanwhile). */
+int receive_exec(int listener, struct seccomp_notif *request);
+
+/* Allocates a notification and a response as the kernel sizes them: 0 or -errno. */
+int exec_notify_alloc(struct seccomp_notif **request, struct seccomp_notif_resp **response);
+
+/* Reads the exec of `request` (its program, resolved, and up to `words` of argv): 0, or -errno,
+ * the errno the exec itself would fail with (EFAULT for an unreadable argument, ENAMETOOLONG). */
+int read_exec(const struct seccomp_notif *request, int words, struct exec_read *exec);
+
+/* Lets the exec of notification `id` go on (`err` 0) or fails it with -`err`: 0, or -errno
+ * (-ENOENT: its process died meanwhile, or a signal made it start the exec again). */
+int answer_exec(int listener, struct seccomp_notif_resp *response, uint64_t id, int err);
+
+/* Whether notification `id` still waits for its answer. */
+int exec_waits(int listener, uint64_t id);
+
+#endif

@@ -1,0 +1,235 @@
+// Which process of this host is at the other end of a TCP connection this process accepted: the
+// peer's socket in this network namespace (its local end is our remote one and the other way
+// round), its inode, and a process holding that inode (a /proc/PID/fd entry linking to
+// socket:[INODE]). The socket is looked up in the kernel's connection hash through sock_diag (the
+// native addon), else found in the tables /proc/net/tcp and tcp6.
+import { endianness, networkInterfaces } from 'node:os';
+import { isIPv4 } from 'node:net';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { loadNative, type NativeAddon } from './native.js';
+
+/** The two ends of an accepted connection, as net.Socket gives them while it is open. */
+export interface TcpEnds {
+  localAddress: string;
+  localPort: number;
+  remoteAddress: string;
+  remotePort: number;
+}
+
+/** Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`, processes whose fds could not be read. */
+export interface PeerHolder {
+  holder: number | null;
+  unreadable: number[];
+}
+
+/**
+ * A process holding the peer's end of `connection` (`skipPid`, this process, which holds only our
+ * end, left out); null when that end is in no table of this network namespace (another host, or
+ * another namespace). Its socket held by no fd (closed, or in flight in a unix socket's message)
+ * gives no holder.
+ */
+export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
+  const inode = findPeerInode(connection);
+  if (inode === null) return null;
+  if (inode === 0) return { holder: null, unreadable: [] };
+  return findSocketHolder(inode, skipPid);
+}
+
+/**
+ * The inode of the peer's socket (0: an orphan, closed by its process, or in TIME_WAIT), or null
+ * when it is not in this namespace. Synchronous, so that a call that asks is answered in the order
+ * it came (a run is admitted in the turn its request is read, before a later request on another
+ * connection is seen).
+ */
+export function findPeerInode(connection: TcpEnds): number | null {
+  const native = loadNative();
+  if ('addon' in native) {
+    const found = lookUpPeerInode(native.addon, connection);
+    if (found !== undefined) return found;
+  }
+  return findPeerInodeInTables(connection);
+}
+
+/**
+ * The peer's inode through sock_diag, a lookup in the kernel's connection hash (about 0.1 ms
+ * here, whatever the table holds); undefined where sock_diag cannot tell: it fails, or
+ * does not find our own end either (no inet_diag in this kernel).
+ */
+function lookUpPeerInode(
+  addon: NativeAddon,
+  { localAddress, localPort, remoteAddress, remotePort }: TcpEnds,
+): number | null | undefined {
+  const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
+  // An IPv4 peer is looked up by its IPv4 address: the kernel finds an IPv4 socket, or an IPv6 one with a mapped address.
+  const [ours4, peer4] = [asIpv4(ours), asIpv4(peer)];
+  const [oursKey, peerKey] =
+    ours4 !== null && peer4 !== null
+      ? [Buffer.from(ours4), Buffer.from(peer4)]
+      : [Buffer.from(asIpv6(ours)), Buffer.from(asIpv6(peer))];
+  try {
+    const inode = addon.tcpSocketInode(peerKey, remotePort, oursKey, localPort);
+    if (inode !== null) {
+      sockDiagFinds = true;
+      return inode;
+    }
+    if (sockDiagFinds) return null;
+    // Not found: whether sock_diag finds connections here at all is learnt from our own end.
+    sockDiagFinds = addon.tcpSocketInode(oursKey, localPort, peerKey, remotePort) !== null;
+    return sockDiagFinds ? null : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether sock_diag has found a connection here: its "none" is then believed. */
+let sockDiagFinds = false;
+
+/** The peer's inode as findPeerInode gives it, from the tables /proc/net/tcp and tcp6 (read up to its line): where sock_diag cannot tell. */
+export function findPeerInodeInTables({ localAddress, localPort, remoteAddress, remotePort }: TcpEnds): number | null {
+  const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
+  const tables: Array<{ file: string; ours: number[]; peer: number[] }> = [
+    { file: 'tcp6', ours: asIpv6(ours), peer: asIpv6(peer) },
+  ];
+  // An IPv4 peer may have an IPv4 socket (in tcp) or an IPv6 one with a mapped address (in tcp6).
+  const [ours4, peer4] = [asIpv4(ours), asIpv4(peer)];
+  if (ours4 !== null && peer4 !== null) tables.unshift({ file: 'tcp', ours: ours4, peer: peer4 });
+  let found: number | null = null;
+  for (const table of tables) {
+    // The peer's entry: local = its end, remote = ours. Our own entry has them the other way round.
+    const needle = `: ${tableAddress(table.peer, remotePort)} ${tableAddress(table.ours, localPort)} `;
+    const inode = searchTable(`/proc/net/${table.file}`, needle);
+    if (inode !== null && inode > 0) return inode;
+    found ??= inode;
+  }
+  return found;
+}
+
+/** Read at a time from a table: a few dozen of its lines. */
+const TABLE_CHUNK_BYTES = 16 * 1024;
+
+/**
+ * The inode on the line of table `path` holding `needle`: a live socket's, else 0 (a TIME_WAIT or
+ * an orphan of the same four numbers), else null. The kernel makes the table as it is read, by
+ * walking every bucket of its connection hash (262,144 here: about 5 ms of CPU for the whole
+ * table, whatever it holds), so the reading stops at a live socket's line.
+ */
+function searchTable(path: string, needle: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null; // no IPv6 here, say
+  }
+  const buffer = Buffer.alloc(TABLE_CHUNK_BYTES);
+  let found: number | null = null;
+  let carry = '';
+  try {
+    for (let bytes = readSync(fd, buffer); bytes > 0; bytes = readSync(fd, buffer)) {
+      const text = carry + buffer.toString('latin1', 0, bytes);
+      const complete = text.lastIndexOf('\n') + 1;
+      carry = text.slice(complete);
+      for (let at = text.indexOf(needle); at !== -1 && at < complete; at = text.indexOf(needle, at + 1)) {
+        const inode = Number(text.slice(at, text.indexOf('\n', at)).trim().split(/\s+/)[9]);
+        if (Number.isInteger(inode) && inode > 0) return inode;
+        found = 0;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return found;
+}
+
+/**
+ * The first process but `skipPid` found with an fd on socket `inode`, and those passed over whose
+ * fds cannot be read. Newest first: a caller is most often a process started for the call
+ * (hive-bash, curl), so a scan of every process's fds (about 10 us an fd here, more on a loaded
+ * machine) mostly ends after a few.
+ */
+export function findSocketHolder(inode: number, skipPid: number): PeerHolder {
+  const link = `socket:[${inode}]`;
+  const unreadable: number[] = [];
+  for (const pid of newestFirst(readdirSync('/proc').map(Number))) {
+    if (!Number.isInteger(pid) || pid <= 0 || pid === skipPid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === 'EACCES' || code === 'EPERM') unreadable.push(pid);
+      continue; // ENOENT: gone meanwhile
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return { holder: pid, unreadable };
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return { holder: null, unreadable };
+}
+
+/** Whether `address` is this host's: loopback, or an address of one of its interfaces. */
+export function isLocalAddress(address: string): boolean {
+  const v4 = asIpv4(addressBytes(address));
+  if (v4 !== null ? v4[0] === 127 : address === '::1') return true;
+  const text = v4 !== null ? v4.join('.') : address.replace(/%.*$/, '');
+  return Object.values(networkInterfaces()).some((list) => list?.some((entry) => entry.address === text));
+}
+
+/**
+ * `pids` from the one given last down, as the kernel hands them out: from ns_last_pid down to 1,
+ * then down from pid_max (pids wrap around there: on this machine's 32,768 within hours).
+ */
+function newestFirst(pids: number[]): number[] {
+  let last: number;
+  let max: number;
+  try {
+    last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1'));
+    max = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+  } catch {
+    return pids.sort((a, b) => b - a);
+  }
+  const age = (pid: number) => (((last - pid) % max) + max) % max;
+  return pids.sort((a, b) => age(a) - age(b));
+}
+
+/** The bytes of an address as Node prints it (IPv4, or IPv6 with a zone or a mapped IPv4 tail). */
+function addressBytes(address: string): number[] {
+  if (isIPv4(address)) return address.split('.').map(Number);
+  let text = address.replace(/%.*$/, '');
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4 !== null) text = `${text.slice(0, v4.index)}0:0`;
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const groups = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const [left, right] = [groups(head), groups(tail)];
+  const words = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const bytes = words.flatMap((word) => [word >> 8, word & 0xff]);
+  if (v4 !== null) bytes.splice(12, 4, ...v4.slice(1).map(Number));
+  return bytes;
+}
+
+/** Four bytes of an IPv4 address, or of an IPv6 one that maps one (::ffff:a.b.c.d); else null. */
+function asIpv4(bytes: number[]): number[] | null {
+  if (bytes.length === 4) return bytes;
+  const mapped = bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  return mapped ? bytes.slice(12) : null;
+}
+
+/** Sixteen bytes: an IPv4 address as an IPv6 one maps it. */
+const asIpv6 = (bytes: number[]): number[] =>
+  bytes.length === 16 ? bytes : [...new Array<number>(10).fill(0), 0xff, 0xff, ...bytes];
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/** `0100007F:1D09`: the kernel prints each 32-bit word of the address in the host's byte order, then the port. */
+function tableAddress(bytes: number[], port: number): string {
+  let hex = '';
+  for (let at = 0; at < bytes.length; at += 4) {
+    const word = bytes.slice(at, at + 4);
+    if (LITTLE_ENDIAN) word.reverse();
+    hex += word.map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  }
+  return `${hex.toUpperCase()}:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+}

@@ -1,0 +1,201 @@
+// Who made a call to the daemon: a process of one of its own tasks (and which), or one outside
+// them; and what the operator lets a task ask (--tasks-may-call): `same-sandbox`, any call, and a
+// run no wider than the caller's sandbox (task-sandbox.ts takes it as a floor); `off`, nothing:
+// every request from a task, or from a process that may be one, is refused with 403.
+//
+// The connection's peer socket gives a process holding it (src/process/tcp-peer.ts): the first one
+// found counts, since a socket that a task shares with another process (an outside one, another
+// task) lends that process's rights to the task only with that process's help. A process
+// is a task's when it is in a task's cgroup (cgroup mode) or descends from the daemon; its task is
+// the one whose cgroup it is in, else whose shim (under Node's spawn, whose leader) it descends
+// from. A task cannot change either: a sandboxed task cannot write the cgroup tree, and the kernel
+// hands an orphan to the nearest subreaper (its shim) or to the tasks' init, both the daemon's
+// descendants. Its environment (HIVE_BASH_RUN) is not asked: a task sets its own. A process that
+// may be a task's whose task cannot be told (its shim is gone), or a socket that no process holds
+// (closed, or in flight between processes), is `unknown`: the most restricted caller, refused. A
+// connection is looked up once, at the first call that asks (run; every request under `off`).
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { CallerUnknownError } from '../../errors.js';
+import { cgroup2Mount, cgroupPathOf } from '../../process/cgroups.js';
+import type { Containment } from '../../process/containment.js';
+import { readProcessEntry } from '../../process/process-table.js';
+import type { Sandbox } from '../../process/sandbox.js';
+import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
+import type { TaskRecord } from '../model/task.js';
+import type { RunCaller } from '../tasks/task-sandbox.js';
+
+export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
+export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
+
+export type Caller =
+  | { kind: 'outside' }
+  /** A process of task `taskId` (the one holding the connection, `pid`), whose sandbox bounds what it may ask for. */
+  | { kind: 'task'; taskId: string; sandbox: Sandbox | null; pid: number }
+  /** Maybe a task's, and which one cannot be told: `why`, in words to finish "the call comes from ...". */
+  | { kind: 'unknown'; why: string };
+
+/** The live tasks, as the callers' lookup needs them. */
+export interface TaskLookup {
+  /** The live task whose run key (its cgroup's name) is `runKey`. */
+  recordOfRun(runKey: string): TaskRecord | null;
+  /** The live task whose process tree is rooted at host pid `pid`. */
+  recordRootedAt(pid: number): TaskRecord | null;
+}
+
+const OUTSIDE: Caller = { kind: 'outside' };
+/** Parents followed at most from a process towards pid 1. */
+const MAX_ANCESTRY = 4096;
+
+export class TaskCallers {
+  private readonly known = new WeakMap<Socket, Caller>();
+  /** Task cgroups' path beneath the cgroup2 mount, then `/task-` (`/hive-bash-daemon/task-`); null without. */
+  private readonly cgroupPrefix: string | null;
+
+  constructor(
+    private readonly tasks: TaskLookup,
+    containment: Containment,
+    private readonly tasksMayCall: TasksMayCall,
+    private readonly log: Logger,
+  ) {
+    const mount = containment.cgroupRoot === null ? null : cgroup2Mount();
+    this.cgroupPrefix =
+      mount === null || !containment.cgroupRoot!.startsWith(`${mount}/`)
+        ? null
+        : `${containment.cgroupRoot!.slice(mount.length)}/task-`;
+  }
+
+  /**
+   * Who made the request `from`: the one question tool handlers (`context.callers.of(from)`) and the
+   * HTTP layer (`routes.callers.of(req)`) ask. `outside`: a process outside the daemon's tasks;
+   * `task`: process `pid` of live task `taskId`, whose sandbox is `sandbox` (null: none); `unknown`:
+   * maybe a task's, whose task cannot be told (`why`), to be treated as the most restricted caller:
+   * refuse it whatever a task may not do. Looked up at the connection's first ask (sock_diag, then an
+   * fd scan: about 1 ms of this thread), synchronously, then remembered for its later requests.
+   * Never throws.
+   */
+  of(from: IncomingMessage): Caller {
+    const socket = from.socket;
+    let caller = this.known.get(socket);
+    if (caller === undefined) {
+      caller = this.identify(socket);
+      this.known.set(socket, caller);
+      if (caller.kind === 'unknown')
+        this.log.warn(
+          { caller: caller.why },
+          'cannot tell which task, if any, made a call: it is refused as the most restricted caller',
+        );
+      else if (caller.kind === 'task') this.log.debug({ task: caller.taskId, pid: caller.pid }, 'a call from a task');
+    }
+    return caller;
+  }
+
+  /**
+   * Which of the daemon's tasks request `req` comes from, in words (`process 412 of task task-3`, or
+   * why that cannot be told, which counts as a task); null: from outside the daemon's tasks.
+   */
+  taskCallerOf(req: IncomingMessage): string | null {
+    const caller = this.of(req);
+    if (caller.kind === 'outside') return null;
+    return caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;
+  }
+
+  /** Why --tasks-may-call refuses request `req` (off: it comes from a task, or may); null: it does not (no lookup under same-sandbox). */
+  refusal(req: IncomingMessage): string | null {
+    if (this.tasksMayCall !== 'off') return null;
+    const from = this.taskCallerOf(req);
+    if (from === null) return null;
+    return `Forbidden: this request comes from ${from}, and this daemon takes no requests from its own tasks (--tasks-may-call off)`;
+  }
+
+  private identify(socket: Socket): Caller {
+    const { localAddress, localPort, remoteAddress, remotePort } = socket;
+    if (
+      localAddress === undefined ||
+      localPort === undefined ||
+      remoteAddress === undefined ||
+      remotePort === undefined
+    )
+      return unknown('a connection its caller has closed');
+    const ends = { localAddress, localPort, remoteAddress, remotePort };
+    let peer: PeerHolder | null;
+    try {
+      peer = findPeerHolder(ends);
+    } catch (error) {
+      return unknown(`a connection whose peer could not be looked up (${(error as Error).message})`);
+    }
+    // Not in this namespace's tables: another host's, or a local one gone at once (reset by its caller).
+    if (peer === null)
+      return isLocalAddress(remoteAddress) ? unknown('a connection its caller has reset and left') : OUTSIDE;
+    if (peer.holder !== null) return this.callerOfProcess(peer.holder);
+    if (peer.unreadable.length === 0)
+      return unknown(
+        'a connection whose calling end no process holds (it was closed, or is in flight between processes)',
+      );
+    // The holder is among the processes this daemon may not look into: none of them may be a task's.
+    return joinCallers(peer.unreadable.map((pid) => this.callerOfProcess(pid)));
+  }
+
+  /** Whose process `pid` is: by its cgroup where tasks have one, else by the processes it descends from. */
+  private callerOfProcess(pid: number): Caller {
+    const path = this.cgroupPrefix === null ? null : cgroupPathOf(pid);
+    if (path?.startsWith(this.cgroupPrefix!)) {
+      const runKey = path.slice(this.cgroupPrefix!.length).split('/')[0]!;
+      const record = this.tasks.recordOfRun(runKey);
+      return record === null
+        ? unknown(`process ${pid}, in the cgroup of a task this daemon no longer holds`)
+        : taskCaller(record, pid);
+    }
+    const ancestry = readAncestry(pid);
+    if (ancestry === null) return unknown(`process ${pid}, which exited or lost its parent while it was looked up`);
+    if (!ancestry.includes(process.pid)) return OUTSIDE;
+    for (const ancestor of ancestry) {
+      const record = this.tasks.recordRootedAt(ancestor);
+      if (record !== null) return taskCaller(record, pid);
+    }
+    return unknown(
+      `process ${pid}, which descends from the daemon's tasks but from no task it holds (its shim is gone)`,
+    );
+  }
+}
+
+/** The task a run comes from, whose sandbox bounds it; null from outside the tasks. Refuses a caller that cannot be told. */
+export function runCallerOf(caller: Caller): RunCaller | null {
+  if (caller.kind === 'outside') return null;
+  if (caller.kind === 'unknown') throw new CallerUnknownError('run', caller.why);
+  return { taskId: caller.taskId, sandbox: caller.sandbox };
+}
+
+const unknown = (why: string): Caller => ({ kind: 'unknown', why });
+
+const taskCaller = (record: TaskRecord, pid: number): Caller => ({
+  kind: 'task',
+  taskId: record.id,
+  sandbox: record.sandbox,
+  pid,
+});
+
+/** One of several processes (that this daemon may not look into) holds the connection: a task's counts over an outside one; two tasks' cannot be told apart. */
+function joinCallers(callers: Caller[]): Caller {
+  const inside = callers.filter((caller) => caller.kind !== 'outside');
+  if (inside.length === 0) return OUTSIDE;
+  const unknownOne = inside.find((caller) => caller.kind === 'unknown');
+  if (unknownOne !== undefined) return unknownOne;
+  const ids = new Set(inside.map((caller) => (caller.kind === 'task' ? caller.taskId : '')));
+  if (ids.size === 1) return inside[0]!;
+  return unknown(`a connection held by a process of one of several tasks (${[...ids].join(', ')})`);
+}
+
+/** `pid`, its parent, and so on up to this process or one whose parent is 1 or unseen (0); null when one exits meanwhile. */
+function readAncestry(pid: number): number[] | null {
+  const chain: number[] = [];
+  for (let at = pid; chain.length < MAX_ANCESTRY;) {
+    const entry = readProcessEntry(at);
+    if (entry === null) return null;
+    chain.push(at);
+    if (at === process.pid || entry.ppid <= 1) return chain;
+    at = entry.ppid;
+  }
+  return null;
+}
