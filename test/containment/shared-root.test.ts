@@ -3,10 +3,21 @@
 // of its own there, named by its state dir, so a restart on that state dir finds what a crashed
 // daemon left, and no daemon mistakes another's task cgroups for its own.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { listTaskCgroups, writableCgroup2Mount } from '../helpers/cgroups.js';
-import { startTestDaemon } from '../helpers/daemon.js';
+import {
+  daemonV1Folders,
+  listTaskCgroups,
+  removeDaemonV1Folders,
+  removeTestCgroupRoot,
+  sharedCgroupFolder,
+  writableCgroup2Mount,
+} from '../helpers/cgroups.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
+import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 
 const skip = writableCgroup2Mount() === null ? 'no writable cgroup v2 here' : false;
@@ -39,3 +50,23 @@ test(
     assert.equal(existsSync(own), false, 'the clean stop removed its folder');
   },
 );
+
+test('a start that fails once its folders are made leaves none of them', { skip }, async (t) => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-failed-start-'));
+  const own = sharedCgroupFolder(stateDir)!;
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    taken.close();
+    await removeTestCgroupRoot(own);
+    await removeDaemonV1Folders(daemonFolderName(stateDir));
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+  const port = String((taken.address() as AddressInfo).port);
+  const args = ['--port', port, '--state-dir', stateDir, '--containment', 'cgroup'];
+  const started = await runDaemonBinary(args);
+  assert.equal(started.code, 1, started.stderr);
+  assert.match(started.stderr, /EADDRINUSE/);
+  const left = [own, ...daemonV1Folders(stateDir)].filter((dir) => existsSync(dir));
+  assert.deepEqual(left, [], 'its folders are gone');
+});
