@@ -97,13 +97,21 @@ function ownV1Path(controller: string): string {
  * share the folder it is in: a test looks in this one alone.
  */
 export function daemonV1Folder(stateDir: string, controller: 'memory' | 'pids' | 'cpu'): string | null {
+  return v1FolderNamed(daemonFolderName(stateDir), controller);
+}
+
+function v1FolderNamed(name: string, controller: 'memory' | 'pids' | 'cpu'): string | null {
   const mount = v1Mount(controller);
-  return mount === null ? null : join(mount, ownV1Path(controller), SHARED_FOLDER, daemonFolderName(stateDir));
+  return mount === null ? null : join(mount, ownV1Path(controller), SHARED_FOLDER, name);
 }
 
 /** The daemon's folders in the memory, pids and cpu v1 hierarchies that are mounted. */
 export function daemonV1Folders(stateDir: string): string[] {
-  return (['memory', 'pids', 'cpu'] as const).flatMap((controller) => daemonV1Folder(stateDir, controller) ?? []);
+  return v1FoldersNamed(daemonFolderName(stateDir));
+}
+
+function v1FoldersNamed(name: string): string[] {
+  return (['memory', 'pids', 'cpu'] as const).flatMap((controller) => v1FolderNamed(name, controller) ?? []);
 }
 
 /** The task cgroups in the daemon's v1 folders. */
@@ -123,11 +131,14 @@ async function removeWhenEmpty(dir: string, attempts: number): Promise<void> {
 }
 
 /**
- * Teardown, once the daemon on `stateDir` and its tasks are killed: removes what it left of its v1
- * folders (its task cgroups, then the folders; the shared folder too if no other daemon's is in it).
+ * Teardown, once the daemon whose folders are `name` (src/process/cgroups.ts's daemonFolderName of
+ * its state dir) and its tasks are killed: removes what it left of its v1 folders (its task
+ * cgroups, then the folders; the shared folder too if no other daemon's is in it), and of its
+ * cgroup v1 cpu folder (src/process/cpu-weight.ts), which a clean stop removes too.
  */
-export async function removeDaemonV1Folders(stateDir: string): Promise<void> {
-  for (const folder of daemonV1Folders(stateDir)) {
+export async function removeDaemonV1Folders(name: string): Promise<void> {
+  await removeCpuWeightFolder(name);
+  for (const folder of v1FoldersNamed(name)) {
     if (!existsSync(folder)) continue;
     for (const dir of listTaskCgroups(folder)) await removeWhenEmpty(dir, 50);
     await removeWhenEmpty(folder, 50);
@@ -135,15 +146,11 @@ export async function removeDaemonV1Folders(stateDir: string): Promise<void> {
   }
 }
 
-/**
- * Removes the cgroup v1 cpu folder a daemon gone by SIGKILL left (src/process/cpu-weight.ts: its
- * `hive-bash-daemon-<its folder's name>` where its cpu cgroup was, which is this process's); a
- * clean stop removes it, and so does the next start on the same state dir.
- */
-export async function removeCpuWeightFolder(stateDir: string): Promise<void> {
+/** The cgroup v1 cpu folder `hive-bash-daemon-<name>` where the daemon's cpu cgroup was, which is this process's. */
+async function removeCpuWeightFolder(name: string): Promise<void> {
   const mount = cpuV1Mount();
   if (mount === null) return;
-  const unit = join(mount, ownV1Path('cpu'), `${SHARED_FOLDER}-${daemonFolderName(stateDir)}`);
+  const unit = join(mount, ownV1Path('cpu'), `${SHARED_FOLDER}-${name}`);
   // Its spawners die a moment after their threads (PR_SET_PDEATHSIG): a busy folder is tried again.
   for (const dir of [join(unit, 'supervisor'), join(unit, 'spawners'), unit]) await removeWhenEmpty(dir, 50);
 }

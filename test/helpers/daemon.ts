@@ -2,20 +2,15 @@
 // and guarantees that nothing it or its tasks started survives the test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import {
-  createTestCgroupRoot,
-  removeCpuWeightFolder,
-  removeDaemonV1Folders,
-  removeTestCgroupRoot,
-  sharedCgroupFolder,
-} from './cgroups.js';
+import { createTestCgroupRoot, removeDaemonV1Folders, removeTestCgroupRoot, sharedCgroupFolder } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
 
@@ -94,21 +89,21 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     ...containmentArgs,
     ...(options.args ?? []),
   ];
+  const started: { folder?: string } = {};
   const { child, url, stderr } = await launchDaemon(
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
       await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
-      if (existsSync(stateDir)) {
-        await removeCpuWeightFolder(stateDir);
-        await removeDaemonV1Folders(stateDir);
-      }
+      // Named once it started: the state dir may be gone by now (a caller's, removed first).
+      if (started.folder !== undefined) await removeDaemonV1Folders(started.folder);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
     t,
     options.wrapper,
   );
+  started.folder = daemonFolderName(stateDir);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { daemonV1Folder, daemonV1Folders, listDaemonV1TaskCgroups, removeDaemonV1Folders } from '../helpers/cgroups.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
 import { runDaemonBinary, startTestDaemon, type TestContainment, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
@@ -251,7 +252,7 @@ test(
   async (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-leftover-'));
     t.after(async () => {
-      await removeDaemonV1Folders(stateDir);
+      await removeDaemonV1Folders(daemonFolderName(stateDir));
       rmSync(stateDir, { recursive: true, force: true });
     });
     // As a crashed daemon whose registry was then set aside would have left it.
