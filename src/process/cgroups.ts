@@ -1,10 +1,34 @@
 // cgroup v2 primitives, once: where the hierarchy is mounted, whether a folder takes child cgroups,
-// cgroup.kill, and removal. Which containment to use is containment.ts; a task's cgroups are
+// cgroup.kill, and removal; and the name of a daemon's own folder in a folder daemons share. Which containment to use is containment.ts; a task's cgroups are
 // made and removed as a whole in task-cgroups.ts (with their limits, limits.ts).
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readCpuMs } from './resources.js';
+
+/** The folder every daemon on a host shares in a cgroup hierarchy, each daemon's own folder in it. */
+export const SHARED_FOLDER = 'hive-bash-daemon';
+
+/**
+ * The name of a daemon's own folder inside the shared one: `state-` and a hash of its state dir's
+ * real path. One daemon holds a state dir at a time (state-lock.ts), so the name is that daemon's,
+ * and the next start on the same state dir finds what a crashed one left there, and nothing else.
+ */
+export function daemonFolderName(stateDir: string): string {
+  return `state-${createHash('sha256').update(realpathSync(stateDir)).digest('hex').slice(0, 12)}`;
+}
+
+/** Removes a daemon's own folder, then the shared folder it is in, each only if empty (another daemon's may not be). */
+export function removeDaemonFolder(dir: string): void {
+  for (const folder of [dir, dirname(dir)]) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      // holds a task cgroup left for the next start, or another daemon's folder, or gone already
+    }
+  }
+}
 
 /** Where the cgroup v2 file system is mounted, or null. */
 export function cgroup2Mount(): string | null {

@@ -1,9 +1,17 @@
 // Chooses, once at start-up, how tasks are started and contained: a cgroup v2 per task where a
 // writable subtree exists, else the shim's process group and subreaper, else (no addon) Node's spawn.
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContainmentError } from '../errors.js';
-import { cgroup2Mount, enableControllers, ownCgroupPath, probeCgroupFolder } from './cgroups.js';
+import {
+  cgroup2Mount,
+  daemonFolderName,
+  enableControllers,
+  ownCgroupPath,
+  probeCgroupFolder,
+  removeDaemonFolder,
+  SHARED_FOLDER,
+} from './cgroups.js';
 import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
 import { probeSandboxSupport, type SandboxSupport } from './sandbox.js';
@@ -18,7 +26,7 @@ export interface Containment {
   spawner: 'native' | 'node';
   /** The folder under which each task gets `task-<run key>`; null without cgroups. */
   cgroupRoot: string | null;
-  /** True when the daemon created cgroupRoot in a shared cgroup2 mount, to be removed at its stop if empty. */
+  /** True when cgroupRoot is the daemon's own folder in a cgroup2 mount's shared one, removed at its stop if empty. */
   ownsCgroupRoot?: boolean;
   /** Why this mode, in words (for the log and /healthz). */
   reason: string;
@@ -41,6 +49,27 @@ export function allTaskCgroupDirs(containment: Containment, runKey: string): str
   return v2 === null ? v1 : [v2, ...v1];
 }
 
+/**
+ * The run keys of the task cgroups in the daemon's own folders (its v1 ones, its v2 one in a shared
+ * mount): at start-up, before any task of its own runs, each was left by the last daemon on the
+ * state dir, whether the registry still knows the task or not (one set aside after damage does not).
+ */
+export function leftoverRunKeys(containment: Containment): string[] {
+  return ownFolders(containment).flatMap((dir) => {
+    try {
+      return readdirSync(dir).flatMap((name) => (name.startsWith('task-') ? [name.slice('task-'.length)] : []));
+    } catch {
+      return []; // not made yet
+    }
+  });
+}
+
+/** The daemon's own folders in shared ones: in each v1 hierarchy of a limit, and its v2 one in a shared mount. */
+function ownFolders(containment: Containment): string[] {
+  const own = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
+  return containment.ownsCgroupRoot && containment.cgroupRoot !== null ? [containment.cgroupRoot, ...own] : own;
+}
+
 /** The folder of a task's cgroup, or null when tasks get none. */
 export function taskCgroupDir(containment: Containment, runKey: string): string | null {
   return containment.cgroupRoot === null ? null : join(containment.cgroupRoot, `task-${runKey}`);
@@ -48,15 +77,17 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
 
 /**
  * Picks the containment for `choice`, where its limits can be enforced, and sets the tasks' CPU
- * weight; throws when a forced mode is not available here.
+ * weight; throws when a forced mode is not available here. In a folder that daemons share, the
+ * daemon's cgroups go in a folder of its own, named by `stateDir` (cgroups.ts's daemonFolderName).
  */
-export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null): Containment {
-  const chosen = chooseMode(choice, cgroupRoot);
+export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null, stateDir: string): Containment {
+  const daemonFolder = daemonFolderName(stateDir);
+  const chosen = chooseMode(choice, cgroupRoot, daemonFolder);
   const controllers =
     chosen.spawner === 'node'
       ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups')
-      : findControllerPlaces(chosen.cgroupRoot);
-  const cpuWeight = setTaskCpuWeight({ ...chosen, controllers });
+      : findControllerPlaces(chosen.cgroupRoot, daemonFolder);
+  const cpuWeight = setTaskCpuWeight({ ...chosen, controllers, daemonFolder });
   return { ...chosen, controllers, cpuWeight, sandbox: probeSandboxSupport(chosen.spawner) };
 }
 
@@ -67,6 +98,7 @@ function nowhere(why: string): ControllerPlaces {
 function chooseMode(
   choice: ContainmentChoice,
   cgroupRoot: string | null,
+  daemonFolder: string,
 ): Omit<Containment, 'controllers' | 'cpuWeight' | 'sandbox'> {
   if (choice === 'node')
     return {
@@ -94,7 +126,7 @@ function chooseMode(
       reason: 'forced by --containment process-group: per-task shim as subreaper of its process tree',
     };
   }
-  const found = cgroupRoot !== null ? checkCgroupRoot(cgroupRoot) : findCgroupRoot();
+  const found = cgroupRoot !== null ? checkCgroupRoot(cgroupRoot) : findCgroupRoot(daemonFolder);
   if ('root' in found)
     return {
       mode: 'cgroup',
@@ -119,8 +151,8 @@ function checkCgroupRoot(dir: string): Found {
   return probeCgroupFolder(dir) ?? { root: dir, reason: `--cgroup-root ${dir}` };
 }
 
-/** The daemon's own delegated cgroup, else (as root) a folder in a writable cgroup2 mount. */
-function findCgroupRoot(): Found {
+/** The daemon's own delegated cgroup, else (as root) its own folder in a shared folder of a writable cgroup2 mount. */
+function findCgroupRoot(daemonFolder: string): Found {
   const mount = cgroup2Mount();
   if (mount === null) return { error: 'no cgroup2 file system is mounted' };
   const own = ownCgroupPath();
@@ -128,15 +160,17 @@ function findCgroupRoot(): Found {
     const ownDir = join(mount, own);
     if (probeCgroupFolder(ownDir) === null) return delegateOwnCgroup(ownDir);
   }
-  const shared = join(mount, 'hive-bash-daemon');
+  const shared = join(mount, SHARED_FOLDER);
+  const daemonDir = join(shared, daemonFolder);
   try {
-    mkdirSync(shared, { recursive: true });
+    mkdirSync(daemonDir, { recursive: true });
+    enableControllers(shared); // best effort, so the daemon's folder may pass them on to its tasks
   } catch (error) {
-    return { error: `cannot create ${shared}: ${(error as Error).message}` };
+    return { error: `cannot create ${daemonDir}: ${(error as Error).message}` };
   }
   return (
-    probeCgroupFolder(shared) ?? {
-      root: shared,
+    probeCgroupFolder(daemonDir) ?? {
+      root: daemonDir,
       reason: `a folder of the writable cgroup2 mount ${mount}`,
       shared: true,
     }
@@ -162,18 +196,10 @@ function delegateOwnCgroup(ownDir: string): Found {
   }
 }
 
-/** At a stop: removes the shared folders the daemon created, unless another daemon's tasks still use them. */
+/** At a stop: removes the daemon's own folders in shared ones, and each shared one that no other daemon's folder is in. */
 export function removeSharedCgroups(containment: Containment): void {
   releaseTaskCpuWeight(containment.cpuWeight);
-  const shared = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
-  if (containment.ownsCgroupRoot && containment.cgroupRoot !== null) shared.push(containment.cgroupRoot);
-  for (const dir of shared) {
-    try {
-      rmdirSync(dir);
-    } catch {
-      // still in use by another daemon's tasks, or already gone
-    }
-  }
+  for (const dir of ownFolders(containment)) removeDaemonFolder(dir);
 }
 
 /** For /healthz and the start log: the mode in force, why, and the tasks' CPU weight. */

@@ -6,15 +6,17 @@
 // - cgroup v2: cpu.weight on the folder of the task cgroups, beside the daemon's own leaf (systemd's
 //   Delegate=yes, a container's cgroup);
 // - cgroup v1 (hybrid hosts such as this project's machines, whose v2 tree lacks the cpu
-//   controller): a folder `hive-bash-daemon-PID` where the daemon's cpu cgroup is, holding
-//   `supervisor`, which the daemon moves into, and `spawners`, with cpu.shares, which each spawner
-//   joins as it starts (a v1 cgroup has a file named `tasks` already);
+//   controller): a folder `hive-bash-daemon-state-HASH` (named by the state dir as the daemon's
+//   folder of task cgroups is, cgroups.ts) where the daemon's cpu cgroup is, holding `supervisor`,
+//   which the daemon moves into, and `spawners`, with cpu.shares, which each spawner joins as it
+//   starts (a v1 cgroup has a file named `tasks` already);
 // - else a nice value each spawner takes.
 // Every shim and task inherits the weight from its spawner at the fork, so no task pays a write of
 // its own (a write to cgroup.procs may wait out an RCU grace period: 5 to 18 ms here).
 import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
+import { SHARED_FOLDER } from './cgroups.js';
 import type { ControllerPlaces } from './limits.js';
 
 /** How the tasks' CPU weight is set, for the start line and /healthz. */
@@ -31,17 +33,19 @@ export const TASK_CPU_SHARES = 102;
 /** Where no cgroup can be had: the scheduler's weight of nice 10 is 110, of nice 0 (the daemon's) 1024. */
 export const TASK_NICE = 10;
 
-const V1_UNIT_PREFIX = 'hive-bash-daemon-';
+const V1_UNIT_PREFIX = `${SHARED_FOLDER}-`;
 
 /** What the choice looks at: how tasks start, the folder of their v2 cgroups, where cpu limits go. */
 export interface WeightPlaces {
   spawner: 'native' | 'node';
   cgroupRoot: string | null;
   controllers: ControllerPlaces;
+  /** The name of the daemon's own folders (cgroups.ts's daemonFolderName). */
+  daemonFolder: string;
 }
 
 /** Sets the tasks' CPU weight the first way this host allows, and says which. */
-export function setTaskCpuWeight({ spawner, cgroupRoot, controllers }: WeightPlaces): TaskCpuWeight {
+export function setTaskCpuWeight({ spawner, cgroupRoot, controllers, daemonFolder }: WeightPlaces): TaskCpuWeight {
   if (spawner === 'node')
     return { via: 'none', reason: "Node's spawn (--containment node) has no spawner whose weight tasks inherit" };
   if (cgroupRoot !== null) {
@@ -54,20 +58,21 @@ export function setTaskCpuWeight({ spawner, cgroupRoot, controllers }: WeightPla
     }
   }
   const place = controllers.cpu;
-  // The cpu limits' folder is `hive-bash-daemon` in the daemon's own cpu cgroup: the unit goes beside it.
-  const tasks = 'root' in place ? enterV1Unit(dirname(place.root)) : null;
+  // The cpu limits' folder is `hive-bash-daemon/<daemon folder>` in the daemon's own cpu cgroup:
+  // the unit goes beside `hive-bash-daemon`.
+  const tasks = 'root' in place ? enterV1Unit(dirname(dirname(place.root)), daemonFolder) : null;
   if (tasks !== null) return { via: 'cgroup v1', dir: tasks, shares: TASK_CPU_SHARES };
   return { via: 'nice', nice: TASK_NICE };
 }
 
 /**
  * Makes this daemon's unit in the cgroup v1 cpu folder `parent` (removing those of daemons that
- * are gone) and moves the daemon into its `supervisor` folder; returns its `spawners` folder, or
- * null where that cannot be done.
+ * are gone, its own last one among them) and moves the daemon into its `supervisor` folder;
+ * returns its `spawners` folder, or null where that cannot be done.
  */
-function enterV1Unit(parent: string): string | null {
+function enterV1Unit(parent: string, daemonFolder: string): string | null {
   removeV1Units(parent);
-  const unit = join(parent, `${V1_UNIT_PREFIX}${process.pid}`);
+  const unit = join(parent, `${V1_UNIT_PREFIX}${daemonFolder}`);
   try {
     mkdirSync(join(unit, 'supervisor'), { recursive: true });
     prepareV1Spawners(join(unit, 'spawners'));

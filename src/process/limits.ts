@@ -2,12 +2,12 @@
 // here (the task's cgroup v2 folder, else a cgroup v1 hierarchy), and which files set a limit.
 import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { enableControllers } from './cgroups.js';
+import { enableControllers, SHARED_FOLDER } from './cgroups.js';
 
 export const LIMIT_CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
 export type LimitController = (typeof LIMIT_CONTROLLERS)[number];
 
-/** Where task cgroups get a controller: the v2 task folder, a v1 hierarchy's folder, or nowhere (why). */
+/** Where task cgroups get a controller: the v2 task folder, the daemon's folder in a v1 hierarchy, or nowhere (why). */
 export type ControllerPlace = { version: 2 } | { version: 1; root: string } | { missing: string };
 export type ControllerPlaces = Record<LimitController, ControllerPlace>;
 
@@ -59,10 +59,12 @@ const MIB = 1024 * 1024;
 const CPU_PERIOD_US = 100_000;
 /** memory.high sits this far below memory.max, so a task is throttled and reclaimed before it is killed. */
 const MEMORY_HIGH_FRACTION = 0.95;
-const V1_FOLDER = 'hive-bash-daemon';
 
-/** Finds, once at start, where task cgroups can take each controller's limits. */
-export function findControllerPlaces(v2Root: string | null): ControllerPlaces {
+/**
+ * Finds, once at start, where task cgroups can take each controller's limits; in a v1 hierarchy,
+ * the daemon's own folder `daemonFolder` (cgroups.ts) in the folder every daemon there shares.
+ */
+export function findControllerPlaces(v2Root: string | null, daemonFolder: string): ControllerPlaces {
   let v2: Set<string> = new Set();
   if (v2Root !== null) {
     enableControllers(v2Root); // best effort: a delegated subtree has them, a shared mount may not
@@ -72,17 +74,22 @@ export function findControllerPlaces(v2Root: string | null): ControllerPlaces {
   const places = {} as ControllerPlaces;
   for (const controller of LIMIT_CONTROLLERS) {
     if (v2.has(controller)) places[controller] = { version: 2 };
-    else places[controller] = findV1Place(controller, mounts.get(controller) ?? null, v2Root !== null);
+    else places[controller] = findV1Place(controller, mounts.get(controller) ?? null, v2Root !== null, daemonFolder);
   }
   return places;
 }
 
-function findV1Place(controller: LimitController, mount: string | null, hasV2: boolean): ControllerPlace {
+function findV1Place(
+  controller: LimitController,
+  mount: string | null,
+  hasV2: boolean,
+  daemonFolder: string,
+): ControllerPlace {
   const v2Part = hasV2 ? `the task cgroups' v2 subtree lacks ${controller}` : 'tasks have no cgroup v2 folder';
   if (mount === null) return { missing: `${v2Part} and no cgroup v1 ${controller} hierarchy is mounted` };
   // Under the daemon's own cgroup of that hierarchy: a container's memory cap (its v1 cgroup) still
   // counts its tasks, and a task's OOM stays inside it.
-  const root = join(mount, ownV1Path(controller), V1_FOLDER);
+  const root = join(mount, ownV1Path(controller), SHARED_FOLDER, daemonFolder);
   const probe = join(root, `probe-${process.pid}`);
   try {
     mkdirSync(probe, { recursive: true });

@@ -58,7 +58,22 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
-  const containment = chooseContainment(config.containment, config.cgroupRoot);
+  const containment = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  try {
+    return await serve(config, token, log, containment, unlock);
+  } catch (error) {
+    removeSharedCgroups(containment); // a start that fails leaves no folder of its own
+    throw error;
+  }
+}
+
+async function serve(
+  config: Config,
+  token: string | null,
+  log: Logger,
+  containment: Containment,
+  unlock: () => void,
+): Promise<RunningDaemon> {
   const policy = loadPolicy(config, containment.spawner);
   const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
   const namespace = await startTaskNamespace(config, containment, log);

@@ -49,6 +49,18 @@ test("tasks run in a cgroup that holds a tenth of the daemon's CPU weight, the d
   assert.match(shown, /^nice +0$/m, 'no nice on top of the cgroup');
 });
 
+test("a crashed daemon's cgroup v1 cpu folder is taken by the next start on its state dir, and removed at its stop", async (t) => {
+  const first = await startTestDaemon(t, { containment: nativeContainment() });
+  const weight = await weightOf(first);
+  if (weight.via !== 'cgroup v1')
+    return t.skip(`the weight is not set by a cgroup v1 folder here: ${JSON.stringify(weight)}`);
+  await first.crash();
+  const next = await startTestDaemon(t, { containment: nativeContainment(), stateDir: first.stateDir });
+  assert.deepEqual(await weightOf(next), weight, 'the same folder, named by the state dir');
+  assert.equal(await next.stop(), 0, next.stderr());
+  assert.equal(existsSync(dirname(weight.dir)), false, 'the folder is gone');
+});
+
 const UNSHARE = spawnSync('unshare', ['--version'], { stdio: 'ignore' }).status === 0;
 const skipNice =
   process.getuid?.() !== 0

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { createTestCgroupRoot, removeCpuWeightFolder, removeTestCgroupRoot } from './cgroups.js';
+import { createTestCgroupRoot, removeDaemonV1Folders, removeTestCgroupRoot, sharedCgroupFolder } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
 
@@ -39,6 +40,8 @@ export interface DaemonOptions {
   /** Default: HIVE_TEST_CONTAINMENT, else cgroup where cgroups are writable, else process-group. */
   containment?: TestContainment;
   env?: Record<string, string>;
+  /** cgroup mode without --cgroup-root: the daemon takes its own folder in the cgroup2 mount's shared one. */
+  sharedCgroupRoot?: boolean;
   /** Reuse a state directory (a restart); by default a fresh one is made and removed. */
   stateDir?: string;
   /** A command that execs the daemon's Node in the end, such as setpriv with some capability dropped. */
@@ -68,10 +71,14 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
   let containment = options.containment ?? defaultContainment();
-  const cgroupRoot = containment === 'cgroup' ? createTestCgroupRoot(marker) : null;
+  const shared = options.sharedCgroupRoot === true;
+  const cgroupRoot =
+    containment !== 'cgroup' ? null : shared ? sharedCgroupFolder(stateDir) : createTestCgroupRoot(marker);
   if (containment === 'cgroup' && cgroupRoot === null) containment = 'process-group';
   const containmentArgs =
-    cgroupRoot === null ? ['--containment', containment] : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
+    cgroupRoot === null || shared
+      ? ['--containment', containment]
+      : ['--containment', 'cgroup', '--cgroup-root', cgroupRoot];
   const args = [
     '--port',
     '0',
@@ -82,21 +89,21 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     ...containmentArgs,
     ...(options.args ?? []),
   ];
-  // Known once it has started; its teardown, given before, reads it then.
-  const started: { pid?: number } = {};
+  const started: { folder?: string } = {};
   const { child, url, stderr } = await launchDaemon(
     args,
     { ...options.env, HIVE_TEST_MARK: marker },
     async () => {
       await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
-      if (started.pid !== undefined) await removeCpuWeightFolder(started.pid);
+      // Named once it started: the state dir may be gone by now (a caller's, removed first).
+      if (started.folder !== undefined) await removeDaemonV1Folders(started.folder);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
     t,
     options.wrapper,
   );
-  started.pid = child.pid;
+  started.folder = daemonFolderName(stateDir);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     url,

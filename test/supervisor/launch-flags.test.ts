@@ -10,6 +10,8 @@ import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
+import { removeDaemonV1Folders } from '../helpers/cgroups.js';
 import { cleanEnv, MAIN_JS, readListeningUrl, runDaemonBinary } from '../helpers/daemon.js';
 import { REPO_ROOT } from '../helpers/nix-module.js';
 
@@ -67,16 +69,19 @@ async function startListening(t: TestContext, command: string, args: string[], c
     env: { ...cleanEnv(), PATH },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.after(() => {
+  const started: { folder?: string } = {};
+  t.after(async () => {
     try {
       process.kill(-child.pid!, 'SIGKILL');
     } catch {
       // already gone
     }
+    if (started.folder !== undefined) await removeDaemonV1Folders(started.folder);
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   await readListeningUrl(child, () => stderr);
+  started.folder = daemonFolderName(args[args.indexOf('--state-dir') + 1]!);
   return child;
 }
 

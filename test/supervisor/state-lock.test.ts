@@ -25,6 +25,8 @@ import {
   startTestDaemon,
   type TestDaemon,
 } from '../helpers/daemon.js';
+import { daemonFolderName } from '../../src/process/cgroups.js';
+import { removeDaemonV1Folders } from '../helpers/cgroups.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -191,7 +193,11 @@ async function startRacer(
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.after(() => child.kill('SIGKILL'));
+  const folder = daemonFolderName(args[args.indexOf('--state-dir') + 1]!);
+  t.after(async () => {
+    child.kill('SIGKILL');
+    await removeDaemonV1Folders(folder); // its cpu folder's removal waits for it to be gone
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const listening = new Promise<null>((resolve) =>

@@ -50,7 +50,7 @@ const MAX_ANCESTRY = 4096;
 
 export class TaskCallers {
   private readonly known = new WeakMap<Socket, Caller>();
-  /** Task cgroups' path beneath the cgroup2 mount, then `/task-` (`/hive-bash-daemon/task-`); null without. */
+  /** Task cgroups' path beneath the cgroup2 mount, then `/task-` (`/hive-bash-daemon/state-HASH/task-`); null without. */
   private readonly cgroupPrefix: string | null;
 
   constructor(

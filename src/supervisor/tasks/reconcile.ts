@@ -1,7 +1,8 @@
-// Start-up: what the last daemon left. Every process and cgroup of any task in the registry is
-// ended (a finished task may have left a setsid'd grandchild when the daemon died), and the tasks
-// the registry shows as pending or running are marked interrupted, each with its todo.
-import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
+// Start-up: what the last daemon left. Every process and cgroup of any task in the registry, or
+// with a cgroup in the daemon's own folders, is ended (a finished task may have left a setsid'd
+// grandchild when the daemon died), and the tasks the registry shows as pending or running are
+// marked interrupted, each with its todo.
+import { allTaskCgroupDirs, leftoverRunKeys, type Containment } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/lingering.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { policyView } from '../model/exec-denials.js';
@@ -18,9 +19,8 @@ export async function interruptStaleTasks(
   containment: Containment,
   files: OutputFiles,
 ): Promise<TaskRecord[]> {
-  await killStaleTasks(
-    store.listRunKeys().map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })),
-  );
+  const runKeys = new Set([...store.listRunKeys(), ...leftoverRunKeys(containment)]);
+  await killStaleTasks([...runKeys].map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })));
   // Their files remain; nothing of them runs.
   const source: SnapshotSource = {
     outputPaths: (id) => files.pathsOf(id),
