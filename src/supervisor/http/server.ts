@@ -22,10 +22,14 @@ const { createServer, STATUS_CODES } = createRequire(import.meta.url)('node:http
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Bodies being read hold at most this much in all: one more is refused (503), so half-sent bodies cannot hold gigabytes. */
+const MAX_BODIES_BYTES = 64 * 1024 * 1024;
 /** How often node:http looks for requests past their headers or request timeout (its default, 30 s, would let them stay that much longer). */
 const TIMEOUT_CHECK_MS = 1000;
 /** How long a connection answered before its request was read stays half closed before it is destroyed (answerAndClose). */
 const LINGER_MS = 500;
+const BUSY = Symbol('busy');
+const BODIES_BUSY = `Service unavailable: the bodies of requests being read hold ${MAX_BODIES_BYTES / 1024 / 1024} MiB in all; send this one again in a moment`;
 const NO_OAUTH =
   'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
 const NO_STREAM =
@@ -58,6 +62,8 @@ export interface HttpRoutes {
 /** The routes, and the connections open (which one makes room for a new one). */
 interface HttpSurface extends HttpRoutes {
   connections: ConnectionTable;
+  /** Bytes of bodies read and not yet whole, over every connection. */
+  bodies: { held: number };
 }
 
 export function createHttpServer(routes: HttpRoutes): Server {
@@ -65,6 +71,7 @@ export function createHttpServer(routes: HttpRoutes): Server {
   const surface: HttpSurface = {
     ...routes,
     connections: new ConnectionTable({ total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer }),
+    bodies: { held: 0 },
   };
   const server = createServer(
     {
@@ -98,8 +105,10 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   }
   const barred = routes.callers.refusal(req);
   if (barred !== null) return answerAndClose(routes, req, 403, 'text/plain; charset=utf-8', `${barred}\n`);
-  const text = await readBody(req, req.method === 'POST' && path === '/mcp');
+  const text = await readBody(req, req.method === 'POST' && path === '/mcp', routes.bodies);
   if (text === undefined) return; // the client went away mid-body: no one to answer
+  if (text === BUSY)
+    return answerAndClose(routes, req, 503, 'text/plain; charset=utf-8', `${BODIES_BUSY}\n`, { 'retry-after': '1' });
   if (text === null) {
     const error = {
       jsonrpc: '2.0',
@@ -147,23 +156,38 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
 
 /**
  * Reads the request's body to its end, as text when `keep`, else dropped (''); null as soon as it
- * passes MAX_BODY_BYTES (the rest is not read); undefined when the client went away mid-body.
+ * passes MAX_BODY_BYTES, BUSY as soon as the bodies being read would pass MAX_BODIES_BYTES (the
+ * rest is not read); undefined when the client went away mid-body.
  */
-function readBody(req: IncomingMessage, keep: boolean): Promise<string | null | undefined> {
+function readBody(
+  req: IncomingMessage,
+  keep: boolean,
+  bodies: { held: number },
+): Promise<string | null | undefined | typeof BUSY> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const finish = (result: string | null | undefined | typeof BUSY) => {
+      if (keep) bodies.held -= size;
+      size = 0;
+      req.off('data', onData);
+      resolve(result);
+    };
     const onData = (chunk: Buffer) => {
+      if (size + chunk.length > MAX_BODY_BYTES || (keep && bodies.held + chunk.length > MAX_BODIES_BYTES)) {
+        req.pause();
+        return finish(size + chunk.length > MAX_BODY_BYTES ? null : BUSY);
+      }
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        req.off('data', onData).pause();
-        resolve(null);
-      } else if (keep) chunks.push(chunk);
+      if (keep) {
+        bodies.held += chunk.length;
+        chunks.push(chunk);
+      }
     };
     req.on('data', onData);
-    req.once('end', () => resolve(keep ? Buffer.concat(chunks).toString('utf8') : ''));
-    req.once('close', () => resolve(undefined)); // after 'end', too late to matter
-    req.once('error', () => resolve(undefined));
+    req.once('end', () => finish(keep ? Buffer.concat(chunks).toString('utf8') : ''));
+    req.once('close', () => finish(undefined)); // after 'end', too late to matter
+    req.once('error', () => finish(undefined));
   });
 }
 
