@@ -19,7 +19,8 @@
 /* The inode of a procfs's root directory, where "self" and "thread-self" are. */
 #define PROC_ROOT_INO 1
 
-/* The thread a walk resolves for: its root (an fd), its process and its own id, links followed. */
+/* The thread a walk resolves for: its root (an fd), its process (0 until a walk needs it) and its
+ * own id, and the links followed. */
 struct walk {
   int root;
   pid_t tgid, tid;
@@ -74,7 +75,10 @@ static int follow(struct walk *walk, int dir, int link, const char *name) {
       int fd = openat(dir, name, O_PATH | O_CLOEXEC);
       return fd < 0 ? -errno : fd;
     }
-    if (strcmp(name, "self") == 0) return open_proc("/proc/%d", walk->tgid);
+    if (strcmp(name, "self") == 0) {
+      if (walk->tgid == 0) walk->tgid = thread_group(walk->tid);
+      return walk->tgid < 0 ? walk->tgid : open_proc("/proc/%d", walk->tgid);
+    }
     if (strcmp(name, "thread-self") == 0) return open_proc("/proc/%d", walk->tid);
   }
   char target[PATH_MAX];
@@ -126,8 +130,7 @@ static int walk_path(struct walk *walk, int at, const char *path) {
 
 int resolve_as_task(pid_t tid, int dirfd, int empty_path, const char *path, char *real, size_t size) {
   if (path[0] == '\0' && !empty_path) return -ENOENT;
-  struct walk walk = {.tid = tid, .tgid = thread_group(tid)};
-  if (walk.tgid < 0) return walk.tgid;
+  struct walk walk = {.tid = tid};
   if ((walk.root = open_proc("/proc/%d/root", tid)) < 0) return walk.root;
   int start = dirfd == AT_FDCWD ? open_proc("/proc/%d/cwd", tid) : -EBADF;
   if (dirfd != AT_FDCWD) {
