@@ -1,6 +1,7 @@
 /* The command policy's seccomp filter and the reading of an exec (exec-notify.h). */
 #define _GNU_SOURCE
 #include "exec-notify.h"
+#include "exec-resolve.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -195,12 +196,14 @@ int read_exec(const struct seccomp_notif *request, int words, struct exec_read *
   if (length < 0) return (int)length;
   if (path_cut) return -ENAMETOOLONG;
   int dirfd = at ? (int)data->args[0] : AT_FDCWD;
-  int err = resolve_path(pid, dirfd, at && (data->args[4] & AT_EMPTY_PATH) != 0, exec);
-  if (err < 0) return err;
+  int empty_path = at && (data->args[4] & AT_EMPTY_PATH) != 0;
+  int err = resolve_as_task(pid, dirfd, empty_path, exec->path, exec->real, sizeof exec->real);
+  exec->call.real = err == 0 ? exec->real : NULL;
+  exec->missing = err == -ENOENT || err == -ENOTDIR;
+  if ((err = resolve_path(pid, dirfd, empty_path, exec)) < 0) return err;
   if (words > EXEC_MAX_WORDS) words = EXEC_MAX_WORDS;
   if ((err = read_words(pid, data->args[at ? 2 : 1], width, words, exec)) < 0) return err;
   exec->call.path = exec->path;
-  exec->call.real = realpath(exec->path, exec->real);
   exec->call.argv = exec->argv;
   return 0;
 }

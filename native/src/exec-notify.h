@@ -25,6 +25,8 @@ struct exec_read {
   char words[EXEC_MAX_WORDS][EXEC_MAX_WORD_BYTES];
   /* argv had more words than were read, or a word was cut. */
   int cut;
+  /* The file is not there as the process sees it: the kernel refuses the exec itself. */
+  int missing;
 };
 
 /* Installs the filter on the calling process (which never execs after: its children inherit it),
@@ -39,7 +41,8 @@ int receive_exec(int listener, struct seccomp_notif *request);
 /* Allocates a notification and a response as the kernel sizes them: 0 or -errno. */
 int exec_notify_alloc(struct seccomp_notif **request, struct seccomp_notif_resp **response);
 
-/* Reads the exec of `request` (its program, resolved, and up to `words` of argv): 0, or -errno,
+/* Reads the exec of `request` (its program, resolved as its process sees it: exec-resolve.h, NULL
+ * where it could not be; and up to `words` of argv): 0, or -errno,
  * the errno the exec itself would fail with (EFAULT for an unreadable argument, ENAMETOOLONG). */
 int read_exec(const struct seccomp_notif *request, int words, struct exec_read *exec);
 

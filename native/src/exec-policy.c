@@ -147,14 +147,6 @@ static void ask(const struct exec_verdict *verdict) {
   text_free(&line);
 }
 
-/* Whether `path` is there for process `pid`, which may see other mounts than the shim (one of its
- * own, unshared): looked up beneath its root. Such a file is matched by the path executed alone. */
-static int task_sees(pid_t pid, const char *path) {
-  char beneath[sizeof exec.path + 32];
-  int length = snprintf(beneath, sizeof beneath, "/proc/%d/root%s", (int)pid, path);
-  return length < (int)sizeof beneath && access(beneath, F_OK) == 0;
-}
-
 void exec_policy_serve(pid_t passing) {
   if (receive_exec(listener, request) < 0) return; /* its process died meanwhile, or a signal came */
   if (passing != 0 && (pid_t)request->pid == passing) {
@@ -168,7 +160,7 @@ void exec_policy_serve(pid_t passing) {
     return;
   }
   /* A file that is not there (execvp trying each folder of PATH) the kernel refuses itself. */
-  if (exec.call.real == NULL && !task_sees((pid_t)request->pid, exec.path)) {
+  if (exec.missing) {
     answer_exec(listener, response, request->id, 0);
     return;
   }

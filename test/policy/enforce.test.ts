@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { startHarnessPeer } from '../helpers/harness-peer.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { nativeContainment } from '../helpers/daemon.js';
-import { startPolicyDaemon } from './policy-daemon.js';
+import { startPolicyDaemon, waitForApprovals } from './policy-daemon.js';
 
 const FORCE = 'hive-guarded push --force origin main';
 /** Each way a task may come to exec the denied program, each telling its outcome on stdout. */
@@ -123,4 +123,47 @@ test('a sandboxed task on a terminal is under the policy and its sandbox both', 
     ['denied=126', 'ran=0', 'outside=1'],
   );
   assert.equal(view.policy.denied_count, 1);
+});
+
+// Names that mean "the calling process" (/dev/fd, /dev/stdin, /proc/self, /proc/thread-self) are
+// resolved as the task sees them, not as the shim does: each names the denied program here.
+const THROUGH_FDS = [
+  'exec 3<hive-guarded 5<hive-guarded',
+  '/dev/fd/3 push --force fd; echo "fd=$?"',
+  '/dev/stdin push --force stdin <hive-guarded; echo "stdin=$?"',
+  '/proc/self/fd/3 push --force self; echo "self=$?"',
+  '/proc/thread-self/fd/5 push --force thread-self; echo "thread-self=$?"',
+  'ln -s /dev/fd/3 link; ./link push --force link; echo "link=$?"',
+  '/dev/fd/3 status; echo "status=$?"',
+].join('\n');
+
+test('a denied program run through /dev/fd, /dev/stdin, /proc/self or a link to them is refused', async (t) => {
+  const daemon = await startPolicyDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const started = await tools.ok('run', { command: THROUGH_FDS, cwd: daemon.dir, env: daemon.env, wait_seconds: 0 });
+  const view = await tools.statusWhen(started.id, (status) => status.state === 'done', 'the task ended', 60_000);
+  assert.equal(
+    view.stdout_tail,
+    'fd=126\nstdin=126\nself=126\nthread-self=126\nlink=126\nhive-guarded ran: status\nstatus=0\n',
+  );
+  assert.deepEqual(
+    view.policy.denied.map((denied: { command: string; rule: number }) => [
+      denied.command.split(' ').pop(),
+      denied.rule,
+    ]),
+    ['fd', 'stdin', 'self', 'thread-self', 'link'].map((last) => [last, 0]),
+  );
+});
+
+test('a program asked about waits for a person when run through /dev/fd', async (t) => {
+  const daemon = await startPolicyDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const command = 'exec 3<hive-asked; /dev/fd/3 fd; echo "fd=$?"';
+  const started = await tools.ok('run', { command, cwd: daemon.dir, env: daemon.env, wait_seconds: 0 });
+  const waiting = (await waitForApprovals(daemon, started.id))[0]!;
+  assert.equal(waiting.rule, 1);
+  const answered = await fetch(new URL(`/approvals/${waiting.id}/deny`, daemon.url), { method: 'POST' });
+  assert.equal(answered.status, 200);
+  const view = await tools.statusWhen(started.id, (status) => status.state === 'done', 'the task ended', 60_000);
+  assert.equal(view.stdout_tail, 'fd=126\n');
 });
