@@ -42,14 +42,20 @@ interface LoopRun {
 
 /** One loop in a task: its wall time, and the CPU of its processes and of its shim, read before it ends. */
 async function runLoop(client: Client): Promise<LoopRun> {
-  let view = await call(client, 'run', { command: COMMAND, interactive: true, wait_for: '^[0-9]+$', wait_seconds: 30 });
+  let view = await call(client, 'run', {
+    command: COMMAND,
+    interactive: true,
+    wait_for: '^[0-9]+$',
+    wait_seconds: 30,
+    verbose: true,
+  });
   while (view.wait_result !== 'matched') {
     if (view.state !== 'running') throw new Error(`the loop ended early: ${JSON.stringify(view)}`);
-    view = await call(client, 'status', { id: view.id, wait_for: '^[0-9]+$', wait_seconds: 30 });
+    view = await call(client, 'status', { id: view.id, wait_for: '^[0-9]+$', wait_seconds: 30, verbose: true });
   }
   const shim = Number(/^\d+ \(.*\) \S (\d+)/s.exec(readFileSyncSafe(`/proc/${view.pid}/stat`))?.[1]);
   const shimCpuMs = readProcessCpu(shim).own * 1000;
-  const taskCpuMs = (await call(client, 'status', { id: view.id })).cpu_ms as number;
+  const taskCpuMs = (await call(client, 'status', { id: view.id, verbose: true })).cpu_ms as number;
   await call(client, 'kill', { id: view.id, force: true });
   return { wallMs: Number(view.matched_line) / 1000, taskCpuMs, shimCpuMs };
 }
