@@ -179,3 +179,31 @@ test('screens of a 1000x1000 terminal flooded with ESC[2J and of counts of two b
   assert.ok(grownMb < 125, `eight 1000x1000 screens took ${grownMb} MB more`);
   report(t, { case: 2, flood_calls: calls, eight_screens_mb: Math.round(grownMb) });
 });
+
+test('screens of a pty task that opens an OSC or a DCS string and prints 60 MB into it: the body is skipped a read at a time, /healthz answers all the while', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const calls: Record<string, unknown> = {};
+  for (const [name, opener] of [
+    ['osc', '\\033]0;'],
+    ['dcs', '\\033P'],
+  ]) {
+    const command = `printf '${opener}'; head -c 60000000 /dev/zero | tr '\\0' A; printf '\\033\\\\shown'`;
+    let task = await tools.ok('run', { command, name: name!, pty: true, cols: 80, rows: 24, wait_seconds: 30 });
+    while (task.state === 'running') task = await tools.ok('status', { id: name!, wait_seconds: 30 });
+    assert.equal(task.state, 'done');
+    let screen: any = null;
+    const figures: Array<Record<string, unknown>> = [];
+    while (screen === null) {
+      const called = await servedMeanwhile(daemon.origin, `the ${name} screen`, () =>
+        tools.call('output', { id: name!, screen: true }),
+      );
+      figures.push(called.figures);
+      if (!called.value.isError) screen = called.value.structured.screen;
+      else assert.equal(called.value.structured.error.code, 'ERR_SCREEN_TOO_COSTLY', called.value.text);
+    }
+    assert.equal(screen.text.split('\n')[0], 'shown', `the text after the ${name} string is drawn`);
+    calls[name!] = figures;
+  }
+  report(t, { case: 11, screen_calls: calls });
+});
