@@ -207,3 +207,24 @@ test('screens of a pty task that opens an OSC or a DCS string and prints 60 MB i
   }
   report(t, { case: 11, screen_calls: calls });
 });
+
+test("two greps running to their budget hold one reader thread, not both: another task's plain output is answered before either", async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  // As in case 3: no line matches, and each grep runs to its budget (about 2.8 s).
+  const command = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`;
+  await tools.ok('run', { command, name: 'aaa', wait_seconds: 30 });
+  await tools.ok('run', { command: 'echo small', name: 'small', wait_seconds: 30 });
+  const pattern = `${'(?:a+)+'.repeat(140)}$`;
+  let greps = 0;
+  const grep = () => tools.call('output', { id: 'aaa', grep: pattern }).finally(() => greps++);
+  const both = Promise.all([grep(), grep()]);
+  // A call without the reader threads, answered after both greps reached the daemon.
+  await tools.ok('status', { id: 'aaa' });
+  const plain = await tools.ok('output', { id: 'small', tail: 1 });
+  const gotBeforeGreps = greps;
+  assert.equal(plain.stdout.text, 'small\n');
+  for (const refused of await both) assert.equal(refused.structured.error.code, 'ERR_PATTERN_TOO_COSTLY');
+  assert.equal(gotBeforeGreps, 0, 'the plain output came back before either grep');
+  report(t, { case: 12, greps_done_before_plain_output: gotBeforeGreps });
+});
