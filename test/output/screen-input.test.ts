@@ -46,6 +46,31 @@ test("an OSC's or DCS's payload keeps 4096 characters and its end; what follows 
   assert.equal(filtered('\x1b]0;short title\x07'), '\x1b]0;short title\x07');
 });
 
+test("a string's body is cut the same wherever the reads cut it, and whatever ends or breaks into it", () => {
+  const body = fc
+    .array(
+      fc.oneof(
+        fc.integer({ min: 1, max: 5000 }).map((count) => 'x'.repeat(count)),
+        fc.constantFrom('\x07', '\x18', '\x1a', '\x1b\\', '\x9c', '\x1b]0;', '\x1bP', '\x9d', '\x1b[5S', 'é'),
+      ),
+      { maxLength: 12 },
+    )
+    .map((pieces) => pieces.join(''));
+  fc.assert(
+    fc.property(
+      fc.constantFrom('\x1b]0;', '\x1bP', '\x1b_', '\x90'),
+      body,
+      fc.array(fc.nat()),
+      (opener, text, cuts) => {
+        const whole = `${opener}${text}after`;
+        const places = cuts.map((cut) => cut % (whole.length + 1));
+        assert.equal(filtered(whole, 80, places), filtered(whole));
+      },
+    ),
+    params(200),
+  );
+});
+
 /** What a 30x12 terminal shows once fed `text`, with its cursor. */
 async function screenOf(text: string): Promise<string> {
   const terminal = new Terminal({ cols: 30, rows: 12, scrollback: 0, allowProposedApi: true });

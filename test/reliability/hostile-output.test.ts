@@ -179,3 +179,52 @@ test('screens of a 1000x1000 terminal flooded with ESC[2J and of counts of two b
   assert.ok(grownMb < 125, `eight 1000x1000 screens took ${grownMb} MB more`);
   report(t, { case: 2, flood_calls: calls, eight_screens_mb: Math.round(grownMb) });
 });
+
+test('screens of a pty task that opens an OSC or a DCS string and prints 60 MB into it: the body is skipped a read at a time, /healthz answers all the while', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const calls: Record<string, unknown> = {};
+  for (const [name, opener] of [
+    ['osc', '\\033]0;'],
+    ['dcs', '\\033P'],
+  ]) {
+    const command = `printf '${opener}'; head -c 60000000 /dev/zero | tr '\\0' A; printf '\\033\\\\shown'`;
+    let task = await tools.ok('run', { command, name: name!, pty: true, cols: 80, rows: 24, wait_seconds: 30 });
+    while (task.state === 'running') task = await tools.ok('status', { id: name!, wait_seconds: 30 });
+    assert.equal(task.state, 'done');
+    let screen: any = null;
+    const figures: Array<Record<string, unknown>> = [];
+    while (screen === null) {
+      const called = await servedMeanwhile(daemon.origin, `the ${name} screen`, () =>
+        tools.call('output', { id: name!, screen: true }),
+      );
+      figures.push(called.figures);
+      if (!called.value.isError) screen = called.value.structured.screen;
+      else assert.equal(called.value.structured.error.code, 'ERR_SCREEN_TOO_COSTLY', called.value.text);
+    }
+    assert.equal(screen.text.split('\n')[0], 'shown', `the text after the ${name} string is drawn`);
+    calls[name!] = figures;
+  }
+  report(t, { case: 11, screen_calls: calls });
+});
+
+test("two greps running to their budget hold one reader thread, not both: another task's plain output is answered before either", async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  // As in case 3: no line matches, and each grep runs to its budget (about 2.8 s).
+  const command = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`;
+  await tools.ok('run', { command, name: 'aaa', wait_seconds: 30 });
+  await tools.ok('run', { command: 'echo small', name: 'small', wait_seconds: 30 });
+  const pattern = `${'(?:a+)+'.repeat(140)}$`;
+  let greps = 0;
+  const grep = () => tools.call('output', { id: 'aaa', grep: pattern }).finally(() => greps++);
+  const both = Promise.all([grep(), grep()]);
+  // A call without the reader threads, answered after both greps reached the daemon.
+  await tools.ok('status', { id: 'aaa' });
+  const plain = await tools.ok('output', { id: 'small', tail: 1 });
+  const gotBeforeGreps = greps;
+  assert.equal(plain.stdout.text, 'small\n');
+  for (const refused of await both) assert.equal(refused.structured.error.code, 'ERR_PATTERN_TOO_COSTLY');
+  assert.equal(gotBeforeGreps, 0, 'the plain output came back before either grep');
+  report(t, { case: 12, greps_done_before_plain_output: gotBeforeGreps });
+});

@@ -13,8 +13,12 @@ import type { OutputAnswer, OutputQuery, OutputTask } from './output-read.js';
 import type { ReadJob, ReadResult } from './read-thread.js';
 
 const ENTRY_URL = new URL('./read-thread-entry.cjs', import.meta.url);
-/** Two threads: a job that runs to its budget leaves the other to every other read. */
+/**
+ * Two threads. Jobs with a pattern take one at most, so that a plain read (tail, head, since) never
+ * waits behind patterns running to their budget; plain reads take either.
+ */
 const READ_THREADS = 2;
+const PATTERN_THREADS = READ_THREADS - 1;
 /**
  * An idle thread (about 10 MB of RSS) stops after this long: longer than an agent's longest wait
  * for new output (30 s), so that reading a task as it grows keeps its thread; a read after a
@@ -48,8 +52,9 @@ export class BudgetExceededError extends Error {
 export class ReadPool {
   private piscina: Piscina | null = null;
   private running = 0;
-  /** Jobs waiting for a free thread, first come first served: a job's budget starts on its thread. */
-  private readonly waiting: Array<() => void> = [];
+  private runningPatterns = 0;
+  /** Jobs waiting for a thread, first come first served among those that may start: a job's budget starts on its thread. */
+  private readonly waiting: Array<{ pattern: boolean; start: () => void }> = [];
 
   /** Reads `query.streams` of `task` from `cursor` (output-read.ts); with grep, within the pattern's budget. */
   readOutput(task: OutputTask, cursor: OutputCursor, query: OutputQuery, restarted: boolean): Promise<OutputAnswer> {
@@ -76,15 +81,15 @@ export class ReadPool {
 
   /** Runs `job` on a thread; with `patternBytes`, stopped past the budget for that many bytes. */
   private async run(job: ReadJob, patternBytes: number | null): Promise<ReadResult> {
-    await this.freeThread();
+    const pattern = patternBytes !== null;
+    await this.freeThread(pattern);
     try {
       if (patternBytes === null) return (await this.pool().run(job)) as ReadResult;
       return await this.runWithin(job, patternBytes);
     } finally {
-      // The thread goes to the next job waiting, if any.
-      const next = this.waiting.shift();
-      if (next === undefined) this.running--;
-      else next();
+      this.running--;
+      if (pattern) this.runningPatterns--;
+      this.startWaiting();
     }
   }
 
@@ -113,9 +118,33 @@ export class ReadPool {
     }
   }
 
-  private async freeThread(): Promise<void> {
-    if (this.running < READ_THREADS) this.running++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Whether a job (with a pattern or not) may take a thread now. */
+  private mayStart(pattern: boolean): boolean {
+    return this.running < READ_THREADS && (!pattern || this.runningPatterns < PATTERN_THREADS);
+  }
+
+  private take(pattern: boolean): void {
+    this.running++;
+    if (pattern) this.runningPatterns++;
+  }
+
+  private async freeThread(pattern: boolean): Promise<void> {
+    if (this.mayStart(pattern)) return this.take(pattern);
+    await new Promise<void>((start) => this.waiting.push({ pattern, start }));
+  }
+
+  /** Gives freed threads to the first jobs waiting that may take them. */
+  private startWaiting(): void {
+    for (let index = 0; index < this.waiting.length && this.running < READ_THREADS;) {
+      const next = this.waiting[index]!;
+      if (!this.mayStart(next.pattern)) {
+        index++;
+        continue;
+      }
+      this.waiting.splice(index, 1);
+      this.take(next.pattern);
+      next.start();
+    }
   }
 
   /** The threads, made at the first job (piscina is required then: a daemon that reads nothing does not load it here). */

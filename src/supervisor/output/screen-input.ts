@@ -17,6 +17,11 @@ const SEQUENCE_START = /[\x1b\x90\x98\x9b\x9d-\x9f]/g;
 /** A whole CSI with nothing but its parameters inside (most of what programs print): read in one step. */
 // eslint-disable-next-line no-control-regex -- as above
 const WHOLE_CSI = /\x1b\[([<=>?]?)([0-9;:]*)[\x20-\x2f]*[\x40-\x7e]/y;
+/** What ends or breaks into a string: ESC, CAN, SUB or a C1 control, and BEL too in an OSC. */
+// eslint-disable-next-line no-control-regex -- as above
+const STRING_STOP = /[\x18\x1a\x1b\x80-\x9f]/g;
+// eslint-disable-next-line no-control-regex -- as above
+const OSC_STOP = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
 /** The bound is 255 or more: a number of two digits is always kept. */
 const LONG_NUMBER = /[0-9]{3}/;
 
@@ -69,6 +74,17 @@ export class ScreenInput {
           at = WHOLE_CSI.lastIndex - 1;
           continue;
         }
+      } else if (this.state === State.String) {
+        // A string's body, up to what ends it, in one search: its first characters kept, the rest dropped.
+        const stop = this.stringBodyEnd(text, at);
+        if (stop > at) {
+          const kept = Math.min(stop - at, Math.max(0, KEPT_STRING_CHARS - this.kept));
+          this.kept += stop - at;
+          parts.push(text.slice(passed, at + kept));
+          passed = stop;
+          at = stop - 1;
+          continue;
+        }
       }
       parts.push(text.slice(passed, at));
       this.take(text[at]!, text.charCodeAt(at), parts);
@@ -76,6 +92,13 @@ export class ScreenInput {
     }
     parts.push(text.slice(passed));
     return parts.join('');
+  }
+
+  /** Where the string's body that starts at `at` ends: the next character that ends or breaks into it, or the text's end. */
+  private stringBodyEnd(text: string, at: number): number {
+    const stop = this.osc ? OSC_STOP : STRING_STOP;
+    stop.lastIndex = at;
+    return stop.exec(text)?.index ?? text.length;
   }
 
   /** A whole CSI with its numbers clamped. */
