@@ -4,15 +4,23 @@
 // leaves the daemon a core as soon as it wants one (bench/status-under-flood).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { cpuV1Mount } from '../helpers/cgroups.js';
 import { nativeContainment, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
 
 /** Prints what decides the task's weight: its cgroups, its session's autogroup, its nice value. */
 const SHOW_WEIGHT = 'cat /proc/self/cgroup; cat /proc/self/autogroup 2>/dev/null; echo "nice $(ps -o ni= -p $$)"';
+
+/** The processes in cgroup `dir` and the cgroups beneath it. */
+function processesIn(dir: string): string[] {
+  const own = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+  const below = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+  return [...own, ...below.flatMap((entry) => processesIn(join(dir, entry.name)))];
+}
 
 async function weightOf(daemon: TestDaemon): Promise<any> {
   return ((await (await fetch(`${daemon.origin}/healthz`)).json()) as any).containment.task_cpu_weight;
@@ -55,6 +63,9 @@ test("a crashed daemon's cgroup v1 cpu folder is taken by the next start on its 
   if (weight.via !== 'cgroup v1')
     return t.skip(`the weight is not set by a cgroup v1 folder here: ${JSON.stringify(weight)}`);
   await first.crash();
+  // The crashed daemon's spawner ends after it (its parent-death signal): a folder holding it cannot be removed.
+  const folder = dirname(weight.dir);
+  assert.ok(await waitFor(() => processesIn(folder).length === 0, 30_000), `left in ${folder}: ${processesIn(folder)}`);
   const next = await startTestDaemon(t, { containment: nativeContainment(), stateDir: first.stateDir });
   assert.deepEqual(await weightOf(next), weight, 'the same folder, named by the state dir');
   assert.equal(await next.stop(), 0, next.stderr());
