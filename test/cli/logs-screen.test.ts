@@ -81,11 +81,18 @@ test('hive-bash logs and screen against one daemon', async (t) => {
     assert.match(result.stderr, /^hive-bash wait: --until must be a regular expression that runs in linear time/);
   });
 
-  await t.test('wait --until with a pattern that runs past its budget is a usage error', async () => {
-    const aaa = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 50; i++) print line "b" }'`;
-    assert.equal((await cli('run', '--name', 'aaa', '--wait', '20', '--', aaa)).code, 0);
-    const result = await cli('wait', 'aaa', '--until', `${'(?:a+)+'.repeat(140)}$`);
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /^hive-bash wait: --until took too long to match: "\(\?:a\+\)\+/);
-  });
+  // Node 22 and later's V8 runs this pattern through its linear engine within the budget: there it
+  // ends as an ordinary wait (exit 1). Node 20's engine is the one this bound is for.
+  const linearFast = Number(process.versions.node.split('.')[0]) >= 22;
+  await t.test(
+    'wait --until with a pattern that runs past its budget is a usage error',
+    { skip: linearFast && "Node 22+'s V8 matches this pattern within the budget" },
+    async () => {
+      const aaa = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 50; i++) print line "b" }'`;
+      assert.equal((await cli('run', '--name', 'aaa', '--wait', '20', '--', aaa)).code, 0);
+      const result = await cli('wait', 'aaa', '--until', `${'(?:a+)+'.repeat(140)}$`);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /^hive-bash wait: --until took too long to match: "\(\?:a\+\)\+/);
+    },
+  );
 });
