@@ -167,16 +167,20 @@ function readBody(
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let finished = false;
+    // Once only ('close' follows 'end'): gives back what this body held of the bodies' budget.
     const finish = (result: string | null | undefined | typeof BUSY) => {
+      if (finished) return;
+      finished = true;
       if (keep) bodies.held -= size;
-      size = 0;
       req.off('data', onData);
       resolve(result);
     };
     const onData = (chunk: Buffer) => {
-      if (size + chunk.length > MAX_BODY_BYTES || (keep && bodies.held + chunk.length > MAX_BODIES_BYTES)) {
+      const tooLarge = size + chunk.length > MAX_BODY_BYTES;
+      if (tooLarge || (keep && bodies.held + chunk.length > MAX_BODIES_BYTES)) {
         req.pause();
-        return finish(size + chunk.length > MAX_BODY_BYTES ? null : BUSY);
+        return finish(tooLarge ? null : BUSY);
       }
       size += chunk.length;
       if (keep) {
