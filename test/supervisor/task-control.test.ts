@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { Containment } from '../../src/process/containment.js';
-import type { KillSignal } from '../../src/process/signals.js';
+import type { KillSignal } from '../../src/shared/signals.js';
 import type { TaskRecord } from '../../src/supervisor/model/task.js';
 import { createLiveTask, type LiveTask, type RunRequest } from '../../src/supervisor/tasks/live-task.js';
 import { TaskControl } from '../../src/supervisor/tasks/task-control.js';

@@ -21,7 +21,7 @@ import { CallerUnknownError } from '../../errors.js';
 import { cgroup2Mount, cgroupPathOf } from '../../process/cgroups.js';
 import type { Containment } from '../../process/containment.js';
 import { readProcessEntry } from '../../process/process-table.js';
-import type { Sandbox } from '../../process/sandbox.js';
+import type { Sandbox } from '../../shared/sandbox.js';
 import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
 import type { TaskRecord } from '../model/task.js';
 import { widerThanFloor, type RunCaller } from '../tasks/task-sandbox.js';

@@ -14,7 +14,8 @@ import type { FinalFigures } from '../../process/launched-task.js';
 import type { EndedReport, EndReason, ReleasedReport, StreamName } from '../../workers/protocol.js';
 import type { ExecCall } from '../../process/launched-task.js';
 import { addDenial } from './exec-denials.js';
-import { isFinished, type TaskRecord, type TaskState } from './task.js';
+import { type TaskRecord } from './task.js';
+import { isFinished, type TaskState } from '../../shared/task-states.js';
 
 export type LifecycleEvent =
   /** A slot is free and the task goes to a worker. */

@@ -4,7 +4,7 @@ import { InputRefusedError } from '../../errors.js';
 import { killCgroup } from '../../process/cgroups.js';
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { killLingering } from '../../process/lingering.js';
-import type { KillSignal } from '../../process/signals.js';
+import type { KillSignal } from '../../shared/signals.js';
 import type { LifecycleEvent } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
 import type { InputAnswer, LiveTask } from './live-task.js';

@@ -2,7 +2,8 @@
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type Containment } from '../../process/containment.js';
 import { countLingering } from '../../process/lingering.js';
-import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
+import { listListeningPorts } from '../../process/ports.js';
+import { type ListeningPort } from '../../shared/task-snapshot.js';
 import {
   countCgroupProcesses,
   listTaskPids,
@@ -15,11 +16,13 @@ import {
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
 import { DEFAULT_TAIL_BYTES, readOutputTails, type OutputTails, type SnapshotSource } from '../model/task-snapshot.js';
-import { isFinished, type TaskRecord } from '../model/task.js';
+import { type TaskRecord } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import { BoundedCache } from '../bounded-cache.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { LiveTask } from './live-task.js';
-import { policyView, type TaskPolicyView } from '../model/exec-denials.js';
+import { policyView } from '../model/exec-denials.js';
+import { type TaskPolicyView } from '../../shared/task-snapshot.js';
 import type { ApprovalBoard } from '../policy/approvals.js';
 
 /** Finished tasks whose tails (of at most the default size) are kept. */

@@ -3,10 +3,12 @@
 // commands; both keep the live tasks, the registry and the probes to themselves.
 import { UnknownTaskError } from '../../errors.js';
 import type { Containment } from '../../process/containment.js';
-import type { ListeningPort } from '../../process/ports.js';
+import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
-import { snapshotTask, type TaskSnapshot } from '../model/task-snapshot.js';
-import type { TaskRecord, TaskState } from '../model/task.js';
+import { snapshotTask } from '../model/task-snapshot.js';
+import { type TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { TaskRecord } from '../model/task.js';
+import type { TaskState } from '../../shared/task-states.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import type { LiveTask } from './live-task.js';

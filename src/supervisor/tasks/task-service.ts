@@ -5,11 +5,12 @@
 import type { Logger } from 'pino';
 import { NameBusyError } from '../../errors.js';
 import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
-import type { KillSignal } from '../../process/signals.js';
+import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
 import { advance, STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
-import { isFinished, type TaskRecord } from '../model/task.js';
+import { type TaskRecord } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
