@@ -19,7 +19,7 @@ import {
   describeContainment,
   describeControllers,
   removeSharedCgroups,
-  type Containment,
+  type HostSetup,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
 import { countOwnChildren } from '../process/process-table.js';
@@ -58,11 +58,11 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
-  const containment = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  const hostSetup = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
   try {
-    return await serve(config, token, log, containment, unlock);
+    return await serve(config, token, log, hostSetup, unlock);
   } catch (error) {
-    removeSharedCgroups(containment); // a start that fails leaves no folder of its own
+    removeSharedCgroups(hostSetup); // a start that fails leaves no folder of its own
     throw error;
   }
 }
@@ -71,12 +71,12 @@ async function serve(
   config: Config,
   token: string | null,
   log: Logger,
-  containment: Containment,
+  hostSetup: HostSetup,
   unlock: () => void,
 ): Promise<RunningDaemon> {
-  const policy = loadPolicy(config, containment.spawner);
+  const policy = loadPolicy(config, hostSetup.spawner);
   const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
-  const namespace = await startTaskNamespace(config, containment, log);
+  const namespace = await startTaskNamespace(config, hostSetup, log);
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
   if (store.setAside !== null) {
@@ -85,20 +85,20 @@ async function serve(
       'the registry was damaged on disk: it was set aside and a fresh one started; its tasks are forgotten, their output files kept',
     );
   }
-  const interrupted = await interruptStaleTasks(store, containment, files);
+  const interrupted = await interruptStaleTasks(store, hostSetup, files);
   if (interrupted.length > 0)
     log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool(config.workerIdleSeconds * 1000);
-  const limitPolicy = limitPolicyOf(config, containment.controllers);
+  const limitPolicy = limitPolicyOf(config, hostSetup.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
   const tasks = new TaskService(
     store,
     pool,
     files,
     { ...config, limitPolicy, sandboxPolicy, policy, approvals },
-    containment,
+    hostSetup,
     inheritedEnvironment(),
     log,
   );
@@ -109,7 +109,7 @@ async function serve(
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
   const reads = new ReadPool();
-  const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
+  const callers = new TaskCallers(tasks, hostSetup, config.tasksMayCall, log);
   const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
   const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
     todos: config.agentSocket !== null,
@@ -121,10 +121,10 @@ async function serve(
   const storage = watchStorage(store, config.stateDir, log);
   /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
   const setup = () => ({
-    containment: describeContainment(containment),
+    containment: describeContainment(hostSetup),
     task_isolation: describeIsolation(namespace),
-    limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
+    limits: describeControllers(hostSetup),
+    sandbox: describeSandboxing(hostSetup.sandbox, sandboxPolicy, config.tasksMayCall),
     policy: describePolicy(policy),
   });
   const health = () => ({
@@ -151,7 +151,7 @@ async function serve(
   });
   const metrics = new DaemonMetrics({
     version: VERSION,
-    containment: containment.mode,
+    containment: hostSetup.mode,
     stateDir: config.stateDir,
     interruptedAtStart: interrupted.length,
     tasks,
@@ -216,7 +216,7 @@ async function serve(
       await Promise.all([pool.close(), reads.close()]);
       namespace.stop();
       await tasks.removeUnreleasedCgroups();
-      removeSharedCgroups(containment);
+      removeSharedCgroups(hostSetup);
       store.close();
       unlock();
     },
@@ -224,18 +224,18 @@ async function serve(
 }
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
-async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
+async function startTaskNamespace(config: Config, hostSetup: HostSetup, log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
     hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
-  const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
+  const namespace = await TaskNamespace.start(config.taskNamespace, hostSetup.spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
-  containment.namespace = namespace;
+  hostSetup.namespace = namespace;
   return namespace;
 }
 

@@ -1,6 +1,6 @@
 // What only the moment knows of a task, read from the OS: processes still alive after its leader
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
 import { countLingering } from '../../process/lingering.js';
 import { listListeningPorts } from '../../process/ports.js';
 import { type ListeningPort } from '../../shared/task-snapshot.js';
@@ -33,7 +33,7 @@ export class TaskProbes implements SnapshotSource {
 
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
-    private readonly containment: Containment,
+    private readonly hostSetup: HostSetup,
     private readonly files: OutputFiles,
     /** The execs that wait for a person; null where the daemon has no command policy. */
     private readonly approvals: ApprovalBoard | null,
@@ -77,9 +77,9 @@ export class TaskProbes implements SnapshotSource {
     const processes = {
       runKey: record.runKey,
       pgid: record.pgid,
-      cgroupDir: taskCgroupDir(this.containment, record.runKey),
+      cgroupDir: taskCgroupDir(this.hostSetup, record.runKey),
     };
-    if (this.containment.spawner === 'node') return countLingering(processes, 'group');
+    if (this.hostSetup.spawner === 'node') return countLingering(processes, 'group');
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
     if (!this.isLive(record)) return 0;
     if (processes.cgroupDir !== null) return countCgroupProcesses(processes.cgroupDir) ?? 0;
@@ -99,7 +99,7 @@ export class TaskProbes implements SnapshotSource {
         processes: record.state === 'pending' ? null : 0,
       };
     }
-    const cgroupDir = taskCgroupDir(this.containment, record.runKey);
+    const cgroupDir = taskCgroupDir(this.hostSetup, record.runKey);
     const where = this.whereabouts(task);
     let resources = where === null ? NO_RESOURCES : readTaskResources(where, table);
     // Between the removal of its cgroup and its release, what the end's report said stands in.
@@ -112,7 +112,7 @@ export class TaskProbes implements SnapshotSource {
   /** A limited task's cgroups count its memory (a v1 memory cgroup) and its refused forks. */
   private withLimitFigures(record: TaskRecord, resources: TaskResources, cgroupDir: string | null): TaskResources {
     const figures = readLimitFigures(
-      planTaskCgroups(this.containment.controllers, cgroupDir, record.runKey, record.limits),
+      planTaskCgroups(this.hostSetup.controllers, cgroupDir, record.runKey, record.limits),
     );
     return {
       ...resources,
@@ -132,7 +132,7 @@ export class TaskProbes implements SnapshotSource {
   /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */
   private whereabouts(task: LiveTask): TaskWhereabouts | null {
     if (task.record.state === 'pending') return null;
-    const cgroupDir = taskCgroupDir(this.containment, task.record.runKey);
+    const cgroupDir = taskCgroupDir(this.hostSetup, task.record.runKey);
     if (cgroupDir !== null) return { cgroupDir };
     if (task.shimPid !== null) return { shimPid: task.shimPid };
     return task.record.pgid === null ? null : { pgid: task.record.pgid };

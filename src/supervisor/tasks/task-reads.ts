@@ -2,7 +2,7 @@
 // files, processes, ports and the moment it ends. The service (task-service.ts) is this plus its
 // commands; both keep the live tasks, the registry and the probes to themselves.
 import { UnknownTaskError } from '../../errors.js';
-import type { Containment } from '../../process/containment.js';
+import type { HostSetup } from '../../process/containment.js';
 import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { snapshotTask } from '../model/task-snapshot.js';
@@ -26,12 +26,12 @@ export abstract class TaskReads {
   constructor(
     protected readonly store: TaskStore,
     protected readonly queue: TaskQueue,
-    containment: Containment,
+    hostSetup: HostSetup,
     files: OutputFiles,
     /** The execs that wait for a person; null where the daemon has no command policy. */
     readonly approvals: ApprovalBoard | null,
   ) {
-    this.probes = new TaskProbes(this.live, containment, files, approvals);
+    this.probes = new TaskProbes(this.live, hostSetup, files, approvals);
   }
 
   /** The task's current record: live from memory, finished from the registry. */
