@@ -21,25 +21,31 @@ import type { TaskNamespace } from './task-namespace.js';
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode | 'node';
 
-/** What this host gives the daemon's tasks: the containment mode in force and what goes with it, chosen at start-up. */
+/**
+ * What this host gives the daemon's tasks: the containment mode in force and what goes with it,
+ * set up whole at start-up (the mode and its probes, then the tasks' namespace) and never changed.
+ */
 export interface HostSetup {
-  mode: ContainmentMode;
-  spawner: 'native' | 'node';
+  readonly mode: ContainmentMode;
+  readonly spawner: 'native' | 'node';
   /** The folder under which each task gets `task-<run key>`; null without cgroups. */
-  cgroupRoot: string | null;
+  readonly cgroupRoot: string | null;
   /** True when cgroupRoot is the daemon's own folder in a cgroup2 mount's shared one, removed at its stop if empty. */
-  ownsCgroupRoot?: boolean;
+  readonly ownsCgroupRoot?: boolean;
   /** Why this mode, in words (for the log and /healthz). */
-  reason: string;
+  readonly reason: string;
   /** Where task cgroups get each limit's controller, or why they cannot. */
-  controllers: ControllerPlaces;
+  readonly controllers: ControllerPlaces;
   /** How the tasks' CPU weight is set below the daemon's. */
-  cpuWeight: TaskCpuWeight;
+  readonly cpuWeight: TaskCpuWeight;
   /** What of a run's sandbox this host can enforce. */
-  sandbox: SandboxSupport;
-  /** The tasks' own PID and mount namespace, made once the daemon has its state dir. */
-  namespace?: TaskNamespace;
+  readonly sandbox: SandboxSupport;
+  /** The tasks' own PID and mount namespace (or why they share the daemon's), started once the containment is chosen. */
+  readonly namespace: TaskNamespace;
 }
+
+/** The containment chosen for a host: its setup before the tasks' namespace is started. */
+export type ChosenContainment = Omit<HostSetup, 'namespace'>;
 
 /** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */
 export function allTaskCgroupDirs(hostSetup: HostSetup, runKey: string): string[] {
@@ -66,7 +72,7 @@ export function leftoverRunKeys(hostSetup: HostSetup): string[] {
 }
 
 /** The daemon's own folders in shared ones: in each v1 hierarchy of a limit, and its v2 one in a shared mount. */
-function ownFolders(hostSetup: HostSetup): string[] {
+function ownFolders(hostSetup: ChosenContainment): string[] {
   const own = Object.values(hostSetup.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
   return hostSetup.ownsCgroupRoot && hostSetup.cgroupRoot !== null ? [hostSetup.cgroupRoot, ...own] : own;
 }
@@ -81,7 +87,11 @@ export function taskCgroupDir(hostSetup: HostSetup, runKey: string): string | nu
  * weight; throws when a forced mode is not available here. In a folder that daemons share, the
  * daemon's cgroups go in a folder of its own, named by `stateDir` (cgroups.ts's daemonFolderName).
  */
-export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null, stateDir: string): HostSetup {
+export function chooseContainment(
+  choice: ContainmentChoice,
+  cgroupRoot: string | null,
+  stateDir: string,
+): ChosenContainment {
   const daemonFolder = daemonFolderName(stateDir);
   const chosen = chooseMode(choice, cgroupRoot, daemonFolder);
   const controllers =
@@ -100,7 +110,7 @@ function chooseMode(
   choice: ContainmentChoice,
   cgroupRoot: string | null,
   daemonFolder: string,
-): Omit<HostSetup, 'controllers' | 'cpuWeight' | 'sandbox'> {
+): Omit<ChosenContainment, 'controllers' | 'cpuWeight' | 'sandbox'> {
   if (choice === 'node')
     return {
       mode: 'process-group',
@@ -198,7 +208,7 @@ function delegateOwnCgroup(ownDir: string): Found {
 }
 
 /** At a stop: removes the daemon's own folders in shared ones, and each shared one that no other daemon's folder is in. */
-export function removeSharedCgroups(hostSetup: HostSetup): void {
+export function removeSharedCgroups(hostSetup: ChosenContainment): void {
   releaseTaskCpuWeight(hostSetup.cpuWeight);
   for (const dir of ownFolders(hostSetup)) removeDaemonFolder(dir);
 }

@@ -58,11 +58,24 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
-  const hostSetup = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  const hostSetup = await setUpHost(config, log);
   try {
     return await serve(config, token, log, hostSetup, unlock);
   } catch (error) {
-    removeSharedCgroups(hostSetup); // a start that fails leaves no folder of its own
+    // A start that fails leaves no namespace and no folder of its own.
+    hostSetup.namespace.stop();
+    removeSharedCgroups(hostSetup);
+    throw error;
+  }
+}
+
+/** The host's setup, whole: the containment for the config, then the tasks' namespace its spawner joins. */
+async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
+  const chosen = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  try {
+    return { ...chosen, namespace: await startTaskNamespace(config, chosen.spawner, log) };
+  } catch (error) {
+    removeSharedCgroups(chosen);
     throw error;
   }
 }
@@ -76,7 +89,7 @@ async function serve(
 ): Promise<RunningDaemon> {
   const policy = loadPolicy(config, hostSetup.spawner);
   const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
-  const namespace = await startTaskNamespace(config, hostSetup, log);
+  const namespace = hostSetup.namespace;
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
   if (store.setAside !== null) {
@@ -224,18 +237,17 @@ async function serve(
 }
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
-async function startTaskNamespace(config: Config, hostSetup: HostSetup, log: Logger): Promise<TaskNamespace> {
+async function startTaskNamespace(config: Config, spawner: HostSetup['spawner'], log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
     hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
-  const namespace = await TaskNamespace.start(config.taskNamespace, hostSetup.spawner, plan, (why, replaced) => {
+  const namespace = await TaskNamespace.start(config.taskNamespace, spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
-  hostSetup.namespace = namespace;
   return namespace;
 }
 

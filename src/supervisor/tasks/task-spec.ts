@@ -51,7 +51,7 @@ export function buildTaskSpec(
     timeoutMs: record.timeoutMs,
     killGraceMs: context.limits.killGraceMs,
     spawner: context.hostSetup.spawner,
-    namespaceFd: context.hostSetup.namespace?.pidfd ?? null,
+    namespaceFd: context.hostSetup.namespace.pidfd,
     cpuWeight: context.hostSetup.cpuWeight,
     sandbox: record.sandbox,
     cgroups: planTaskCgroups(
