@@ -75,7 +75,7 @@ async function waitForPort(
     const record = tasks.get(id);
     if (tasks.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
       return { result: 'listening', matchedLine: null };
-    if (isFinished(record.state) && !tasks.isHeld(record)) return null; // the end answers
+    if (isFinished(record.state) && !tasks.isLive(record)) return null; // the end answers
     await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
   }
   return null;

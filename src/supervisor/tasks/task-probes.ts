@@ -146,7 +146,7 @@ export class TaskProbes implements SnapshotSource {
     );
   }
 
-  /** Whether this run of the task is still in memory: not yet let go by its worker. */
+  /** Whether this run of the task is live: in memory, not yet let go of by its worker (live-task.ts). */
   isLive(record: TaskRecord): boolean {
     return this.live.get(record.id)?.record.runKey === record.runKey;
   }

@@ -46,12 +46,12 @@ export abstract class TaskReads {
     return snapshotTask(record, tailBytes, this.probes);
   }
 
-  /** Resolves once task `id` has started (its pid known) or finished, or at once for one this daemon does not hold. */
+  /** Resolves once task `id` has started (its pid known) or finished, or at once for one that is not live. */
   whenStarted(id: string): Promise<void> {
     return this.live.get(id)?.started.reached ?? Promise.resolve();
   }
 
-  /** Resolves once task `id` has finished (at once for one that has, or that this daemon does not hold). */
+  /** Resolves once task `id` has finished (at once for one that has, or that is not live). */
   whenEnded(id: string): Promise<void> {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();
   }
@@ -63,8 +63,8 @@ export abstract class TaskReads {
     return Promise.race([ended, this.approvals.whenAsked(id)]);
   }
 
-  /** Whether this run of the task is still held: its worker has not let go (its output may still grow). */
-  isHeld(record: TaskRecord): boolean {
+  /** Whether this run of the task is live: its worker has not let go of it (its output may still grow). */
+  isLive(record: TaskRecord): boolean {
     return this.probes.isLive(record);
   }
 

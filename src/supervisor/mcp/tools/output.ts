@@ -162,7 +162,7 @@ function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
     columns: record.terminalSize?.cols ?? MAX_TERMINAL_SIZE,
     paths,
     truncated: { stdout: record.stdoutTruncated, stderr: record.stderrTruncated },
-    complete: isFinished(record.state) && !tasks.isHeld(record),
+    complete: isFinished(record.state) && !tasks.isLive(record),
   };
 }
 
