@@ -1,22 +1,13 @@
 // The execs the command policy refused in a task: how many, and the last few, as status, the todo
 // and the registry keep them.
 import type { ExecCall } from '../../process/launched-task.js';
-import type { TaskPolicyView, WaitingExecView } from '../../shared/task-snapshot.js';
+import type { DeniedExecView, TaskPolicyView, WaitingExecView } from '../../shared/task-snapshot.js';
 
 /** The refusals a task keeps in full; older ones are only counted. */
 export const KEPT_DENIALS = 10;
 
-/** One refused exec, as status shows it. */
-export interface DeniedExec {
-  /** The command line the shim read: the program's file name and its arguments. */
-  command: string;
-  /** The path executed. */
-  program: string;
-  /** The index of the rule in the policy file that refused it, or null for the policy's default. */
-  rule: number | null;
-  reason: string;
-  at: number;
-}
+/** One refused exec, as the record keeps it: status's view of it, its time in ms since the epoch. */
+export type DeniedExec = Omit<DeniedExecView, 'at'> & { at: number };
 
 export interface ExecDenials {
   count: number;
