@@ -4,9 +4,7 @@
 import { statfsSync, statSync } from 'node:fs';
 import { getSystemErrorMap, getSystemErrorName } from 'node:util';
 import { constants as osConstants } from 'node:os';
-import { echoValue } from './echo.js';
-
-export { echoValue };
+import { echoValue } from './shared/echo.js';
 
 export class HiveError extends Error {
   readonly code: string = 'ERR_HIVE';

@@ -1,5 +1,5 @@
 // How the CLI shows things to a person: tables, durations, byte counts, exit codes and colour.
-import { exitCodeOfSignal, signalNumber, KILL_SIGNALS, type KillSignal } from '../process/signals.js';
+import { exitCodeOfSignal, signalNumber, KILL_SIGNALS, type KillSignal } from '../shared/signals.js';
 import { constants as osConstants } from 'node:os';
 
 /** Milliseconds as a short duration: 850ms, 4.2s, 3m07s, 2h05m, 3d04h. */

@@ -2,7 +2,7 @@
 // cursor, the lines of each stream printed as they complete, stderr's marked; and the loop that
 // follows a task to its end (exact-output.ts copies one stream's bytes from its file instead).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinished, type TaskState } from '../supervisor/model/task.js';
+import { isFinished, type TaskState } from '../shared/task-states.js';
 import type { DaemonClient } from './client.js';
 import type { CommandContext } from './command.js';
 

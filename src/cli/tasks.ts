@@ -2,8 +2,8 @@
 // end is waited for: status with wait_seconds, in a loop, never a tight poll.
 import type { DaemonClient } from './client.js';
 import { MAX_WAIT_SECONDS } from '../shared/tool-bounds.js';
-import { isFinished, type TaskState } from '../supervisor/model/task.js';
-import type { TaskSnapshot } from '../supervisor/model/task-snapshot.js';
+import { isFinished, type TaskState } from '../shared/task-states.js';
+import type { TaskSnapshot } from '../shared/task-snapshot.js';
 
 export { MAX_WAIT_SECONDS } from '../shared/tool-bounds.js';
 
@@ -25,7 +25,7 @@ export interface TaskItem {
   processes?: number | null;
 }
 
-/** A status result: the daemon's snapshot of a task (one definition, src/supervisor/model/task-snapshot.ts). */
+/** A status result: the daemon's snapshot of a task (one definition, src/shared/task-snapshot.ts). */
 export type TaskStatus = TaskSnapshot & Record<string, unknown>;
 
 /** A task's status now. */

@@ -21,31 +21,38 @@ import type { TaskNamespace } from './task-namespace.js';
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode | 'node';
 
-export interface Containment {
-  mode: ContainmentMode;
-  spawner: 'native' | 'node';
+/**
+ * What this host gives the daemon's tasks: the containment mode in force and what goes with it,
+ * set up whole at start-up (the mode and its probes, then the tasks' namespace) and never changed.
+ */
+export interface HostSetup {
+  readonly mode: ContainmentMode;
+  readonly spawner: 'native' | 'node';
   /** The folder under which each task gets `task-<run key>`; null without cgroups. */
-  cgroupRoot: string | null;
+  readonly cgroupRoot: string | null;
   /** True when cgroupRoot is the daemon's own folder in a cgroup2 mount's shared one, removed at its stop if empty. */
-  ownsCgroupRoot?: boolean;
+  readonly ownsCgroupRoot?: boolean;
   /** Why this mode, in words (for the log and /healthz). */
-  reason: string;
+  readonly reason: string;
   /** Where task cgroups get each limit's controller, or why they cannot. */
-  controllers: ControllerPlaces;
+  readonly controllers: ControllerPlaces;
   /** How the tasks' CPU weight is set below the daemon's. */
-  cpuWeight: TaskCpuWeight;
+  readonly cpuWeight: TaskCpuWeight;
   /** What of a run's sandbox this host can enforce. */
-  sandbox: SandboxSupport;
-  /** The tasks' own PID and mount namespace, made once the daemon has its state dir. */
-  namespace?: TaskNamespace;
+  readonly sandbox: SandboxSupport;
+  /** The tasks' own PID and mount namespace (or why they share the daemon's), started once the containment is chosen. */
+  readonly namespace: TaskNamespace;
 }
 
+/** The containment chosen for a host: its setup before the tasks' namespace is started. */
+export type ChosenContainment = Omit<HostSetup, 'namespace'>;
+
 /** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */
-export function allTaskCgroupDirs(containment: Containment, runKey: string): string[] {
-  const v1 = Object.values(containment.controllers).flatMap((place) =>
+export function allTaskCgroupDirs(hostSetup: HostSetup, runKey: string): string[] {
+  const v1 = Object.values(hostSetup.controllers).flatMap((place) =>
     'root' in place ? [join(place.root, `task-${runKey}`)] : [],
   );
-  const v2 = taskCgroupDir(containment, runKey);
+  const v2 = taskCgroupDir(hostSetup, runKey);
   return v2 === null ? v1 : [v2, ...v1];
 }
 
@@ -54,8 +61,8 @@ export function allTaskCgroupDirs(containment: Containment, runKey: string): str
  * mount): at start-up, before any task of its own runs, each was left by the last daemon on the
  * state dir, whether the registry still knows the task or not (one set aside after damage does not).
  */
-export function leftoverRunKeys(containment: Containment): string[] {
-  return ownFolders(containment).flatMap((dir) => {
+export function leftoverRunKeys(hostSetup: HostSetup): string[] {
+  return ownFolders(hostSetup).flatMap((dir) => {
     try {
       return readdirSync(dir).flatMap((name) => (name.startsWith('task-') ? [name.slice('task-'.length)] : []));
     } catch {
@@ -65,14 +72,14 @@ export function leftoverRunKeys(containment: Containment): string[] {
 }
 
 /** The daemon's own folders in shared ones: in each v1 hierarchy of a limit, and its v2 one in a shared mount. */
-function ownFolders(containment: Containment): string[] {
-  const own = Object.values(containment.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
-  return containment.ownsCgroupRoot && containment.cgroupRoot !== null ? [containment.cgroupRoot, ...own] : own;
+function ownFolders(hostSetup: ChosenContainment): string[] {
+  const own = Object.values(hostSetup.controllers).flatMap((place) => ('root' in place ? [place.root] : []));
+  return hostSetup.ownsCgroupRoot && hostSetup.cgroupRoot !== null ? [hostSetup.cgroupRoot, ...own] : own;
 }
 
 /** The folder of a task's cgroup, or null when tasks get none. */
-export function taskCgroupDir(containment: Containment, runKey: string): string | null {
-  return containment.cgroupRoot === null ? null : join(containment.cgroupRoot, `task-${runKey}`);
+export function taskCgroupDir(hostSetup: HostSetup, runKey: string): string | null {
+  return hostSetup.cgroupRoot === null ? null : join(hostSetup.cgroupRoot, `task-${runKey}`);
 }
 
 /**
@@ -80,7 +87,11 @@ export function taskCgroupDir(containment: Containment, runKey: string): string 
  * weight; throws when a forced mode is not available here. In a folder that daemons share, the
  * daemon's cgroups go in a folder of its own, named by `stateDir` (cgroups.ts's daemonFolderName).
  */
-export function chooseContainment(choice: ContainmentChoice, cgroupRoot: string | null, stateDir: string): Containment {
+export function chooseContainment(
+  choice: ContainmentChoice,
+  cgroupRoot: string | null,
+  stateDir: string,
+): ChosenContainment {
   const daemonFolder = daemonFolderName(stateDir);
   const chosen = chooseMode(choice, cgroupRoot, daemonFolder);
   const controllers =
@@ -99,7 +110,7 @@ function chooseMode(
   choice: ContainmentChoice,
   cgroupRoot: string | null,
   daemonFolder: string,
-): Omit<Containment, 'controllers' | 'cpuWeight' | 'sandbox'> {
+): Omit<ChosenContainment, 'controllers' | 'cpuWeight' | 'sandbox'> {
   if (choice === 'node')
     return {
       mode: 'process-group',
@@ -197,26 +208,26 @@ function delegateOwnCgroup(ownDir: string): Found {
 }
 
 /** At a stop: removes the daemon's own folders in shared ones, and each shared one that no other daemon's folder is in. */
-export function removeSharedCgroups(containment: Containment): void {
-  releaseTaskCpuWeight(containment.cpuWeight);
-  for (const dir of ownFolders(containment)) removeDaemonFolder(dir);
+export function removeSharedCgroups(hostSetup: ChosenContainment): void {
+  releaseTaskCpuWeight(hostSetup.cpuWeight);
+  for (const dir of ownFolders(hostSetup)) removeDaemonFolder(dir);
 }
 
 /** For /healthz and the start log: the mode in force, why, and the tasks' CPU weight. */
-export function describeContainment(containment: Containment) {
+export function describeContainment(hostSetup: HostSetup) {
   return {
-    mode: containment.mode,
-    spawner: containment.spawner,
-    cgroup_root: containment.cgroupRoot,
-    reason: containment.reason,
-    task_cpu_weight: containment.cpuWeight,
+    mode: hostSetup.mode,
+    spawner: hostSetup.spawner,
+    cgroup_root: hostSetup.cgroupRoot,
+    reason: hostSetup.reason,
+    task_cpu_weight: hostSetup.cpuWeight,
   };
 }
 
 /** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */
-export function describeControllers(containment: Containment): Record<string, string> {
+export function describeControllers(hostSetup: HostSetup): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(containment.controllers).map(([controller, place]) => [
+    Object.entries(hostSetup.controllers).map(([controller, place]) => [
       controller,
       'missing' in place
         ? `unavailable: ${place.missing}`

@@ -16,7 +16,7 @@ import {
 } from './launched-task.js';
 import { NO_LIMIT_FIGURES } from './task-cgroups.js';
 import { listGroupMembers } from './process-table.js';
-import { exitCodeOfSignal, type KillSignal } from './signals.js';
+import { exitCodeOfSignal, type KillSignal } from '../shared/signals.js';
 import type { TerminationTarget } from './terminate.js';
 
 const GROUP_POLL_MS = 20;

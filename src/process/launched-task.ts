@@ -1,8 +1,8 @@
 // What a launcher hands back for one started task, whichever way it was spawned.
 import type { Readable, Writable } from 'node:stream';
 import type { TaskCgroupPlan } from './limits.js';
-import type { KillSignal } from './signals.js';
-import type { Sandbox } from './sandbox.js';
+import type { KillSignal } from '../shared/signals.js';
+import type { Sandbox } from '../shared/sandbox.js';
 import type { LimitFigures } from './task-cgroups.js';
 import type { TaskCpuWeight } from './cpu-weight.js';
 

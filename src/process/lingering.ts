@@ -13,7 +13,7 @@ import {
   RUN_MARKER_NAME,
   runMarker,
 } from './process-table.js';
-import { signalNumber, type KillSignal } from './signals.js';
+import { signalNumber, type KillSignal } from '../shared/signals.js';
 import { terminate } from './terminate.js';
 
 /** Where one run of a task can be found. */

@@ -3,14 +3,7 @@
 // which a sandboxed task has of its own). The tables are read only for processes that hold a
 // socket at all, once per namespace, so a task without one costs a directory read per process.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-
-export interface ListeningPort {
-  protocol: 'tcp' | 'udp';
-  /** The local address as printed (0.0.0.0, ::, 127.0.0.1, ...). */
-  address: string;
-  port: number;
-  pid: number;
-}
+import type { ListeningPort } from '../shared/task-snapshot.js';
 
 const TABLES = [
   { file: 'tcp', protocol: 'tcp', v6: false },

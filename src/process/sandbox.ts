@@ -4,14 +4,8 @@
 // capabilities it has no use for and cannot type into terminals (native/src/sandbox.h). What this
 // host can enforce of it, and the shim's flags that set it up in the leader before its exec.
 import { readFileSync } from 'node:fs';
+import type { Sandbox } from '../shared/sandbox.js';
 import { loadNative } from './native.js';
-
-export interface Sandbox {
-  /** Absolute directories whose subtrees the task may change; everywhere else is read-only to it. */
-  write: string[];
-  /** false: a network namespace of its own, loopback only. */
-  network: boolean;
-}
 
 /** What this host can enforce: null where it can, else why not. */
 export interface SandboxSupport {
@@ -77,11 +71,6 @@ export function isBeneath(dir: string, root: string): boolean {
 
 /** Whether the sandbox confines writes at all: a writable / leaves nothing for Landlock to do. */
 export const confinesWrites = (sandbox: Sandbox): boolean => !sandbox.write.includes('/');
-
-/** In words: "write beneath /work, /tmp; no network". */
-export function describeSandbox(sandbox: Sandbox): string {
-  return `write beneath ${sandbox.write.length === 0 ? 'nothing' : sandbox.write.join(', ')}; ${sandbox.network ? 'network' : 'no network'}`;
-}
 
 /** The shim's flags for `sandbox` (native/src/shim.c): -S, -N, -L and a -w per directory. */
 export function sandboxShimArgs(sandbox: Sandbox | null): string[] {

@@ -19,7 +19,7 @@ import {
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './lingering.js';
 import { readCpuMs } from './resources.js';
-import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from './signals.js';
+import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from '../shared/signals.js';
 import type { SpawnAnswer } from './spawner-client.js';
 import { NO_LIMIT_FIGURES, readLimitFigures, removeTaskCgroups } from './task-cgroups.js';
 

@@ -12,7 +12,7 @@ import { Socket } from 'node:net';
 import { endianness } from 'node:os';
 import { describeErrno } from '../errors.js';
 import { nativeAddon, SHIM_PATH, SPAWNER_PATH, type NativeError } from './native.js';
-import { signalNumber } from './signals.js';
+import { signalNumber } from '../shared/signals.js';
 import { weighSpawner, type TaskCpuWeight } from './cpu-weight.js';
 
 /** The spawner's answer: the child's pid, or why it could not be started (with the errno of the start, when it failed). */

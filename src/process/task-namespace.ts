@@ -8,7 +8,7 @@ import { readLines } from '../shared/line-reader.js';
 import { describeErrno } from '../errors.js';
 import { within } from '../within.js';
 import { INIT_PATH, nativeAddon } from './native.js';
-import { signalNumber } from './signals.js';
+import { signalNumber } from '../shared/signals.js';
 
 export type NamespaceChoice = 'auto' | 'off';
 

@@ -1,6 +1,6 @@
 // Ends a task: a first signal to every process of it, then SIGKILL to whatever outlives the grace period.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KillSignal } from './signals.js';
+import type { KillSignal } from '../shared/signals.js';
 
 export interface TerminationTarget {
   signal(signal: KillSignal): void;

@@ -3,7 +3,7 @@
 // of a task in C (native/src/exec-rules.c) by the same rules; hive-bash's `policy check` matches here.
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { echoValue } from '../errors.js';
+import { echoValue } from './echo.js';
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;
 export type Decision = (typeof DECISIONS)[number];

@@ -1,6 +1,7 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -19,11 +20,11 @@ import {
   describeContainment,
   describeControllers,
   removeSharedCgroups,
-  type Containment,
+  type HostSetup,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
 import { countOwnChildren } from '../process/process-table.js';
-import { describeSandboxing, sandboxPolicyOf } from './tasks/task-sandbox.js';
+import { describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
@@ -39,7 +40,7 @@ import { TaskCallers } from './callers/task-callers.js';
 import { watchStorage } from './registry/storage-watch.js';
 import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
 import { ApprovalInputs } from './mcp/approval-inputs.js';
-import { describePolicy, loadPolicy } from './policy/policy-file.js';
+import { describePolicy, loadPolicy, type LoadedPolicy } from './policy/policy-file.js';
 import { OperatorRoutes } from './http/operator-routes.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
@@ -58,25 +59,101 @@ export interface RunningDaemon {
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
   const unlock = lockStateDir(config.stateDir);
-  const containment = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  const hostSetup = await setUpHost(config, log);
   try {
-    return await serve(config, token, log, containment, unlock);
+    return await serve(config, token, log, hostSetup, unlock);
   } catch (error) {
-    removeSharedCgroups(containment); // a start that fails leaves no folder of its own
+    // A start that fails leaves no namespace and no folder of its own.
+    hostSetup.namespace.stop();
+    removeSharedCgroups(hostSetup);
     throw error;
   }
+}
+
+/** The host's setup, whole: the containment for the config, then the tasks' namespace its spawner joins. */
+async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
+  const chosen = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
+  try {
+    return { ...chosen, namespace: await startTaskNamespace(config, chosen.spawner, log) };
+  } catch (error) {
+    removeSharedCgroups(chosen);
+    throw error;
+  }
+}
+
+/** The registry and the output files, the tasks the last daemon left ended as interrupted. */
+interface Storage {
+  files: OutputFiles;
+  store: TaskStore;
+  /** How many tasks were marked interrupted at this start. */
+  interrupted: number;
+}
+
+/** What runs tasks: the command policy, the todos' delivery, the workers, the service and its retention. */
+interface TaskSide {
+  policy: LoadedPolicy | null;
+  approvals: ApprovalBoard | null;
+  sandboxPolicy: SandboxPolicy;
+  delivery: TodoDelivery | null;
+  pool: WorkerPool;
+  tasks: TaskService;
+  retention: Retention;
+}
+
+/** What answers MCP calls: both eras' endpoints, the output reads, and who calls from inside a task. */
+interface McpSide {
+  reads: ReadPool;
+  callers: TaskCallers;
+  fromTask: TaskCallCheck;
+  sessions: SessionManager;
+  modern: ModernEndpoint;
 }
 
 async function serve(
   config: Config,
   token: string | null,
   log: Logger,
-  containment: Containment,
+  hostSetup: HostSetup,
   unlock: () => void,
 ): Promise<RunningDaemon> {
-  const policy = loadPolicy(config, containment.spawner);
-  const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
-  const namespace = await startTaskNamespace(config, containment, log);
+  const policy = loadPolicy(config, hostSetup.spawner);
+  const storage = await openStorage(config, hostSetup, log);
+  const taskSide = startTaskSide(config, hostSetup, storage, policy, log);
+  const mcp = startMcpSide(config, hostSetup, taskSide, log);
+  const storageWatch = watchStorage(storage.store, config.stateDir, log);
+  const setup = () => describeSetup(config, hostSetup, taskSide);
+  const server = createHttpServer({
+    guard: createRequestGuard(config.host, token),
+    limits: config,
+    callers: mcp.callers,
+    sessions: mcp.sessions,
+    modern: mcp.modern,
+    health: () => healthOf(config, storage, taskSide, mcp, setup()),
+    todos: () => outboxOf(config, storage.store, taskSide.delivery),
+    operator: new OperatorRoutes(taskSide.policy, taskSide.approvals, mcp.fromTask),
+    metrics: startMetrics(hostSetup, config, storage, taskSide),
+    log,
+  });
+  // An MCP request keeps the worker threads up, or starts them again: a run may follow.
+  server.on('request', (req: { url?: string }) => req.url?.startsWith('/mcp') && taskSide.pool.warm());
+  const url = await listen(server, config);
+  announce(log, url, setup(), config);
+  const stop = async () => {
+    server.close();
+    server.closeAllConnections();
+    await mcp.sessions.closeAll();
+    await stopTaskSide(taskSide, storage.store, mcp.reads, storageWatch);
+    hostSetup.namespace.stop();
+    await taskSide.tasks.removeUnreleasedCgroups();
+    removeSharedCgroups(hostSetup);
+    storage.store.close();
+    unlock();
+  };
+  return { url, stop };
+}
+
+/** The output files and the registry (set aside if damaged), with the last daemon's unfinished tasks ended. */
+async function openStorage(config: Config, hostSetup: HostSetup, log: Logger): Promise<Storage> {
   const files = new OutputFiles(config.stateDir);
   const store = new TaskStore(config.stateDir, () => files.highestGeneratedNumber());
   if (store.setAside !== null) {
@@ -85,20 +162,33 @@ async function serve(
       'the registry was damaged on disk: it was set aside and a fresh one started; its tasks are forgotten, their output files kept',
     );
   }
-  const interrupted = await interruptStaleTasks(store, containment, files);
+  const interrupted = await interruptStaleTasks(store, hostSetup, files);
   if (interrupted.length > 0)
     log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
+  return { files, store, interrupted: interrupted.length };
+}
+
+/** The command policy, the todos' delivery, the workers, and the task service with its retention. */
+function startTaskSide(
+  config: Config,
+  hostSetup: HostSetup,
+  storage: Storage,
+  policy: LoadedPolicy | null,
+  log: Logger,
+): TaskSide {
+  const { files, store } = storage;
+  const approvals = policy && new ApprovalBoard(policy.askTimeoutMs);
   const delivery = config.agentSocket === null ? null : new TodoDelivery(store.outbox, config.agentSocket, log);
   delivery?.start();
   const pool = new WorkerPool(config.workerIdleSeconds * 1000);
-  const limitPolicy = limitPolicyOf(config, containment.controllers);
+  const limitPolicy = limitPolicyOf(config, hostSetup.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
   const tasks = new TaskService(
     store,
     pool,
     files,
     { ...config, limitPolicy, sandboxPolicy, policy, approvals },
-    containment,
+    hostSetup,
     inheritedEnvironment(),
     log,
   );
@@ -108,8 +198,14 @@ async function serve(
     retention.noteFinished();
   });
   tasks.events.onTaskReplaced(() => retention.noteReplaced());
+  return { policy, approvals, sandboxPolicy, delivery, pool, tasks, retention };
+}
+
+/** The tools, both eras' endpoints and the reads they share, and the calls from inside tasks. */
+function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, log: Logger): McpSide {
+  const { tasks, approvals } = taskSide;
   const reads = new ReadPool();
-  const callers = new TaskCallers(tasks, containment, config.tasksMayCall, log);
+  const callers = new TaskCallers(tasks, hostSetup, config.tasksMayCall, log);
   const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
   const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
     todos: config.agentSocket !== null,
@@ -118,16 +214,26 @@ async function serve(
   const inputs = new ApprovalInputs(approvals, fromTask);
   const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
   const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
-  const storage = watchStorage(store, config.stateDir, log);
-  /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
-  const setup = () => ({
-    containment: describeContainment(containment),
-    task_isolation: describeIsolation(namespace),
-    limits: describeControllers(containment),
-    sandbox: describeSandboxing(containment.sandbox, sandboxPolicy, config.tasksMayCall),
-    policy: describePolicy(policy),
-  });
-  const health = () => ({
+  return { reads, callers, fromTask, sessions, modern };
+}
+
+/** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
+function describeSetup(config: Config, hostSetup: HostSetup, taskSide: TaskSide) {
+  return {
+    containment: describeContainment(hostSetup),
+    task_isolation: describeIsolation(hostSetup.namespace),
+    limits: describeControllers(hostSetup),
+    sandbox: describeSandboxing(hostSetup.sandbox, taskSide.sandboxPolicy, config.tasksMayCall),
+    policy: describePolicy(taskSide.policy),
+  };
+}
+
+type SetupView = ReturnType<typeof describeSetup>;
+
+/** /healthz: the state dir, the setup, the tasks by state, the sessions, threads and children, the todos, the registry. */
+function healthOf(config: Config, storage: Storage, taskSide: TaskSide, mcp: McpSide, setup: SetupView) {
+  const { store } = storage;
+  return {
     ok: store.storageFault === null,
     state_dir: {
       path: config.stateDir,
@@ -137,30 +243,23 @@ async function serve(
       free: describeFreeBytes(config.stateDir),
     },
     version: VERSION,
-    ...setup(),
-    tasks: tasks.countByState(),
-    sessions: sessions.size,
-    worker_threads: pool.threads,
+    ...setup,
+    tasks: taskSide.tasks.countByState(),
+    sessions: mcp.sessions.size,
+    worker_threads: taskSide.pool.threads,
     children: countOwnChildren(),
     todos: {
       socket: config.agentSocket,
-      harness_connected: delivery?.connected ?? false,
+      harness_connected: taskSide.delivery?.connected ?? false,
       outbox_depth: store.outbox.depth(),
     },
     registry: store.setAside === null ? null : { set_aside: store.setAside.path, reason: store.setAside.reason },
-  });
-  const metrics = new DaemonMetrics({
-    version: VERSION,
-    containment: containment.mode,
-    stateDir: config.stateDir,
-    interruptedAtStart: interrupted.length,
-    tasks,
-    outboxDepth: () => store.outbox.depth(),
-    harness: delivery,
-    stateDirWritable: () => store.storageFault === null,
-  });
-  tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
-  const todos = () => ({
+  };
+}
+
+/** GET /todos: the todo socket, whether the harness is connected, and the outbox's oldest entries. */
+function outboxOf(config: Config, store: TaskStore, delivery: TodoDelivery | null) {
+  return {
     socket: config.agentSocket,
     harness_connected: delivery?.connected ?? false,
     outbox_depth: store.outbox.depth(),
@@ -170,72 +269,71 @@ async function serve(
       queued_at: new Date(entry.queuedAt).toISOString(),
       request: JSON.parse(entry.line) as unknown,
     })),
+  };
+}
+
+/** The daemon's metrics, fed every task transition. */
+function startMetrics(hostSetup: HostSetup, config: Config, storage: Storage, taskSide: TaskSide): DaemonMetrics {
+  const { store } = storage;
+  const metrics = new DaemonMetrics({
+    version: VERSION,
+    containment: hostSetup.mode,
+    stateDir: config.stateDir,
+    interruptedAtStart: storage.interrupted,
+    tasks: taskSide.tasks,
+    outboxDepth: () => store.outbox.depth(),
+    harness: taskSide.delivery,
+    stateDirWritable: () => store.storageFault === null,
   });
-  const server = createHttpServer({
-    guard: createRequestGuard(config.host, token),
-    limits: config,
-    callers,
-    sessions,
-    modern,
-    health,
-    todos,
-    operator: new OperatorRoutes(policy, approvals, fromTask),
-    metrics,
-    log,
-  });
-  // An MCP request keeps the worker threads up, or starts them again: a run may follow.
-  server.on('request', (req: { url?: string }) => req.url?.startsWith('/mcp') && pool.warm());
+  taskSide.tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
+  return metrics;
+}
+
+/** Listens on the config's port and host; the MCP endpoint's URL. */
+async function listen(server: Server, config: Config): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}/mcp`;
-  const described = setup();
-  log.info({ url, ...described, state_dir: config.stateDir, version: VERSION }, 'serving');
-  const isolation = described.task_isolation;
+  return `http://${host}:${address.port}/mcp`;
+}
+
+/** The start line, and a warning when tasks share the daemon's namespaces. */
+function announce(log: Logger, url: string, setup: SetupView, config: Config): void {
+  log.info({ url, ...setup, state_dir: config.stateDir, version: VERSION }, 'serving');
+  const isolation = setup.task_isolation;
   if (!isolation.namespace.in_force)
     log.warn(
       { reason: isolation.namespace.reason },
       "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir",
     );
+}
 
-  return {
-    url,
-    async stop() {
-      server.close();
-      server.closeAllConnections();
-      await sessions.closeAll();
-      await tasks.stop();
-      store.commit(); // the interrupted ends' todos are in the outbox before its drain is awaited
-      await delivery?.drain(STOP_DRAIN_MS);
-      delivery?.stop();
-      retention.stop();
-      clearInterval(storage);
-      await Promise.all([pool.close(), reads.close()]);
-      namespace.stop();
-      await tasks.removeUnreleasedCgroups();
-      removeSharedCgroups(containment);
-      store.close();
-      unlock();
-    },
-  };
+/** At a stop: the tasks ended as interrupted, their todos drained to the harness, the workers and reads closed. */
+async function stopTaskSide(taskSide: TaskSide, store: TaskStore, reads: ReadPool, storageWatch: NodeJS.Timeout) {
+  await taskSide.tasks.stop();
+  store.commit(); // the interrupted ends' todos are in the outbox before its drain is awaited
+  await taskSide.delivery?.drain(STOP_DRAIN_MS);
+  taskSide.delivery?.stop();
+  taskSide.retention.stop();
+  clearInterval(storageWatch);
+  await Promise.all([taskSide.pool.close(), reads.close()]);
 }
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
-async function startTaskNamespace(config: Config, containment: Containment, log: Logger): Promise<TaskNamespace> {
+async function startTaskNamespace(config: Config, spawner: HostSetup['spawner'], log: Logger): Promise<TaskNamespace> {
   const plan = {
     readOnly: [config.stateDir],
     hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
   };
-  const namespace = await TaskNamespace.start(config.taskNamespace, containment.spawner, plan, (why, replaced) => {
+  const namespace = await TaskNamespace.start(config.taskNamespace, spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
-  containment.namespace = namespace;
   return namespace;
 }
 

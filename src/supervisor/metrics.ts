@@ -2,7 +2,7 @@
 // step took, beside the process's own (./runtime-metrics.ts). Base units, `_total` counters, a
 // `hive_bash_` prefix, no task id as a label.
 import type { LifecycleEffects, LifecycleEvent } from './model/lifecycle.js';
-import { FINISHED_STATES, TASK_STATES, type TaskState } from './model/task.js';
+import { FINISHED_STATES, TASK_STATES, type TaskState } from '../shared/task-states.js';
 import type { SteppedTask } from './tasks/task-events.js';
 import { Counter, Gauge, Histogram, namedIn, Registry } from './prometheus.js';
 import { registerRuntimeMetrics } from './runtime-metrics.js';

@@ -4,8 +4,8 @@ import type { MessagePort } from 'node:worker_threads';
 import type { InputRefusalCode } from '../errors.js';
 import type { ExecEvent, FinalFigures, LeaderExit } from '../process/launched-task.js';
 import type { TaskCgroupPlan, TaskLimits } from '../process/limits.js';
-import type { KillSignal } from '../process/signals.js';
-import type { Sandbox } from '../process/sandbox.js';
+import type { KillSignal } from '../shared/signals.js';
+import type { Sandbox } from '../shared/sandbox.js';
 import type { TaskCpuWeight } from '../process/cpu-weight.js';
 import type { OpenedTerminal } from '../process/terminals.js';
 

@@ -2,7 +2,8 @@
 // what is accepted, whatever the value's shape or depth.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { echoValue, ToolInputError } from '../../src/errors.js';
+import { ToolInputError } from '../../src/errors.js';
+import { echoValue } from '../../src/shared/echo.js';
 import { parseToolInput } from '../../src/supervisor/mcp/tool.js';
 import { killTool } from '../../src/supervisor/mcp/tools/kill.js';
 import { runTool } from '../../src/supervisor/mcp/tools/run.js';

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { advance, type LifecycleEffects, type LifecycleEvent } from '../../src/supervisor/model/lifecycle.js';
-import type { TaskRecord, TaskState } from '../../src/supervisor/model/task.js';
+import type { TaskRecord } from '../../src/supervisor/model/task.js';
+import type { TaskState } from '../../src/shared/task-states.js';
 
 const RUNNING = { stopping: false };
 const STOPPING = { stopping: true };

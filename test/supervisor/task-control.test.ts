@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { Containment } from '../../src/process/containment.js';
-import type { KillSignal } from '../../src/process/signals.js';
+import type { HostSetup } from '../../src/process/containment.js';
+import type { KillSignal } from '../../src/shared/signals.js';
 import type { TaskRecord } from '../../src/supervisor/model/task.js';
 import { createLiveTask, type LiveTask, type RunRequest } from '../../src/supervisor/tasks/live-task.js';
 import { TaskControl } from '../../src/supervisor/tasks/task-control.js';
@@ -27,8 +27,8 @@ function killRunning(runKey: string, signal: KillSignal): { sent: ControlMessage
   const record = { id: `task-${runKey}`, runKey, state: 'running' } as TaskRecord;
   const task = createLiveTask(record, { interactive: false } as RunRequest);
   task.worker = { send: (message) => void sent.push(message) };
-  const containment = { mode: 'cgroup', cgroupRoot: root } as Containment;
-  new TaskControl({} as TaskProbes, containment, 1000).kill(task, record, signal);
+  const hostSetup = { mode: 'cgroup', cgroupRoot: root } as HostSetup;
+  new TaskControl({} as TaskProbes, hostSetup, 1000).kill(task, record, signal);
   return { sent, task };
 }
 

@@ -8,7 +8,7 @@ import { copyExactOutput } from '../exact-output.js';
 import { shellExitCode } from '../format.js';
 import { fetchOutput, MAX_PAGE_BYTES, showText, STDERR_MARK, tailArgs, type StreamChoice } from '../output-reader.js';
 import { fetchStatus, waitForEnd } from '../tasks.js';
-import { isFinished } from '../../supervisor/model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 
 const MAX_HISTORY_LINES = 100_000;
 const MAX_CONTEXT_LINES = 20;

@@ -1,6 +1,6 @@
 // kill: ends tasks and everything they started (named, or --all of a state), printing what it signalled.
-import { KILL_SIGNALS } from '../../process/signals.js';
-import { TASK_STATES, type TaskState } from '../../supervisor/model/task.js';
+import { KILL_SIGNALS } from '../../shared/signals.js';
+import { TASK_STATES, type TaskState } from '../../shared/task-states.js';
 import { parseChoice } from '../arguments.js';
 import { CliError, UsageError } from '../cli-error.js';
 import type { DaemonClient } from '../client.js';

@@ -1,6 +1,6 @@
 // list (ps): the newest tasks as a table, one line each, the command cut to the terminal's width.
 import { MAX_LIST_LIMIT } from '../../shared/tool-bounds.js';
-import { TASK_STATES } from '../../supervisor/model/task.js';
+import { TASK_STATES } from '../../shared/task-states.js';
 import { parseChoice, parseCount } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { firstLine, formatAge, formatBytes, formatDuration, renderTable, stateStyle, type Column } from '../format.js';

@@ -1,7 +1,7 @@
 // run: starts a task (bash -c COMMAND) and prints its id, and its result when it ended within the
 // wait; exits with its code then, 124 when the wait ended first (as wait --timeout), 0 with --detach.
 import { resolve } from 'node:path';
-import { isFinished } from '../../supervisor/model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import { parseSeconds } from '../arguments.js';
 import { EXIT_OK, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
 import { writeJson, type Command } from '../command.js';

@@ -2,7 +2,7 @@
 import { parseCount, requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { formatBytes, formatDuration, stateStyle } from '../format.js';
-import { describeSandbox } from '../../process/sandbox.js';
+import { describeSandbox } from '../../shared/sandbox.js';
 import { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 import { fetchStatus, type TaskStatus } from '../tasks.js';
 

@@ -5,7 +5,7 @@ import { CliError, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
 import type { DaemonClient } from '../client.js';
 import { writeJson, type Command } from '../command.js';
 import { formatDuration, shellExitCode } from '../format.js';
-import { isFinished } from '../../supervisor/model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import { MAX_WAIT_SECONDS, waitForEnd, type TaskStatus } from '../tasks.js';
 
 interface Outcome {

@@ -19,9 +19,9 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { CallerUnknownError } from '../../errors.js';
 import { cgroup2Mount, cgroupPathOf } from '../../process/cgroups.js';
-import type { Containment } from '../../process/containment.js';
+import type { HostSetup } from '../../process/containment.js';
 import { readProcessEntry } from '../../process/process-table.js';
-import type { Sandbox } from '../../process/sandbox.js';
+import type { Sandbox } from '../../shared/sandbox.js';
 import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
 import type { TaskRecord } from '../model/task.js';
 import { widerThanFloor, type RunCaller } from '../tasks/task-sandbox.js';
@@ -55,15 +55,15 @@ export class TaskCallers {
 
   constructor(
     private readonly tasks: TaskLookup,
-    containment: Containment,
+    hostSetup: HostSetup,
     private readonly tasksMayCall: TasksMayCall,
     private readonly log: Logger,
   ) {
-    const mount = containment.cgroupRoot === null ? null : cgroup2Mount();
+    const mount = hostSetup.cgroupRoot === null ? null : cgroup2Mount();
     this.cgroupPrefix =
-      mount === null || !containment.cgroupRoot!.startsWith(`${mount}/`)
+      mount === null || !hostSetup.cgroupRoot!.startsWith(`${mount}/`)
         ? null
-        : `${containment.cgroupRoot!.slice(mount.length)}/task-`;
+        : `${hostSetup.cgroupRoot!.slice(mount.length)}/task-`;
   }
 
   /**

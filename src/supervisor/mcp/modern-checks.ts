@@ -2,7 +2,7 @@
 // (version, client capabilities), the headers that mirror the body (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name), and the version itself. Each refusal names what was wrong and what is accepted.
 import type { IncomingMessage } from 'node:http';
-import { echoValue } from '../../errors.js';
+import { echoValue } from '../../shared/echo.js';
 import {
   CLIENT_CAPABILITIES_META,
   CLIENT_INFO_META,

@@ -1,7 +1,7 @@
 // output's answer: its schema (what an agent reads about each field) and the short text beside the
 // structured content.
 import { z } from 'zod';
-import { TASK_STATES } from '../model/task.js';
+import { TASK_STATES } from '../../shared/task-states.js';
 import type { StreamMember } from '../output/output-read.js';
 import type { Screen } from '../output/terminal-screen.js';
 

@@ -1,8 +1,9 @@
 // The task snapshot as run and status answer it: the snapshot's fields as an output schema (what an agent reads
 // about each field), and the short text beside the structured content.
 import { z } from 'zod';
-import { TASK_STATES } from '../model/task.js';
-import { describeStream, summarizeTask, type TaskSnapshot } from '../model/task-snapshot.js';
+import { TASK_STATES } from '../../shared/task-states.js';
+import { describeStream, summarizeTask } from '../model/task-snapshot.js';
+import { type TaskSnapshot } from '../../shared/task-snapshot.js';
 import type { ReadinessOutcome } from '../readiness/readiness.js';
 import { readStreamHead } from '../output/stream-head.js';
 import { policySnapshotSchema } from './policy-snapshot-schema.js';

@@ -1,7 +1,8 @@
 // The shape of one MCP tool as plain data, and the checking of a call's arguments against it.
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../../errors.js';
+import { ToolInputError } from '../../errors.js';
+import { echoValue } from '../../shared/echo.js';
 import type { TaskCallers } from '../callers/task-callers.js';
 import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';

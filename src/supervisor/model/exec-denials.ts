@@ -1,21 +1,13 @@
 // The execs the command policy refused in a task: how many, and the last few, as status, the todo
 // and the registry keep them.
 import type { ExecCall } from '../../process/launched-task.js';
+import type { DeniedExecView, TaskPolicyView, WaitingExecView } from '../../shared/task-snapshot.js';
 
 /** The refusals a task keeps in full; older ones are only counted. */
 export const KEPT_DENIALS = 10;
 
-/** One refused exec, as status shows it. */
-export interface DeniedExec {
-  /** The command line the shim read: the program's file name and its arguments. */
-  command: string;
-  /** The path executed. */
-  program: string;
-  /** The index of the rule in the policy file that refused it, or null for the policy's default. */
-  rule: number | null;
-  reason: string;
-  at: number;
-}
+/** One refused exec, as the record keeps it: status's view of it, its time in ms since the epoch. */
+export type DeniedExec = Omit<DeniedExecView, 'at'> & { at: number };
 
 export interface ExecDenials {
   count: number;
@@ -39,25 +31,6 @@ export function addDenial(
     at,
   };
   return { count: denials.count + 1, recent: [...denials.recent, entry].slice(-KEPT_DENIALS) };
-}
-
-/** An exec of the task that waits for a person, as status shows it. */
-export interface WaitingExecView {
-  /** What hive-bash approve and deny take. */
-  id: string;
-  command: string;
-  program: string;
-  rule: number | null;
-  reason: string;
-  asked_at: string;
-  expires_at: string;
-}
-
-/** What the command policy did in a task, as status and the todo show it (only where the daemon has a policy). */
-export interface TaskPolicyView {
-  denied: Array<Omit<DeniedExec, 'at'> & { at: string }>;
-  denied_count: number;
-  waiting: WaitingExecView[];
 }
 
 /** The view of `denials` beside what waits now. */

@@ -14,7 +14,8 @@ import type { FinalFigures } from '../../process/launched-task.js';
 import type { EndedReport, EndReason, ReleasedReport, StreamName } from '../../workers/protocol.js';
 import type { ExecCall } from '../../process/launched-task.js';
 import { addDenial } from './exec-denials.js';
-import { isFinished, type TaskRecord, type TaskState } from './task.js';
+import { type TaskRecord } from './task.js';
+import { isFinished, type TaskState } from '../../shared/task-states.js';
 
 export type LifecycleEvent =
   /** A slot is free and the task goes to a worker. */
@@ -72,113 +73,130 @@ const NOTHING: LifecycleEffects = { persist: false, todo: null, finished: false,
 export function advance(record: TaskRecord, event: LifecycleEvent, context: LifecycleContext): Transition {
   switch (event.type) {
     case 'dispatched':
-      // Kept in memory: the start's own write follows within milliseconds, and a crash before it
-      // leaves a pending row, which the next start ends as interrupted like any unstarted task.
-      return record.state === 'pending'
-        ? { record: { ...record, state: 'running' }, effects: NOTHING }
-        : unchanged(record);
-    case 'started': {
-      const next = {
-        ...record,
-        pid: event.pid,
-        pgid: event.pgid,
-        namespacePid: event.namespacePid,
-        startedAt: event.startedAt,
-      };
-      return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
-    }
-    case 'truncated': {
-      const next = {
-        ...record,
-        [`${event.stream}Truncated`]: true,
-        truncation: { ...record.truncation, [event.stream]: event.reason },
-      };
-      // A running task's flag is written with its end; a finished one's now.
-      return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
-    }
-    case 'ended': {
-      if (isFinished(record.state)) return unchanged(record);
-      // An OOM kill leads; what else went wrong (a shim that died with its task) follows it.
-      const error = event.oomKilled
-        ? [`killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`, event.error]
-            .filter((part) => part !== null)
-            .join('; ')
-        : (event.error ?? (context.stopping ? STOPPED_WHILE_RUNNING : null));
-      const ended = finish(
-        record,
-        {
-          state: context.stopping ? 'interrupted' : END_STATE[event.reason],
-          exitCode: event.exitCode,
-          signal: event.signal,
-          error,
-          endedAt: event.endedAt,
-        },
-        context,
-      );
-      return {
-        record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) },
-        effects: ended.effects,
-      };
-    }
-    case 'released': {
-      // Let go of before its end was reported (never, from a worker that keeps to the protocol): it ends here.
-      if (!isFinished(record.state))
-        return advance(
-          record,
-          {
-            type: 'failed',
-            error: 'internal error: the worker let go of the task before reporting its end',
-            endedAt: Date.now(),
-          },
-          context,
-        );
-      const known = knownFigures(event);
-      return {
-        record: { ...record, ...known },
-        effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true },
-      };
-    }
+      return afterDispatched(record);
+    case 'started':
+      return afterStarted(record, event);
+    case 'truncated':
+      return afterTruncated(record, event);
+    case 'ended':
+      return afterEnded(record, event, context);
+    case 'released':
+      return afterReleased(record, event, context);
     case 'cancelled':
-      if (record.state !== 'pending') return unchanged(record);
-      return finish(
-        record,
-        { state: 'killed', exitCode: null, signal: null, error: null, endedAt: event.endedAt },
-        context,
-      );
-    case 'failed': {
-      if (isFinished(record.state)) return { record, effects: { ...NOTHING, released: true } };
-      const ended = finish(
-        record,
-        { state: 'done', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt },
-        context,
-      );
-      return { record: ended.record, effects: { ...ended.effects, released: true } };
-    }
+      return afterCancelled(record, event, context);
+    case 'failed':
+      return afterFailed(record, event, context);
     case 'interrupted':
-      if (isFinished(record.state)) return unchanged(record);
-      return finish(
-        record,
-        { state: 'interrupted', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt },
-        { stopping: true },
-      );
-    case 'shown': {
-      if (isFinished(record.state) || context.stopping) return unchanged(record);
-      const next = { ...record, todoShown: true };
-      return { record: next, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
-    }
-    case 'exec-denied': {
-      const next = { ...record, denials: addDenial(record.denials, event, event.at) };
-      return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
-    }
+      return afterInterrupted(record, event);
+    case 'shown':
+      return afterShown(record, context);
+    case 'exec-denied':
+      return afterExecDenied(record, event);
     case 'asking':
-      // The harness is told of an exec that waits for a person, whether run's wait is over or not.
-      if (event.open) return advance(record, { type: 'shown' }, context);
-      if (isFinished(record.state) || !record.todoShown) return unchanged(record);
-      return { record, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
+      return afterAsking(record, event, context);
     case 'handed-over':
-      if (!isFinished(record.state) || !record.todoShown || context.stopping) return unchanged(record);
-      return { record: { ...record, todoShown: false }, effects: { ...NOTHING, persist: true, todo: 'clear' } };
+      return afterHandedOver(record, context);
   }
+}
+
+/** The lifecycle event whose type is `T`. */
+type EventOf<T extends LifecycleEvent['type']> = Extract<LifecycleEvent, { type: T }>;
+
+function afterDispatched(record: TaskRecord): Transition {
+  // Kept in memory: the start's own write follows within milliseconds, and a crash before it
+  // leaves a pending row, which the next start ends as interrupted like any unstarted task.
+  return record.state === 'pending' ? { record: { ...record, state: 'running' }, effects: NOTHING } : unchanged(record);
+}
+
+function afterStarted(record: TaskRecord, event: EventOf<'started'>): Transition {
+  const { pid, pgid, namespacePid, startedAt } = event;
+  const next = { ...record, pid, pgid, namespacePid, startedAt };
+  return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
+}
+
+function afterTruncated(record: TaskRecord, event: EventOf<'truncated'>): Transition {
+  const next = {
+    ...record,
+    [`${event.stream}Truncated`]: true,
+    truncation: { ...record.truncation, [event.stream]: event.reason },
+  };
+  // A running task's flag is written with its end; a finished one's now.
+  return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
+}
+
+function afterEnded(record: TaskRecord, event: EndedReport, context: LifecycleContext): Transition {
+  if (isFinished(record.state)) return unchanged(record);
+  // An OOM kill leads; what else went wrong (a shim that died with its task) follows it.
+  const error = event.oomKilled
+    ? [`killed by the kernel: out of memory (limit ${record.limits.memoryLimitMb} MiB)`, event.error]
+        .filter((part) => part !== null)
+        .join('; ')
+    : (event.error ?? (context.stopping ? STOPPED_WHILE_RUNNING : null));
+  const state = context.stopping ? 'interrupted' : END_STATE[event.reason];
+  const { exitCode, signal, endedAt } = event;
+  const ended = finish(record, { state, exitCode, signal, error, endedAt }, context);
+  return {
+    record: { ...ended.record, oomKilled: event.oomKilled, ...knownFigures(event) },
+    effects: ended.effects,
+  };
+}
+
+function afterReleased(record: TaskRecord, event: ReleasedReport, context: LifecycleContext): Transition {
+  // Let go of before its end was reported (never, from a worker that keeps to the protocol): it ends here.
+  if (!isFinished(record.state)) {
+    const error = 'internal error: the worker let go of the task before reporting its end';
+    return afterFailed(record, { type: 'failed', error, endedAt: Date.now() }, context);
+  }
+  const known = knownFigures(event);
+  return {
+    record: { ...record, ...known },
+    effects: { ...NOTHING, persist: Object.keys(known).length > 0, released: true },
+  };
+}
+
+function afterFailed(record: TaskRecord, event: EventOf<'failed'>, context: LifecycleContext): Transition {
+  if (isFinished(record.state)) return { record, effects: { ...NOTHING, released: true } };
+  const end = { state: 'done', exitCode: null, signal: null, error: event.error, endedAt: event.endedAt } as const;
+  const ended = finish(record, end, context);
+  return { record: ended.record, effects: { ...ended.effects, released: true } };
+}
+
+function afterCancelled(record: TaskRecord, event: EventOf<'cancelled'>, context: LifecycleContext): Transition {
+  if (record.state !== 'pending') return unchanged(record);
+  return finish(
+    record,
+    { state: 'killed', exitCode: null, signal: null, error: null, endedAt: event.endedAt },
+    context,
+  );
+}
+
+function afterInterrupted(record: TaskRecord, event: EventOf<'interrupted'>): Transition {
+  if (isFinished(record.state)) return unchanged(record);
+  const { error, endedAt } = event;
+  return finish(record, { state: 'interrupted', exitCode: null, signal: null, error, endedAt }, { stopping: true });
+}
+
+function afterShown(record: TaskRecord, context: LifecycleContext): Transition {
+  if (isFinished(record.state) || context.stopping) return unchanged(record);
+  const next = { ...record, todoShown: true };
+  return { record: next, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
+}
+
+function afterAsking(record: TaskRecord, event: EventOf<'asking'>, context: LifecycleContext): Transition {
+  // The harness is told of an exec that waits for a person, whether run's wait is over or not.
+  if (event.open) return afterShown(record, context);
+  if (isFinished(record.state) || !record.todoShown) return unchanged(record);
+  return { record, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
+}
+
+function afterExecDenied(record: TaskRecord, event: EventOf<'exec-denied'>): Transition {
+  const next = { ...record, denials: addDenial(record.denials, event, event.at) };
+  return { record: next, effects: { ...NOTHING, persist: true, todo: upsertIfShown(next) } };
+}
+
+function afterHandedOver(record: TaskRecord, context: LifecycleContext): Transition {
+  if (!isFinished(record.state) || !record.todoShown || context.stopping) return unchanged(record);
+  return { record: { ...record, todoShown: false }, effects: { ...NOTHING, persist: true, todo: 'clear' } };
 }
 
 type End = Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt'>;

@@ -1,60 +1,14 @@
-// A task's snapshot: its record with what only the moment knows (output tails and sizes, what is
-// left of it, its resource figures), in the fields every reader gets. The MCP snapshot and the todo
-// message are both made from it.
-import type { ListeningPort } from '../../process/ports.js';
-import type { Sandbox } from '../../process/sandbox.js';
+// Makes a task's snapshot: its record with what only the moment knows (output tails and sizes, what
+// is left of it, its resource figures), in the fields every reader gets (src/shared/task-snapshot.ts).
+// The MCP snapshot and the todo message are both made from it.
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
+import { isFinished } from '../../shared/task-states.js';
+import type { ListeningPort, TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
 import { readTail, type StreamTail } from '../output/output-tail.js';
-import type { TaskPolicyView } from './exec-denials.js';
-import { isFinished, type TaskRecord, type TaskState } from './task.js';
+import type { TaskRecord } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
 export { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
-
-/** One task as every reader sees it (the run and status tools, the todo body): snake_case, as on the wire. */
-export interface TaskSnapshot {
-  id: string;
-  name: string | null;
-  command: string;
-  state: TaskState;
-  pty: boolean;
-  interactive: boolean;
-  stdin_open: boolean;
-  exit_code: number | null;
-  signal: string | null;
-  error: string | null;
-  started_at: string | null;
-  ended_at: string | null;
-  runtime_ms: number | null;
-  pid: number | null;
-  pgid: number | null;
-  namespace_pid: number | null;
-  stdout_tail: string;
-  stderr_tail: string;
-  stdout_bytes: number;
-  stderr_bytes: number;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-  stdout_truncated_reason: string | null;
-  stderr_truncated_reason: string | null;
-  stdout_path: string;
-  stderr_path: string;
-  lingering: number;
-  cpu_ms: number | null;
-  memory_bytes: number | null;
-  memory_peak_bytes: number | null;
-  processes: number | null;
-  /** The sandbox in force, or null. */
-  sandbox: Sandbox | null;
-  /** The limits in force, in the run's field names. */
-  limits: { memory_limit_mb: number | null; max_processes: number | null; cpu_limit: number | null };
-  oom_killed: boolean;
-  pids_limit_hits: number | null;
-  /** The TCP and UDP ports its processes listen on now. */
-  ports: ListeningPort[];
-  /** What the command policy refused and what waits for a person; only where the daemon has a policy. */
-  policy?: TaskPolicyView;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

@@ -1,22 +1,9 @@
-// The task model: a task's record, its states and which of them are final. Every layer (registry,
-// lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
+// The task model: a task's record (its states are the API's, src/shared/task-states.ts). Every layer
+// (registry, lifecycle, todos, MCP) speaks of tasks in these terms; none of it knows SQLite or MCP.
 import type { TaskLimits } from '../../process/limits.js';
-import type { Sandbox } from '../../process/sandbox.js';
+import type { Sandbox } from '../../shared/sandbox.js';
+import type { TaskState } from '../../shared/task-states.js';
 import { NO_DENIALS, type ExecDenials } from './exec-denials.js';
-
-export const TASK_STATES = ['pending', 'running', 'done', 'timed_out', 'killed', 'interrupted'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-
-/** The states a task does not leave. */
-export const FINISHED_STATES = ['done', 'timed_out', 'killed', 'interrupted'] as const satisfies readonly TaskState[];
-export type FinishedState = (typeof FINISHED_STATES)[number];
-
-const FINISHED = new Set<TaskState>(FINISHED_STATES);
-
-/** Whether `state` is one a task does not leave. */
-export function isFinished(state: TaskState): state is FinishedState {
-  return FINISHED.has(state);
-}
 
 export interface TaskRecord {
   id: string;

@@ -1,6 +1,7 @@
 // The cursor of output's since and next: where each stream of one run of a task was read up to
 // (a byte offset, and the number of the line that goes on there), as one opaque string.
-import { echoValue, ToolInputError } from '../../errors.js';
+import { ToolInputError } from '../../errors.js';
+import { echoValue } from '../../shared/echo.js';
 
 export type StreamName = 'stdout' | 'stderr';
 export const STREAM_NAMES: readonly StreamName[] = ['stdout', 'stderr'];

@@ -1,7 +1,7 @@
 // Waits that never make an agent poll: until a task's output matches a pattern, one of its
 // processes listens on a port, it ends, or the time runs out, whichever comes first.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinished } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { ReadPool } from '../output/read-pool.js';
 import { matchOutput } from './output-match.js';
@@ -75,7 +75,7 @@ async function waitForPort(
     const record = tasks.get(id);
     if (tasks.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
       return { result: 'listening', matchedLine: null };
-    if (isFinished(record.state) && !tasks.isHeld(record)) return null; // the end answers
+    if (isFinished(record.state) && !tasks.isLive(record)) return null; // the end answers
     await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
   }
   return null;

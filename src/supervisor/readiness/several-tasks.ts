@@ -1,6 +1,6 @@
 // status of several tasks at once: one call waits until the first of them ends, or all of them,
 // so an agent waiting on a build and its tests makes one call, not a loop.
-import { isFinished } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { within } from '../../within.js';
 

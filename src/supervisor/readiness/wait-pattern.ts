@@ -2,7 +2,8 @@
 // run them (RE2's semantics: no backreferences or lookaround), and run so that no expression can
 // stall the daemon whatever the output.
 import { Script } from 'node:vm';
-import { ConfigError, echoValue, ToolInputError } from '../../errors.js';
+import { ConfigError, ToolInputError } from '../../errors.js';
+import { echoValue } from '../../shared/echo.js';
 
 // The linear engine is V8's own (irregexp's experimental engine), behind a flag; the `l` flag asks
 // for it per expression. It runs a few MB/s, though, where irregexp's compiled code runs hundreds

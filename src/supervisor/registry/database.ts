@@ -2,7 +2,7 @@
 // up to the current schema by numbered migrations recorded in SQLite's user_version.
 import Database from 'better-sqlite3';
 import { RegistryVersionError } from '../../errors.js';
-import { FINISHED_STATES } from '../model/task.js';
+import { FINISHED_STATES } from '../../shared/task-states.js';
 
 /** The SQL list of finished states, for queries that use the partial index. */
 export const FINISHED_SQL = `(${FINISHED_STATES.map((state) => `'${state}'`).join(', ')})`;

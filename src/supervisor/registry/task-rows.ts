@@ -1,7 +1,8 @@
 // A task's SQLite row and its record: the columns as stored, and the conversions both ways.
-import type { Sandbox } from '../../process/sandbox.js';
+import type { Sandbox } from '../../shared/sandbox.js';
 import { NO_DENIALS, type ExecDenials } from '../model/exec-denials.js';
-import type { TaskRecord, TaskState } from '../model/task.js';
+import type { TaskRecord } from '../model/task.js';
+import type { TaskState } from '../../shared/task-states.js';
 
 export interface TaskRow {
   id: string;

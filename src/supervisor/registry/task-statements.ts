@@ -1,6 +1,6 @@
 // The registry's SQL, prepared once per connection: every statement TaskStore runs.
 import type Database from 'better-sqlite3';
-import type { TaskState } from '../model/task.js';
+import type { TaskState } from '../../shared/task-states.js';
 import { FINISHED_SQL } from './database.js';
 import type { TaskRow } from './task-rows.js';
 

@@ -4,7 +4,8 @@
 // its end, or sooner when the registry is read or a caller is answered (`commit`).
 import type Database from 'better-sqlite3';
 import type { TodoRequest } from '../../shared/todo-protocol.js';
-import { isFinished, TASK_STATES, type TaskRecord, type TaskState } from '../model/task.js';
+import { type TaskRecord } from '../model/task.js';
+import { isFinished, TASK_STATES, type TaskState } from '../../shared/task-states.js';
 import { openRegistry, type SetAsideRegistry } from './damaged-registry.js';
 import { StateDirFullError } from '../../errors.js';
 import { isStorageFault, WriteBuffer } from './write-buffer.js';

@@ -2,7 +2,7 @@
 // with a cgroup in the daemon's own folders, is ended (a finished task may have left a setsid'd
 // grandchild when the daemon died), and the tasks the registry shows as pending or running are
 // marked interrupted, each with its todo.
-import { allTaskCgroupDirs, leftoverRunKeys, type Containment } from '../../process/containment.js';
+import { allTaskCgroupDirs, leftoverRunKeys, type HostSetup } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/lingering.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { policyView } from '../model/exec-denials.js';
@@ -16,11 +16,11 @@ import { composeTodo } from '../todos/todo-message.js';
 /** Ends what the registry's tasks left, marks unfinished ones interrupted, and returns those. */
 export async function interruptStaleTasks(
   store: TaskStore,
-  containment: Containment,
+  hostSetup: HostSetup,
   files: OutputFiles,
 ): Promise<TaskRecord[]> {
-  const runKeys = new Set([...store.listRunKeys(), ...leftoverRunKeys(containment)]);
-  await killStaleTasks([...runKeys].map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(containment, runKey) })));
+  const runKeys = new Set([...store.listRunKeys(), ...leftoverRunKeys(hostSetup)]);
+  await killStaleTasks([...runKeys].map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(hostSetup, runKey) })));
   // Their files remain; nothing of them runs.
   const source: SnapshotSource = {
     outputPaths: (id) => files.pathsOf(id),

@@ -1,7 +1,7 @@
 // A daemon's stop, for its tasks: what the service does with each (task-service.ts `stop`) and the
 // wait for the workers to end them: running ones get SIGTERM, SIGKILL after the grace period, and
 // are released within it and a margin; no task cgroup is left behind.
-import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
+import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import type { LiveTask } from './live-task.js';
 import { within } from '../../within.js';
@@ -17,6 +17,6 @@ export async function endDispatched(dispatched: LiveTask[], killGraceMs: number)
 }
 
 /** Removes the cgroups of `tasks` (killing what is left in them): those the workers did not release in time. */
-export async function removeCgroupsOf(tasks: Iterable<LiveTask>, containment: Containment): Promise<void> {
-  await removeTaskCgroupDirs([...tasks].flatMap((task) => allTaskCgroupDirs(containment, task.record.runKey)));
+export async function removeCgroupsOf(tasks: Iterable<LiveTask>, hostSetup: HostSetup): Promise<void> {
+  await removeTaskCgroupDirs([...tasks].flatMap((task) => allTaskCgroupDirs(hostSetup, task.record.runKey)));
 }

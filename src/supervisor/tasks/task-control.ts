@@ -2,9 +2,9 @@
 // (to an interactive task's stdin, answered by its worker). Cancelling a pending one is the service's.
 import { InputRefusedError } from '../../errors.js';
 import { killCgroup } from '../../process/cgroups.js';
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
 import { killLingering } from '../../process/lingering.js';
-import type { KillSignal } from '../../process/signals.js';
+import type { KillSignal } from '../../shared/signals.js';
 import type { LifecycleEvent } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';
 import type { InputAnswer, LiveTask } from './live-task.js';
@@ -37,7 +37,7 @@ export class TaskControl {
 
   constructor(
     private readonly probes: TaskProbes,
-    private readonly containment: Containment,
+    private readonly hostSetup: HostSetup,
     private readonly killGraceMs: number,
   ) {}
 
@@ -53,7 +53,7 @@ export class TaskControl {
       if (task?.worker) this.signalThroughWorker(task, signal);
       else
         killLingering(
-          { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.containment, record.runKey) },
+          { runKey: record.runKey, pgid: record.pgid, cgroupDir: taskCgroupDir(this.hostSetup, record.runKey) },
           signal,
           this.killGraceMs,
         );
@@ -72,7 +72,7 @@ export class TaskControl {
     task.killedAt ??= Date.now();
     task.worker?.send({ type: 'kill', signal });
     if (signal !== 'SIGKILL') return;
-    const cgroupDir = taskCgroupDir(this.containment, task.record.runKey);
+    const cgroupDir = taskCgroupDir(this.hostSetup, task.record.runKey);
     if (cgroupDir === null) return;
     task.cgroupKilled = true;
     killCgroup(cgroupDir);

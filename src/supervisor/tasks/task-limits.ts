@@ -1,6 +1,7 @@
 // Which limits a task runs under: what its run asks for, else the daemon's defaults; never above the
 // operator's ceilings, and never one that no cgroup here can enforce (refused, not run without it).
-import { ConfigError, echoValue, ToolInputError } from '../../errors.js';
+import { ConfigError, ToolInputError } from '../../errors.js';
+import { echoValue } from '../../shared/echo.js';
 import { LIMIT_CONTROLLER, type ControllerPlaces, type TaskLimits } from '../../process/limits.js';
 
 /** The daemon's defaults and ceilings (--task-*-limit and --task-*-ceiling); null: none. */

@@ -1,8 +1,9 @@
 // What only the moment knows of a task, read from the OS: processes still alive after its leader
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
 import { countLingering } from '../../process/lingering.js';
-import { listListeningPorts, type ListeningPort } from '../../process/ports.js';
+import { listListeningPorts } from '../../process/ports.js';
+import { type ListeningPort } from '../../shared/task-snapshot.js';
 import {
   countCgroupProcesses,
   listTaskPids,
@@ -15,11 +16,13 @@ import {
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
 import { DEFAULT_TAIL_BYTES, readOutputTails, type OutputTails, type SnapshotSource } from '../model/task-snapshot.js';
-import { isFinished, type TaskRecord } from '../model/task.js';
+import { type TaskRecord } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import { BoundedCache } from '../bounded-cache.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { LiveTask } from './live-task.js';
-import { policyView, type TaskPolicyView } from '../model/exec-denials.js';
+import { policyView } from '../model/exec-denials.js';
+import { type TaskPolicyView } from '../../shared/task-snapshot.js';
 import type { ApprovalBoard } from '../policy/approvals.js';
 
 /** Finished tasks whose tails (of at most the default size) are kept. */
@@ -30,7 +33,7 @@ export class TaskProbes implements SnapshotSource {
 
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
-    private readonly containment: Containment,
+    private readonly hostSetup: HostSetup,
     private readonly files: OutputFiles,
     /** The execs that wait for a person; null where the daemon has no command policy. */
     private readonly approvals: ApprovalBoard | null,
@@ -74,9 +77,9 @@ export class TaskProbes implements SnapshotSource {
     const processes = {
       runKey: record.runKey,
       pgid: record.pgid,
-      cgroupDir: taskCgroupDir(this.containment, record.runKey),
+      cgroupDir: taskCgroupDir(this.hostSetup, record.runKey),
     };
-    if (this.containment.spawner === 'node') return countLingering(processes, 'group');
+    if (this.hostSetup.spawner === 'node') return countLingering(processes, 'group');
     // A released task's shim has exited, and it exits only once its whole subtree is gone.
     if (!this.isLive(record)) return 0;
     if (processes.cgroupDir !== null) return countCgroupProcesses(processes.cgroupDir) ?? 0;
@@ -96,7 +99,7 @@ export class TaskProbes implements SnapshotSource {
         processes: record.state === 'pending' ? null : 0,
       };
     }
-    const cgroupDir = taskCgroupDir(this.containment, record.runKey);
+    const cgroupDir = taskCgroupDir(this.hostSetup, record.runKey);
     const where = this.whereabouts(task);
     let resources = where === null ? NO_RESOURCES : readTaskResources(where, table);
     // Between the removal of its cgroup and its release, what the end's report said stands in.
@@ -109,7 +112,7 @@ export class TaskProbes implements SnapshotSource {
   /** A limited task's cgroups count its memory (a v1 memory cgroup) and its refused forks. */
   private withLimitFigures(record: TaskRecord, resources: TaskResources, cgroupDir: string | null): TaskResources {
     const figures = readLimitFigures(
-      planTaskCgroups(this.containment.controllers, cgroupDir, record.runKey, record.limits),
+      planTaskCgroups(this.hostSetup.controllers, cgroupDir, record.runKey, record.limits),
     );
     return {
       ...resources,
@@ -129,7 +132,7 @@ export class TaskProbes implements SnapshotSource {
   /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */
   private whereabouts(task: LiveTask): TaskWhereabouts | null {
     if (task.record.state === 'pending') return null;
-    const cgroupDir = taskCgroupDir(this.containment, task.record.runKey);
+    const cgroupDir = taskCgroupDir(this.hostSetup, task.record.runKey);
     if (cgroupDir !== null) return { cgroupDir };
     if (task.shimPid !== null) return { shimPid: task.shimPid };
     return task.record.pgid === null ? null : { pgid: task.record.pgid };
@@ -143,7 +146,7 @@ export class TaskProbes implements SnapshotSource {
     );
   }
 
-  /** Whether this run of the task is still in memory: not yet let go by its worker. */
+  /** Whether this run of the task is live: in memory, not yet let go of by its worker (live-task.ts). */
   isLive(record: TaskRecord): boolean {
     return this.live.get(record.id)?.record.runKey === record.runKey;
   }

@@ -2,11 +2,13 @@
 // files, processes, ports and the moment it ends. The service (task-service.ts) is this plus its
 // commands; both keep the live tasks, the registry and the probes to themselves.
 import { UnknownTaskError } from '../../errors.js';
-import type { Containment } from '../../process/containment.js';
-import type { ListeningPort } from '../../process/ports.js';
+import type { HostSetup } from '../../process/containment.js';
+import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
-import { snapshotTask, type TaskSnapshot } from '../model/task-snapshot.js';
-import type { TaskRecord, TaskState } from '../model/task.js';
+import { snapshotTask } from '../model/task-snapshot.js';
+import { type TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { TaskRecord } from '../model/task.js';
+import type { TaskState } from '../../shared/task-states.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import type { LiveTask } from './live-task.js';
@@ -24,12 +26,12 @@ export abstract class TaskReads {
   constructor(
     protected readonly store: TaskStore,
     protected readonly queue: TaskQueue,
-    containment: Containment,
+    hostSetup: HostSetup,
     files: OutputFiles,
     /** The execs that wait for a person; null where the daemon has no command policy. */
     readonly approvals: ApprovalBoard | null,
   ) {
-    this.probes = new TaskProbes(this.live, containment, files, approvals);
+    this.probes = new TaskProbes(this.live, hostSetup, files, approvals);
   }
 
   /** The task's current record: live from memory, finished from the registry. */
@@ -44,12 +46,12 @@ export abstract class TaskReads {
     return snapshotTask(record, tailBytes, this.probes);
   }
 
-  /** Resolves once task `id` has started (its pid known) or finished, or at once for one this daemon does not hold. */
+  /** Resolves once task `id` has started (its pid known) or finished, or at once for one that is not live. */
   whenStarted(id: string): Promise<void> {
     return this.live.get(id)?.started.reached ?? Promise.resolve();
   }
 
-  /** Resolves once task `id` has finished (at once for one that has, or that this daemon does not hold). */
+  /** Resolves once task `id` has finished (at once for one that has, or that is not live). */
   whenEnded(id: string): Promise<void> {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();
   }
@@ -61,8 +63,8 @@ export abstract class TaskReads {
     return Promise.race([ended, this.approvals.whenAsked(id)]);
   }
 
-  /** Whether this run of the task is still held: its worker has not let go (its output may still grow). */
-  isHeld(record: TaskRecord): boolean {
+  /** Whether this run of the task is live: its worker has not let go of it (its output may still grow). */
+  isLive(record: TaskRecord): boolean {
     return this.probes.isLive(record);
   }
 

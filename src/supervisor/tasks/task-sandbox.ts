@@ -10,19 +10,13 @@ import { realpathSync } from 'node:fs';
 import {
   ConfigError,
   directoryProblem,
-  echoValue,
   SandboxNotAllowedError,
   SandboxUnavailableError,
   ToolInputError,
 } from '../../errors.js';
-import {
-  confinesWrites,
-  describeSandbox,
-  isBeneath,
-  sandboxGaps,
-  type Sandbox,
-  type SandboxSupport,
-} from '../../process/sandbox.js';
+import { echoValue } from '../../shared/echo.js';
+import { confinesWrites, isBeneath, sandboxGaps, type SandboxSupport } from '../../process/sandbox.js';
+import { describeSandbox, type Sandbox } from '../../shared/sandbox.js';
 
 const noNul = (text: string) => !text.includes('\0');
 export const MAX_SANDBOX_DIRS = 64;

@@ -4,12 +4,13 @@
 // task-reads.ts, kill and input's work in task-control.ts, the stop's waits in shutdown.ts.
 import type { Logger } from 'pino';
 import { NameBusyError } from '../../errors.js';
-import { allTaskCgroupDirs, type Containment } from '../../process/containment.js';
-import type { KillSignal } from '../../process/signals.js';
+import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
+import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
 import { advance, STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
-import { isFinished, type TaskRecord } from '../model/task.js';
+import { type TaskRecord } from '../model/task.js';
+import { isFinished } from '../../shared/task-states.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
@@ -43,12 +44,12 @@ export class TaskService extends TaskReads {
     private readonly pool: WorkerPool,
     private readonly files: OutputFiles,
     private readonly settings: ServiceSettings,
-    private readonly containment: Containment,
+    private readonly hostSetup: HostSetup,
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
   ) {
-    super(store, new TaskQueue(settings), containment, files, settings.approvals);
-    this.control = new TaskControl(this.probes, containment, settings.killGraceMs);
+    super(store, new TaskQueue(settings), hostSetup, files, settings.approvals);
+    this.control = new TaskControl(this.probes, hostSetup, settings.killGraceMs);
     const apply = (task: LiveTask, event: LifecycleEvent) => void this.apply(task, event);
     this.execs = new TaskExecs(settings.policy?.policy ?? null, settings.approvals, apply);
     this.todoSource = todoSnapshotSource(this.probes);
@@ -56,9 +57,9 @@ export class TaskService extends TaskReads {
 
   /** Admits a task: pending at once, running as soon as a slot is free. */
   run(request: RunRequest): TaskRecord {
-    const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.containment.controllers);
+    const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.hostSetup.controllers);
     const env = { ...this.baseEnv, ...request.env };
-    const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.containment.sandbox);
+    const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.hostSetup.sandbox);
     this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
@@ -146,7 +147,7 @@ export class TaskService extends TaskReads {
 
   /** After the workers are gone: removes the cgroups of tasks they did not release in time, so a stop leaves none. */
   removeUnreleasedCgroups(): Promise<void> {
-    return removeCgroupsOf(this.live.values(), this.containment);
+    return removeCgroupsOf(this.live.values(), this.hostSetup);
   }
 
   private startPending(): void {
@@ -169,7 +170,7 @@ export class TaskService extends TaskReads {
     const spec = buildTaskSpec(task.record, request, terminal, {
       limits: this.settings,
       policy: this.settings.policy?.compiled ?? null,
-      containment: this.containment,
+      hostSetup: this.hostSetup,
       files: this.files,
       baseEnv: this.baseEnv,
     });
@@ -183,7 +184,7 @@ export class TaskService extends TaskReads {
     if (report.type === 'worker-failed') {
       this.log.error({ task: task.record.id, error: report.error }, 'task worker failed');
       // Nobody else will: the worker that held its cgroups is gone.
-      void removeTaskCgroupDirs(allTaskCgroupDirs(this.containment, task.record.runKey));
+      void removeTaskCgroupDirs(allTaskCgroupDirs(this.hostSetup, task.record.runKey));
       return void this.apply(task, { type: 'failed', error: `internal error: ${report.error}`, endedAt: Date.now() });
     }
     this.apply(task, asKillsEnd(task, report));

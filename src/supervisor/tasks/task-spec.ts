@@ -1,6 +1,6 @@
 // Builds what a worker gets for one task (piscina's payload): the command, its environment, its
 // output files and limits, and how it is started and contained.
-import { taskCgroupDir, type Containment } from '../../process/containment.js';
+import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
 import { planTaskCgroups } from '../../process/limits.js';
 import type { TaskSpec } from '../../workers/protocol.js';
 import type { TaskRecord } from '../model/task.js';
@@ -17,7 +17,7 @@ export interface SpecContext {
   limits: SpecLimits;
   /** The compiled command policy, or null. */
   policy: string | null;
-  containment: Containment;
+  hostSetup: HostSetup;
   files: OutputFiles;
   baseEnv: Record<string, string>;
 }
@@ -50,13 +50,13 @@ export function buildTaskSpec(
     maxOutputBytes: context.limits.maxOutputBytes,
     timeoutMs: record.timeoutMs,
     killGraceMs: context.limits.killGraceMs,
-    spawner: context.containment.spawner,
-    namespaceFd: context.containment.namespace?.pidfd ?? null,
-    cpuWeight: context.containment.cpuWeight,
+    spawner: context.hostSetup.spawner,
+    namespaceFd: context.hostSetup.namespace.pidfd,
+    cpuWeight: context.hostSetup.cpuWeight,
     sandbox: record.sandbox,
     cgroups: planTaskCgroups(
-      context.containment.controllers,
-      taskCgroupDir(context.containment, record.runKey),
+      context.hostSetup.controllers,
+      taskCgroupDir(context.hostSetup, record.runKey),
       record.runKey,
       record.limits,
     ),

@@ -2,15 +2,10 @@
 // When a todo is shown, upserted or cleared is the lifecycle's rule (model/lifecycle.ts).
 import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '../../shared/todo-protocol.js';
 import { NO_RESOURCES } from '../../process/resources.js';
-import { describeSandbox } from '../../process/sandbox.js';
+import { describeSandbox } from '../../shared/sandbox.js';
 import type { TaskRecord } from '../model/task.js';
-import {
-  describeStream,
-  snapshotTask,
-  summarizeTask,
-  type SnapshotSource,
-  type TaskSnapshot,
-} from '../model/task-snapshot.js';
+import { describeStream, snapshotTask, summarizeTask, type SnapshotSource } from '../model/task-snapshot.js';
+import { type TaskSnapshot } from '../../shared/task-snapshot.js';
 
 const TAIL_BYTES = 2048;
 const TAIL_LINES = 20;

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { InputRefusedError } from '../../../errors.js';
 import { beyondCallerSandbox, runCallerOf } from '../../callers/task-callers.js';
-import { TASK_STATES } from '../../model/task.js';
-import { describeSandbox } from '../../../process/sandbox.js';
+import { TASK_STATES } from '../../../shared/task-states.js';
+import { describeSandbox } from '../../../shared/sandbox.js';
 import { defineTool, field } from '../tool.js';
 import { inputTextField, taskIdField } from '../fields.js';
 

@@ -1,7 +1,7 @@
 // kill: ends a task and everything it started, without waiting.
 import { z } from 'zod';
-import { KILL_SIGNALS } from '../../../process/signals.js';
-import { isFinished, TASK_STATES } from '../../model/task.js';
+import { KILL_SIGNALS } from '../../../shared/signals.js';
+import { isFinished, TASK_STATES } from '../../../shared/task-states.js';
 import { killEndAdvice } from '../advice.js';
 import { defineTool, field } from '../tool.js';
 import { taskIdField } from '../fields.js';

@@ -1,7 +1,7 @@
 // list: the newest tasks, optionally of one state.
 import { z } from 'zod';
 import { ProcessTableCache } from '../../../process/resources.js';
-import { TASK_STATES } from '../../model/task.js';
+import { TASK_STATES } from '../../../shared/task-states.js';
 import { MAX_LIST_LIMIT } from '../../../shared/tool-bounds.js';
 import { defineTool, field } from '../tool.js';
 import { taskSnapshotSchema } from '../task-snapshot-schema.js';

@@ -2,8 +2,9 @@
 // the lines that match, the first and last lines within a budget, clean text of a terminal, and
 // the screen of a pty task.
 import { z } from 'zod';
-import { echoValue, PatternTooCostlyError, ToolInputError } from '../../../errors.js';
-import { isFinished } from '../../model/task.js';
+import { PatternTooCostlyError, ToolInputError } from '../../../errors.js';
+import { echoValue } from '../../../shared/echo.js';
+import { isFinished } from '../../../shared/task-states.js';
 import { decodeCursor, type StreamName } from '../../output/output-cursor.js';
 import { cursorAtEnd, hasNewOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
 import { BudgetExceededError } from '../../output/read-pool.js';
@@ -161,7 +162,7 @@ function outputTaskOf(tasks: TaskService, record: TaskRecord): OutputTask {
     columns: record.terminalSize?.cols ?? MAX_TERMINAL_SIZE,
     paths,
     truncated: { stdout: record.stdoutTruncated, stderr: record.stderrTruncated },
-    complete: isFinished(record.state) && !tasks.isHeld(record),
+    complete: isFinished(record.state) && !tasks.isLive(record),
   };
 }
 

@@ -1,7 +1,8 @@
 // run: starts `bash -c COMMAND` as a background task and waits a little for its result.
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { directoryProblem, echoValue, ToolInputError } from '../../../errors.js';
+import { directoryProblem, ToolInputError } from '../../../errors.js';
+import { echoValue } from '../../../shared/echo.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { runEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field, objectField } from '../tool.js';

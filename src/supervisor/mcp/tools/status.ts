@@ -1,7 +1,8 @@
 // status: one task's state, exit and the end of its output, or several tasks at once; can wait for
 // the end, for a line of output or a listening port.
 import { z } from 'zod';
-import { echoValue, ToolInputError } from '../../../errors.js';
+import { ToolInputError } from '../../../errors.js';
+import { echoValue } from '../../../shared/echo.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
