@@ -7,10 +7,10 @@ import type { Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
-import { createToolRegistry } from './mcp/server.js';
+import { createToolRegistry } from './mcp/tool-registry.js';
 import { SessionManager } from './mcp/sessions.js';
-import { ModernEndpoint } from './mcp/modern-endpoint.js';
-import { TaskHandles } from './mcp/task-handles.js';
+import { StatelessEndpoint } from './mcp/stateless-endpoint.js';
+import { McpTasks } from './mcp/mcp-tasks.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
@@ -116,8 +116,8 @@ async function serve(
   });
   const sessions = new SessionManager(tools, config, log);
   const inputs = new ApprovalInputs(approvals, fromTask);
-  const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
-  const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
+  const mcpTasks = new McpTasks(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const stateless = new StatelessEndpoint(tools, mcpTasks, inputs, log);
   const storage = watchStorage(store, config.stateDir, log);
   /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */
   const setup = () => ({
@@ -176,7 +176,7 @@ async function serve(
     limits: config,
     callers,
     sessions,
-    modern,
+    stateless,
     health,
     todos,
     operator: new OperatorRoutes(policy, approvals, fromTask),
