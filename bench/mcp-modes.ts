@@ -1,7 +1,7 @@
 // Which MCP session mode and transport to serve: the SDK's streamable HTTP transport in stateful
 // mode (a server and transport per session, reused for every call) against stateless mode (both
-// made anew for every request), the daemon's own JSON transport in stateful mode, and a bare
-// node:http JSON-RPC reply as the floor. Same tool, same payload, the same loopback load from 16
+// made anew for every request), the daemon's own session endpoint (its protocol and transport,
+// no SDK), and a bare node:http JSON-RPC reply as the floor. Same tool, same payload, the same loopback load from 16
 // connections, all in this run: the modes take turns over rounds (the order rotated); rates are
 // medians, ratios the median of each round's own.
 // Usage: node dist/bench/mcp-modes.js [--calls N] [--rounds N] [--connections N]
@@ -11,13 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
 import { Pool } from 'undici';
-import { JsonHttpTransport } from '../src/supervisor/mcp/json-transport.js';
+import { SessionEndpoint } from '../src/supervisor/mcp/session-endpoint.js';
+import type { ToolRegistry } from '../src/supervisor/mcp/tool-registry.js';
 import { alternateRounds, roundRatios, secondsSince, spreadOf } from './lib.js';
 import { INITIALIZE, MCP_HEADERS } from '../test/helpers/raw-mcp.js';
 
@@ -31,7 +29,7 @@ const { values } = parseArgs({
 const CALLS = Number(values.calls);
 const CONNECTIONS = Number(values.connections);
 const RESULT = {
-  content: [{ type: 'text', text: 'task t-1 done: exit 0' }],
+  content: [{ type: 'text' as const, text: 'task t-1 done: exit 0' }],
   structuredContent: { id: 't-1', state: 'done', exit_code: 0 },
 };
 const HEADERS = { ...MCP_HEADERS, 'mcp-protocol-version': '2025-06-18' };
@@ -41,6 +39,15 @@ const CALL_BODY = JSON.stringify({
   method: 'tools/call',
   params: { name: 'status', arguments: { id: 't-1' } },
 });
+
+/** The same tool as the daemon's session endpoint serves it. */
+const TOOLS: ToolRegistry = {
+  listing: { tools: [] },
+  instructions: '',
+  serverInfo: { name: 'bench', version: '1' },
+  call: () => Promise.resolve(RESULT),
+};
+const SILENT = pino({ level: 'silent' });
 
 function makeServer(): Server {
   const server = new Server({ name: 'bench', version: '1' }, { capabilities: { tools: {} } });
@@ -59,7 +66,7 @@ type Mode = 'bare' | 'stateless' | 'stateful' | 'daemon';
 
 function serve(mode: Mode): HttpServer {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const ownSessions = new Map<string, JsonHttpTransport>();
+  const ownSessions = new Map<string, SessionEndpoint>();
   return createServer((req, res) => void answer(req, res));
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJson(req);
@@ -80,9 +87,8 @@ function serve(mode: Mode): HttpServer {
     if (mode === 'daemon') {
       let own = typeof id === 'string' ? ownSessions.get(id) : undefined;
       if (!own) {
-        own = new JsonHttpTransport(randomUUID(), SUPPORTED_PROTOCOL_VERSIONS);
+        own = new SessionEndpoint(randomUUID(), TOOLS, SILENT);
         ownSessions.set(own.sessionId, own);
-        await makeServer().connect(own);
       }
       await own.handleRequest(req, res, body);
       return;
@@ -162,7 +168,7 @@ const rows = [
   row('bare node:http JSON-RPC', 'bare'),
   row('SDK stateless', 'stateless'),
   row('SDK stateful', 'stateful'),
-  row("the daemon's JSON transport, stateful", 'daemon'),
+  row("the daemon's session endpoint", 'daemon'),
 ];
 console.table(rows);
 console.log(

@@ -4,8 +4,14 @@
 import { VERSION } from '../shared/tool-bounds.js';
 import { readFileSync } from 'node:fs';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
-import type { LegacySession } from './legacy-session.js';
-import { callModernTool, HttpStatusError, offersModern, RpcAnswerError, type ToolCallResult } from './modern-client.js';
+import type { SessionClient } from './session-client.js';
+import {
+  callStatelessTool,
+  HttpStatusError,
+  offersStateless,
+  RpcAnswerError,
+  type ToolCallResult,
+} from './stateless-client.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7433/mcp';
 /** Above the daemon's longest wait (30 s), so a status wait never times out on our side. */
@@ -31,9 +37,9 @@ export class DaemonClient {
   readonly url: URL;
   private readonly headers: Record<string, string>;
   /** The SDK's 2025 session, imported and opened on the first call to a daemon without 2026-07-28. */
-  private legacy: LegacySession | null = null;
+  private session: SessionClient | null = null;
   /** The era the daemon speaks, asked once (server/discover) on the first call. */
-  private era: Promise<'modern' | 'legacy'> | null = null;
+  private era: Promise<'stateless' | 'session'> | null = null;
 
   constructor(private readonly options: ClientOptions) {
     this.url = parseDaemonUrl(options.url);
@@ -42,15 +48,17 @@ export class DaemonClient {
 
   /** The structured result of tool `name`; a refusal, an HTTP error or a dead daemon throws a CliError. */
   async callTool<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
-    this.era ??= offersModern(this.url, this.headers, CALL_TIMEOUT_MS).then((modern) => (modern ? 'modern' : 'legacy'));
-    let era: 'modern' | 'legacy';
+    this.era ??= offersStateless(this.url, this.headers, CALL_TIMEOUT_MS).then((offered) =>
+      offered ? 'stateless' : 'session',
+    );
+    let era: 'stateless' | 'session';
     try {
       era = await this.era;
     } catch (error) {
       this.era = null;
       throw this.describeFailure(error);
     }
-    const result = era === 'modern' ? await this.callModern(name, args) : await this.callLegacy(name, args);
+    const result = era === 'stateless' ? await this.callStateless(name, args) : await this.callInSession(name, args);
     const structured = result.structuredContent;
     if (result.isError) {
       const refusal = structured?.error as { code?: string; message?: string } | undefined;
@@ -67,21 +75,21 @@ export class DaemonClient {
     return structured as T;
   }
 
-  private async callModern(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  private async callStateless(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
     try {
-      return await callModernTool(this.url, this.headers, name, args, CALL_TIMEOUT_MS);
+      return await callStatelessTool(this.url, this.headers, name, args, CALL_TIMEOUT_MS);
     } catch (error) {
       throw this.describeFailure(error);
     }
   }
 
-  private async callLegacy(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  private async callInSession(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
     try {
-      if (this.legacy === null) {
-        const { LegacySession } = await import('./legacy-session.js');
-        this.legacy = new LegacySession(this.url, this.headers, VERSION);
+      if (this.session === null) {
+        const { SessionClient } = await import('./session-client.js');
+        this.session = new SessionClient(this.url, this.headers, VERSION);
       }
-      return await this.legacy.callTool(name, args, CALL_TIMEOUT_MS);
+      return await this.session.callTool(name, args, CALL_TIMEOUT_MS);
     } catch (error) {
       throw this.describeFailure(error);
     }
@@ -130,7 +138,7 @@ export class DaemonClient {
 
   /** Ends the MCP session, if a 2025 one was opened (so the daemon need not keep it), and closes the connection. */
   async close(): Promise<void> {
-    await this.legacy?.close();
+    await this.session?.close();
   }
 
   /** One clear sentence for whatever went wrong between us and the daemon. */

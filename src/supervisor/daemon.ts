@@ -8,10 +8,10 @@ import type { Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
-import { createToolRegistry } from './mcp/server.js';
+import { createToolRegistry } from './mcp/tool-registry.js';
 import { SessionManager } from './mcp/sessions.js';
-import { ModernEndpoint } from './mcp/modern-endpoint.js';
-import { TaskHandles } from './mcp/task-handles.js';
+import { StatelessEndpoint } from './mcp/stateless-endpoint.js';
+import { McpTasks } from './mcp/mcp-tasks.js';
 import { TOOLS } from './mcp/tools/index.js';
 import { TaskStore } from './registry/task-store.js';
 import { lockStateDir } from './state-lock.js';
@@ -106,7 +106,7 @@ interface McpSide {
   callers: TaskCallers;
   fromTask: TaskCallCheck;
   sessions: SessionManager;
-  modern: ModernEndpoint;
+  stateless: StatelessEndpoint;
 }
 
 async function serve(
@@ -127,7 +127,7 @@ async function serve(
     limits: config,
     callers: mcp.callers,
     sessions: mcp.sessions,
-    modern: mcp.modern,
+    stateless: mcp.stateless,
     health: () => healthOf(config, storage, taskSide, mcp, setup()),
     todos: () => outboxOf(config, storage.store, taskSide.delivery),
     operator: new OperatorRoutes(taskSide.policy, taskSide.approvals, mcp.fromTask),
@@ -212,9 +212,9 @@ function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, 
   });
   const sessions = new SessionManager(tools, config, log);
   const inputs = new ApprovalInputs(approvals, fromTask);
-  const handles = new TaskHandles(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
-  const modern = new ModernEndpoint(tools, handles, inputs, VERSION, log);
-  return { reads, callers, fromTask, sessions, modern };
+  const mcpTasks = new McpTasks(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const stateless = new StatelessEndpoint(tools, mcpTasks, inputs, log);
+  return { reads, callers, fromTask, sessions, stateless };
 }
 
 /** How tasks are contained, isolated, limited and sandboxed here: for /healthz and the start line. */

@@ -1,6 +1,6 @@
 // The defects the fuzz found, each reproduced by a test of its own (all fixed): an id or
 // progressToken past 2^53 left unanswered, an unbounded echo of unknown field names, a deeply
-// nested response from the client reaching the protocol layer, params a known method refuses
+// nested response from the client reaching the protocol's handlers, params a known method refuses
 // answered -32603 with zod's issues, a cwd the OS refuses echoed whole, and an initialize sent as
 // a notification opening a session nobody was told of. The seventh, a 413 lost to a TCP reset, is
 // tested in test/supervisor/http.test.ts.

@@ -1,5 +1,5 @@
 // Calls that come from the daemon's own tasks: a sandboxed task that POSTs run to the daemon over
-// loopback (as 2026-07-28, as a 2025 session in both of the daemon's paths, and through hive-bash)
+// loopback (as 2026-07-28, as a 2025 session with and without a _meta, and through hive-bash)
 // gets a task no wider than itself, which the kernel holds to it; a wider one is refused; with
 // --tasks-may-call off every request of a task is refused; a process of a task whose shim is gone
 // is refused run; the test process, outside every task, is served as before.
@@ -21,8 +21,7 @@ function makeDir(t: TestContext, prefix: string): string {
 
 /**
  * `node call.mjs URL ERA ARGS [TOOL]`: calls run (or TOOL) with the JSON ARGS as 2026-07-28 (`modern`) or in a 2025
- * session, plain (`session`: the daemon answers it without the SDK) or with a _meta (`session-meta`:
- * through the SDK's protocol layer); prints one line: the HTTP status, and the run's sandbox, its
+ * session, plain (`session`) or with a _meta (`session-meta`); prints one line: the HTTP status, and the run's sandbox, its
  * state, its stderr and any error (asked verbose: a result leaves out null members otherwise).
  */
 const CALL_SCRIPT = `

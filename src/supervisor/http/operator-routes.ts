@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HiveError } from '../../errors.js';
 import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
-import { sendJsonText } from '../mcp/rpc-error.js';
+import { sendJsonText } from '../mcp/json-rpc.js';
 import type { Answer, Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { describePolicy, type LoadedPolicy } from '../policy/policy-file.js';
 

@@ -4,10 +4,18 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
-import { isModernRequest } from '../mcp/eras.js';
-import type { ModernEndpoint } from '../mcp/modern-endpoint.js';
-import { sendJsonRpcError } from '../mcp/json-transport.js';
-import { sendJsonText } from '../mcp/rpc-error.js';
+import { isStatelessRequest } from '../mcp/eras.js';
+import type { StatelessEndpoint } from '../mcp/stateless-endpoint.js';
+import {
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  parseBody,
+  responseOf,
+  RpcError,
+  sendJsonText,
+  sendRpcError,
+  transportRefusal,
+} from '../mcp/json-rpc.js';
 import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
@@ -49,7 +57,7 @@ export interface HttpRoutes {
   /** The 2025-11-25 era and before: initialize, then a session. */
   sessions: SessionManager;
   /** The 2026-07-28 era: every request on its own. */
-  modern: ModernEndpoint;
+  stateless: StatelessEndpoint;
   health(): object;
   /** The outbox and the harness connection, for the operator. */
   todos(): object;
@@ -82,7 +90,8 @@ export function createHttpServer(routes: HttpRoutes): Server {
     (req, res) => {
       handle(surface, req, res).catch((error: Error) => {
         routes.log.error({ err: error, url: req.url }, 'request failed');
-        if (!res.headersSent) sendJsonRpcError(res, 500, -32603, `internal error: ${error.message}`);
+        if (!res.headersSent)
+          sendRpcError(res, new RpcError(INTERNAL_ERROR, `internal error: ${error.message}`, undefined, 500));
         else res.end();
       });
     },
@@ -110,12 +119,8 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   if (text === BUSY)
     return answerAndClose(routes, req, 503, 'text/plain; charset=utf-8', `${BODIES_BUSY}\n`, { 'retry-after': '1' });
   if (text === null) {
-    const error = {
-      jsonrpc: '2.0',
-      error: { code: -32600, message: `Request body over ${MAX_BODY_BYTES} bytes` },
-      id: null,
-    };
-    return answerAndClose(routes, req, 413, 'application/json', JSON.stringify(error));
+    const error = new RpcError(INVALID_REQUEST, `Request body over ${MAX_BODY_BYTES} bytes`);
+    return answerAndClose(routes, req, 413, 'application/json', JSON.stringify(responseOf(null, { error })));
   }
   routes.connections.requestReceived(req.socket);
   res.once('close', () => routes.connections.requestAnswered(req.socket));
@@ -138,20 +143,15 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
       `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
   // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
-  // transport answers the same, with DELETE beside POST).
+  // endpoint answers the same, with DELETE beside POST).
   if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['mcp-session-id'] === undefined)
-    return sendJsonRpcError(res, 405, -32000, NO_STREAM, { allow: 'POST' });
-  let body: unknown;
-  if (req.method === 'POST') {
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      return sendJsonRpcError(res, 400, -32700, `Parse error: the body is not JSON (${(error as Error).message})`);
-    }
-  }
-  const done = routes.metrics.timeMcpRequest(body);
+    return sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST']);
+  const parsed = req.method === 'POST' ? parseBody(text) : { body: undefined };
+  if (parsed instanceof RpcError) return sendRpcError(res, parsed);
+  const done = routes.metrics.timeMcpRequest(parsed.body);
   res.once('finish', done);
-  await (isModernRequest(req, body) ? routes.modern : routes.sessions).handle(req, res, body);
+  const era = isStatelessRequest(req, parsed.body) ? routes.stateless : routes.sessions;
+  await era.handle(req, res, parsed.body);
 }
 
 /**

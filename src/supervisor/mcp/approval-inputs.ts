@@ -10,8 +10,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { IncomingMessage } from 'node:http';
 import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
 import type { Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
-import { isObject } from './eras.js';
-import { INVALID_PARAMS, RpcError } from './rpc-error.js';
+import { isObject } from './loose.js';
+import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 
 const KEY_PREFIX = 'approve-';
 const STATE_VERSION = 1;

@@ -1,12 +1,13 @@
-// Stateful MCP sessions over streamable HTTP: one server and transport per session, swept when idle
-// so that sessions clients open and abandon cost nothing for long.
+// The sessions of the 2025 era over streamable HTTP: one endpoint per session, opened by an
+// initialize, swept when idle so that sessions clients open and abandon cost nothing for long.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { JsonHttpTransport, sendJsonRpcError } from './json-transport.js';
-import type { ToolRegistry } from './server.js';
-import { directAnswerer, type DirectAnswerer } from './direct-calls.js';
+import { SessionEndpoint } from './session-endpoint.js';
+import { isInitializeRequest } from './session-methods.js';
+import { SESSION_NOT_FOUND, sendRpcError, transportRefusal } from './json-rpc.js';
+import type { ToolRegistry } from './tool-registry.js';
 import { peerOf } from '../http/connections.js';
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -27,7 +28,7 @@ export interface SessionUse {
 }
 
 interface Session extends SessionUse {
-  transport: JsonHttpTransport;
+  endpoint: SessionEndpoint;
 }
 
 /**
@@ -53,8 +54,6 @@ export class SessionManager {
   private readonly sessions = new Map<string, Session>();
   private readonly perPeer = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
-  /** tools/call and ping in their plain shape, answered without the SDK's protocol layer. */
-  private readonly direct: DirectAnswerer;
 
   private readonly idleMs: number;
 
@@ -64,7 +63,6 @@ export class SessionManager {
     private readonly log: Logger,
   ) {
     this.idleMs = settings.sessionIdleSeconds * 1000;
-    this.direct = directAnswerer((name, args, from) => registry.call(name, args, from));
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
   }
 
@@ -73,52 +71,37 @@ export class SessionManager {
   }
 
   /** Serves one request to /mcp; `body` is the parsed JSON of a POST. */
-  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = this.sessions.get(sessionId);
-      if (!session)
-        return sendJsonRpcError(
-          res,
-          404,
-          -32001,
-          `Session not found: ${sessionId} is unknown, or was closed (idle, or to make room for newer sessions); initialize a new session`,
-        );
-      return this.serve(sessionId, session, req, res, body);
+      if (session) return this.serve(sessionId, session, req, res, body);
+      const unknown = `Session not found: ${sessionId} is unknown, or was closed (idle, or to make room for newer sessions); initialize a new session`;
+      return Promise.resolve(sendRpcError(res, transportRefusal(404, unknown, SESSION_NOT_FOUND)));
     }
     // A request, not a notification: only an answer can tell the client its session's id.
-    if (req.method === 'POST' && (body as { id?: unknown } | null)?.id !== undefined) {
-      // The SDK (loaded with the first session) checks that it is an initialize request.
-      const { isInitializeRequest } = await import('@modelcontextprotocol/sdk/types.js');
-      if (isInitializeRequest(body)) return this.open(req, res, body);
-    }
-    sendJsonRpcError(
-      res,
-      400,
-      -32000,
-      'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns',
-    );
+    if (req.method === 'POST' && isInitializeRequest(body)) return this.open(req, res, body);
+    const first = 'Bad Request: send an initialize request first, then the Mcp-Session-Id header it returns';
+    return Promise.resolve(sendRpcError(res, transportRefusal(400, first)));
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const peer = peerOf(req.socket);
-    const refusal = this.makeRoom(peer);
-    if (refusal) return sendJsonRpcError(res, refusal.status, -32000, refusal.message, { 'retry-after': '60' });
-    const { SUPPORTED_PROTOCOL_VERSIONS } = await import('@modelcontextprotocol/sdk/types.js');
-    const transport = new JsonHttpTransport(randomUUID(), SUPPORTED_PROTOCOL_VERSIONS, this.direct);
+    const full = this.makeRoom(peer);
+    if (full) return sendRpcError(res, transportRefusal(full.status, full.message), null, ['retry-after', '60']);
+    const endpoint = new SessionEndpoint(randomUUID(), this.registry, this.log);
     // Held (and busy) while it opens, so that initializes at once cannot pass the limits together.
-    const session: Session = { transport, lastSeen: Date.now(), active: 1, peer };
-    this.add(transport.sessionId, session);
-    transport.onclose = () => {
-      if (this.sessions.get(transport.sessionId) === session) this.remove(transport.sessionId, session);
+    const session: Session = { endpoint, lastSeen: Date.now(), active: 1, peer };
+    this.add(endpoint.sessionId, session);
+    endpoint.onclose = () => {
+      if (this.sessions.get(endpoint.sessionId) === session) this.remove(endpoint.sessionId, session);
     };
     try {
-      await (await this.registry.createServer()).connect(transport);
-      await transport.handleRequest(req, res, body);
+      await endpoint.handleRequest(req, res, body);
     } finally {
       session.active--;
       // Known to the client only from the answer just sent; a refused initialize leaves no session.
-      if (!transport.initialized) await transport.close();
+      if (!endpoint.initialized) await endpoint.close();
     }
   }
 
@@ -133,7 +116,7 @@ export class SessionManager {
     const counted = req.method === 'POST';
     if (counted) session.active++;
     try {
-      await session.transport.handleRequest(req, res, body);
+      await session.endpoint.handleRequest(req, res, body);
     } finally {
       if (counted) {
         session.active--;
@@ -200,7 +183,7 @@ export class SessionManager {
   private close(id: string, session: Session, why: string): void {
     this.remove(id, session);
     this.log.debug({ session: id, why }, 'closing MCP session');
-    session.transport.close().catch((error: Error) => this.log.warn({ err: error }, 'closing an MCP session failed'));
+    session.endpoint.close().catch((error: Error) => this.log.warn({ err: error }, 'closing an MCP session failed'));
   }
 
   async closeAll(): Promise<void> {
@@ -208,6 +191,6 @@ export class SessionManager {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     this.perPeer.clear();
-    await Promise.allSettled(sessions.map((session) => session.transport.close()));
+    await Promise.allSettled(sessions.map((session) => session.endpoint.close()));
   }
 }

@@ -1,12 +1,11 @@
-// The CLI's 2025 session, for a daemon that does not offer 2026-07-28: the SDK's client, imported
-// only then. Loaded with every command, whichever era the daemon spoke, the SDK and the zod it
-// brings were most of a command's start: `hive-bash --help` took 0.65 to 0.82 s with them, 0.34 to
-// 0.40 s without (bench/README.md, issue 25's ninth sitting).
+// The CLI's 2025-era session, for a daemon that does not offer 2026-07-28: the SDK's client,
+// imported only then, never with every command (the SDK and its zod would be most of the start-up
+// time of a command such as `hive-bash --help`).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HttpStatusError, type ToolCallResult } from './modern-client.js';
+import { HttpStatusError, type ToolCallResult } from './stateless-client.js';
 
-export class LegacySession {
+export class SessionClient {
   private session: { client: Client; transport: StreamableHTTPClientTransport } | null = null;
 
   constructor(

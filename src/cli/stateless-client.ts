@@ -3,7 +3,7 @@
 import { VERSION } from '../shared/tool-bounds.js';
 import { randomUUID } from 'node:crypto';
 
-export const MODERN_VERSION = '2026-07-28';
+export const STATELESS_VERSION = '2026-07-28';
 const CLIENT_INFO = { name: 'hive-bash', version: VERSION };
 
 /** An answer whose HTTP status is itself the failure (401, 404, 5xx), for the caller to describe. */
@@ -35,17 +35,17 @@ export interface ToolCallResult {
 /**
  * Whether the daemon at `url` serves 2026-07-28: its server/discover answers and lists it. Any
  * other answer but a refused token (a 400 of an older daemon that wants initialize first) means
- * the old era, as the spec's fallback says.
+ * the session era, as the spec's fallback says.
  */
-export async function offersModern(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<boolean> {
+export async function offersStateless(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<boolean> {
   const { status, body, text } = await post(url, headers, 'server/discover', {}, timeoutMs);
   if (status === 401 || status === 403) throw new HttpStatusError(status, text);
   const versions = (body?.result as { supportedVersions?: unknown } | undefined)?.supportedVersions;
-  return status === 200 && Array.isArray(versions) && versions.includes(MODERN_VERSION);
+  return status === 200 && Array.isArray(versions) && versions.includes(STATELESS_VERSION);
 }
 
 /** Calls tool `name` in 2026-07-28; the tool's result, or an RpcAnswerError / HttpStatusError. */
-export async function callModernTool(
+export async function callStatelessTool(
   url: URL,
   headers: Record<string, string>,
   name: string,
@@ -72,7 +72,7 @@ async function post(
   timeoutMs: number,
 ) {
   const meta = {
-    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/protocolVersion': STATELESS_VERSION,
     'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
     'io.modelcontextprotocol/clientCapabilities': {},
   };
@@ -84,7 +84,7 @@ async function post(
       ...headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN_VERSION,
+      'mcp-protocol-version': STATELESS_VERSION,
       'mcp-method': method,
       ...name,
     },

@@ -7,12 +7,12 @@ import {
   CLIENT_CAPABILITIES_META,
   CLIENT_INFO_META,
   headerOf,
-  isObject,
-  MODERN_PROTOCOL_VERSIONS,
   PROTOCOL_VERSION_META,
   requestMeta,
+  STATELESS_PROTOCOL_VERSIONS,
 } from './eras.js';
-import { HEADER_MISMATCH, INVALID_PARAMS, refusal, UNSUPPORTED_PROTOCOL_VERSION, type RpcError } from './rpc-error.js';
+import { HEADER_MISMATCH, INVALID_PARAMS, refusal, UNSUPPORTED_PROTOCOL_VERSION, type RpcError } from './json-rpc.js';
+import { isObject } from './loose.js';
 
 /** The body member each method's Mcp-Name header mirrors (the spec's table, and the Tasks extension's). */
 const NAME_SOURCE: Record<string, string> = {
@@ -33,7 +33,7 @@ export interface Envelope {
 }
 
 /** Checks a request (a JSON-RPC request with a string method) of the stateless era; returns its envelope or the refusal. */
-export function checkModernRequest(
+export function checkStatelessRequest(
   req: IncomingMessage,
   message: { method: string; params?: unknown },
 ): Envelope | RpcError {
@@ -55,12 +55,12 @@ export function checkModernRequest(
     return mismatch(`the Mcp-Method header is required and must repeat the method (${echo(message.method)})`);
   if (methodHeader !== message.method)
     return mismatch(`the Mcp-Method header ${echo(methodHeader)} does not match the method ${echo(message.method)}`);
-  if (!MODERN_PROTOCOL_VERSIONS.includes(envelope.version)) {
+  if (!STATELESS_PROTOCOL_VERSIONS.includes(envelope.version)) {
     return refusal(
       UNSUPPORTED_PROTOCOL_VERSION,
-      `Unsupported protocol version: ${echo(envelope.version)}; this server serves ${MODERN_PROTOCOL_VERSIONS.join(', ')} per request, and 2025-11-25 and earlier after initialize`,
+      `Unsupported protocol version: ${echo(envelope.version)}; this server serves ${STATELESS_PROTOCOL_VERSIONS.join(', ')} per request, and 2025-11-25 and earlier after initialize`,
       {
-        supported: [...MODERN_PROTOCOL_VERSIONS],
+        supported: [...STATELESS_PROTOCOL_VERSIONS],
         requested: envelope.version,
       },
     );
@@ -70,7 +70,7 @@ export function checkModernRequest(
 
 function checkEnvelope(message: { params?: unknown }): Envelope | RpcError {
   const meta = requestMeta(message);
-  const required = `params._meta with "${PROTOCOL_VERSION_META}" (a version string such as "${MODERN_PROTOCOL_VERSIONS[0]}") and "${CLIENT_CAPABILITIES_META}" (an object)`;
+  const required = `params._meta with "${PROTOCOL_VERSION_META}" (a version string such as "${STATELESS_PROTOCOL_VERSIONS[0]}") and "${CLIENT_CAPABILITIES_META}" (an object)`;
   if (meta === undefined) {
     const params = isObject(message) ? message.params : undefined;
     const got =
@@ -81,12 +81,12 @@ function checkEnvelope(message: { params?: unknown }): Envelope | RpcError {
           : '_meta' in params
             ? 'a _meta that is not an object'
             : 'no params._meta';
-    return invalid(`a request of MCP ${MODERN_PROTOCOL_VERSIONS[0]} needs ${required}; got ${got}`);
+    return invalid(`a request of MCP ${STATELESS_PROTOCOL_VERSIONS[0]} needs ${required}; got ${got}`);
   }
   const version = meta[PROTOCOL_VERSION_META];
   if (typeof version !== 'string')
     return invalid(
-      `params._meta["${PROTOCOL_VERSION_META}"] must be a protocol version string such as "${MODERN_PROTOCOL_VERSIONS[0]}"; got ${echoValue(version)}`,
+      `params._meta["${PROTOCOL_VERSION_META}"] must be a protocol version string such as "${STATELESS_PROTOCOL_VERSIONS[0]}"; got ${echoValue(version)}`,
     );
   const capabilities = meta[CLIENT_CAPABILITIES_META];
   if (!isObject(capabilities))

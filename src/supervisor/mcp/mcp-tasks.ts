@@ -1,8 +1,8 @@
-// `run` as a task of the Tasks extension (io.modelcontextprotocol/tasks) in the 2026-07-28 era: the
-// handle a run answers with when its task outlives the wait, and tasks/get, tasks/cancel and
-// tasks/update on it. A task of the extension is the daemon's task: taskId is its id. One whose
-// exec waits for a person is input_required to a client that declared elicitation, with a form per
-// exec (approval-inputs.ts), answered by tasks/update; to any other it stays working.
+// MCP tasks (the Tasks extension, io.modelcontextprotocol/tasks) in the 2026-07-28 era: the MCP
+// task a run answers with when the daemon's task outlives the wait, and tasks/get, tasks/cancel and
+// tasks/update on it. An MCP task is one of the daemon's tasks: its taskId is the task's id. One
+// whose exec waits for a person is input_required to a client that declared elicitation, with a
+// form per exec (approval-inputs.ts), answered by tasks/update; to any other it stays working.
 import type { IncomingMessage } from 'node:http';
 import { UnknownTaskError } from '../../errors.js';
 import { ApprovalFromTaskError } from '../policy/approval-errors.js';
@@ -10,8 +10,8 @@ import { DEFAULT_TAIL_BYTES, summarizeTask } from '../model/task-snapshot.js';
 import { type TaskRecord } from '../model/task.js';
 import { isFinished } from '../../shared/task-states.js';
 import type { TaskService } from '../tasks/task-service.js';
-import { isObject } from './eras.js';
-import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RpcError } from './rpc-error.js';
+import { isObject } from './loose.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RpcError } from './json-rpc.js';
 import { describeTask, shapeTask } from './task-snapshot-schema.js';
 import type { ApprovalInputs } from './approval-inputs.js';
 
@@ -21,7 +21,7 @@ export const POLL_INTERVAL_MS = 1000;
 /** Run's answers that are still going but were asked to wait for readiness, not for the end. */
 const READY_RESULTS = new Set(['matched', 'listening']);
 
-type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** Whether the request's client capabilities declare the Tasks extension. */
 export function declaresTasks(capabilities: Record<string, unknown>): boolean {
@@ -45,7 +45,7 @@ export function outlivedWait(
   return typeof snapshot.id === 'string' ? snapshot.id : null;
 }
 
-export class TaskHandles {
+export class McpTasks {
   constructor(
     private readonly tasks: TaskService,
     /** How long a finished task is kept (--retention-days); tasks/get finds it until then. */
@@ -140,7 +140,7 @@ export class TaskHandles {
  * failed (it stopped or died meanwhile, or a worker failed) failed; every other end, a non-zero
  * exit or a timeout too, is a completed tool result (with isError).
  */
-function statusOf(record: TaskRecord): TaskStatus {
+function statusOf(record: TaskRecord): McpTaskStatus {
   if (!isFinished(record.state)) return 'working';
   if (record.state === 'killed') return 'cancelled';
   if (record.state === 'interrupted' || record.error?.startsWith('internal error') === true) return 'failed';

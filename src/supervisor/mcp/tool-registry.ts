@@ -1,13 +1,12 @@
-// The tool registry behind tools/list and tools/call, shared by both eras: the SDK's protocol Server
-// for each 2025-era session, and the calls and listing the 2026-07-28 era answers directly. The SDK
-// is loaded with the first 2025-era session (it is several MB of a daemon's memory).
+// The tools both eras serve, and the one function that calls a tool for either: tools/list's
+// listing, made once, and tools/call (the arguments checked against the tool's schema, the handler
+// run, its result shaped for a model's context, a refusal or failure as an isError result).
 import type { IncomingMessage } from 'node:http';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult, RequestInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal } from '../../errors.js';
 import { instructionsFor, type EndAdvice } from './advice.js';
-import { INVALID_PARAMS, RpcError } from './rpc-error.js';
+import { INVALID_PARAMS, RpcError } from './json-rpc.js';
+import { isObject, type Loose } from './loose.js';
 import {
   listedTool,
   omitNulls,
@@ -20,13 +19,11 @@ import {
 export const SERVER_NAME = 'bash';
 const MAX_NAME_ECHO = 80;
 
-/**
- * What the 2025 era's transport (json-transport.ts) hands the SDK's protocol layer with each
- * message, which passes it to the handler as it is: the request's headers, and the request, whose
- * connection tells who made a call.
- */
-export interface CallRequestInfo extends RequestInfo {
-  from: IncomingMessage;
+/** A tool call's result as MCP carries it. */
+export interface CallToolResult {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent: Loose;
+  isError?: true;
 }
 
 export interface ToolRegistry {
@@ -34,10 +31,10 @@ export interface ToolRegistry {
   readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
   /** The server's instructions to the agent (initialize, server/discover). */
   readonly instructions: string;
+  /** Who answers (initialize, server/discover). */
+  readonly serverInfo: { name: string; version: string };
   /** Calls a tool for the request `from`: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
   call(name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult>;
-  /** The SDK's protocol server for one 2025-era session. */
-  createServer(): Promise<Server>;
 }
 
 /** Lists the tools once, with the advice on tasks' ends that holds here, and returns the registry both eras serve them from. */
@@ -74,7 +71,7 @@ export function createToolRegistry(
       const structured = verbose ? result.structured : omitNulls(result.structured);
       return {
         content: [{ type: 'text', text: result.text }],
-        structuredContent: structured as Record<string, unknown>,
+        structuredContent: structured as Loose,
       };
     } catch (error) {
       if (error instanceof ToolRefusal) return errorResult({ code: error.code, message: error.message });
@@ -84,26 +81,24 @@ export function createToolRegistry(
     }
   };
 
-  return {
-    listing,
-    instructions,
-    call,
-    async createServer() {
-      const [{ Server }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
-        import('@modelcontextprotocol/sdk/server/index.js'),
-        import('@modelcontextprotocol/sdk/types.js'),
-      ]);
-      const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions });
-      server.setRequestHandler(ListToolsRequestSchema, () => listing);
-      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-        call(request.params.name, request.params.arguments, (extra.requestInfo as CallRequestInfo).from),
-      );
-      return server;
-    },
-  };
+  return { listing, instructions, serverInfo: { name: SERVER_NAME, version }, call };
 }
 
 /** A refused or failed call: the message as text, and `{error: {code, message}}` as structured content. */
-function errorResult(error: ErrorBody): CallToolResult {
+export function errorResult(error: ErrorBody): CallToolResult {
   return { content: [{ type: 'text', text: error.message }], structuredContent: { error }, isError: true };
+}
+
+/** Why the params of tools/call or tools/list do not fit the method (answered INVALID_PARAMS), or null. */
+export function checkToolParams(message: { method: string; params?: Loose }): string | null {
+  const params = message.params;
+  if (message.method === 'tools/call') {
+    if (params === undefined || typeof params.name !== 'string')
+      return "tools/call needs params.name, the tool's name as a string";
+    if (params.arguments !== undefined && !isObject(params.arguments))
+      return 'tools/call params.arguments must be an object of named fields';
+  }
+  if (message.method === 'tools/list' && params?.cursor !== undefined && typeof params.cursor !== 'string')
+    return 'tools/list params.cursor must be a string';
+  return null;
 }

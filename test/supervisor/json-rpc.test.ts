@@ -1,12 +1,13 @@
-// mcp/message-check.ts mirrors the JSON-RPC schemas of the SDK the daemon pins (package.json names
-// one exact version): these tests fail if an upgrade of the SDK moves its schemas away from it.
+// mcp/json-rpc.ts's checkMessage takes and refuses what MCP's JSON-RPC schemas do, as the SDK the
+// tests pin (package.json names one exact version) implements them: a message the daemon takes is
+// one that SDK's clients can send and read. These tests fail if an upgrade of the SDK moves away.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { checkMessage } from '../../src/supervisor/mcp/message-check.js';
+import { checkMessage } from '../../src/supervisor/mcp/json-rpc.js';
 
-const MODERN_META = {
+const STATELESS_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
 };
@@ -50,8 +51,8 @@ const TABLE: unknown[] = [
   { jsonrpc: '2.0', id: 1, method: 'x', params: { _meta: [] } },
   { jsonrpc: '2.0', id: 1, method: 5 },
   { jsonrpc: '2.0', id: 1 },
-  { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: MODERN_META } },
-  { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 'build', _meta: MODERN_META } },
+  { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: STATELESS_META } },
+  { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: 'build', _meta: STATELESS_META } },
   [],
   5,
   null,
@@ -61,12 +62,12 @@ const TABLE: unknown[] = [
 const agrees = (message: unknown) =>
   (checkMessage(message) === null) === JSONRPCMessageSchema.safeParse(message).success;
 
-test('message-check takes and refuses exactly what the pinned SDK takes and refuses, for a message of every shape', () => {
+test('checkMessage takes and refuses exactly what the pinned SDK takes and refuses, for a message of every shape', () => {
   const disagreements = TABLE.filter((message) => !agrees(message)).map((message) => JSON.stringify(message));
   assert.deepEqual(disagreements, []);
 });
 
-test('message-check and the pinned SDK agree on generated messages with any id, method, params, result or error', () => {
+test('checkMessage and the pinned SDK agree on generated messages with any id, method, params, result or error', () => {
   const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(1.5, 2 ** 53, -1, 0, '', null));
   const meta = fc.oneof(
     value,

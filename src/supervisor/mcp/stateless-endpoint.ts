@@ -5,22 +5,25 @@
 // and the Tasks extension's tasks/get, tasks/cancel, tasks/update.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { mediaTypeRefusal } from './json-transport.js';
-import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META, isObject } from './eras.js';
-import { checkKnownParams, checkMessage, usableId } from './message-check.js';
-import { checkModernRequest, type Envelope } from './modern-checks.js';
+import { mediaTypeRefusal, SERVER_INFO_META, STATELESS_PROTOCOL_VERSIONS } from './eras.js';
 import {
+  checkMessage,
   INVALID_PARAMS,
   INVALID_REQUEST,
-  INTERNAL_ERROR,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
   refusal,
   RpcError,
-  sendRpcResponse,
-} from './rpc-error.js';
-import { SERVER_NAME, type ToolRegistry } from './server.js';
-import { declaresTasks, outlivedWait, TASKS_EXTENSION, type TaskHandles } from './task-handles.js';
+  sendRpcAnswer,
+  sendRpcError,
+  settle,
+  usableId,
+  type RpcMessage,
+} from './json-rpc.js';
+import { isObject, type Loose } from './loose.js';
+import { checkStatelessRequest, type Envelope } from './stateless-checks.js';
+import { checkToolParams, errorResult, type ToolRegistry } from './tool-registry.js';
+import { declaresTasks, outlivedWait, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';
 import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
 import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
 
@@ -29,18 +32,14 @@ export const LIST_TTL_MS = 3_600_000;
 const TASK_METHODS = new Set(['tasks/get', 'tasks/cancel', 'tasks/update']);
 const SERVED = ['server/discover', 'tools/list', 'tools/call', 'tasks/get', 'tasks/cancel', 'tasks/update'];
 
-interface Request {
-  id: string | number;
-  method: string;
-  params?: Record<string, unknown>;
-}
+/** A request of this era: a message with an id (the era defines no client notifications). */
+type Request = RpcMessage & { id: string | number };
 
-export class ModernEndpoint {
+export class StatelessEndpoint {
   constructor(
     private readonly tools: ToolRegistry,
-    private readonly handles: TaskHandles,
+    private readonly mcpTasks: McpTasks,
     private readonly inputs: ApprovalInputs,
-    private readonly version: string,
     private readonly log: Logger,
   ) {}
 
@@ -48,44 +47,31 @@ export class ModernEndpoint {
   async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const id = usableId(body);
     const refused = checkTransport(req, body);
-    if (refused !== null) return sendRpcResponse(res, refused.status, id, { error: refused });
-    const message = body as { id?: unknown; method: string; params?: unknown };
+    if (refused !== null) return sendRpcError(res, refused, id);
+    const message = body as RpcMessage;
     if (message.id === undefined) return void res.writeHead(202).end(); // this era defines no client notifications: taken, and dropped
-    const envelope = checkModernRequest(req, message);
-    if (envelope instanceof RpcError) return sendRpcResponse(res, envelope.status, id, { error: envelope });
-    const paramsProblem = checkKnownParams(message);
-    if (paramsProblem !== null)
-      return sendRpcResponse(res, 200, id, { error: new RpcError(INVALID_PARAMS, `Invalid params: ${paramsProblem}`) });
-    try {
-      const result = await this.dispatch(message as Request, envelope, req);
-      sendRpcResponse(res, 200, id, { result });
-    } catch (error) {
-      if (error instanceof RpcError) return sendRpcResponse(res, error.status, id, { error });
-      this.log.error({ err: error, method: message.method }, 'MCP request failed');
-      sendRpcResponse(res, 200, id, {
-        error: new RpcError(INTERNAL_ERROR, `internal error in ${message.method}: ${(error as Error).message}`),
-      });
-    }
+    const envelope = checkStatelessRequest(req, message);
+    if (envelope instanceof RpcError) return sendRpcError(res, envelope, id);
+    const unfit = checkToolParams(message);
+    if (unfit !== null) return sendRpcError(res, new RpcError(INVALID_PARAMS, `Invalid params: ${unfit}`), id);
+    const answer = await settle(message.method, () => this.dispatch(message as Request, envelope, req), this.log);
+    sendRpcAnswer(res, 'error' in answer ? answer.error.status : 200, id, answer);
   }
 
   /** Answers `request`, which the HTTP request `from` carried. */
-  private async dispatch(
-    request: Request,
-    envelope: Envelope,
-    from: IncomingMessage,
-  ): Promise<Record<string, unknown>> {
+  private async dispatch(request: Request, envelope: Envelope, from: IncomingMessage): Promise<Loose> {
     const params = request.params ?? {};
     if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope, from);
     switch (request.method) {
       case 'server/discover':
         return {
           resultType: 'complete',
-          supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
+          supportedVersions: [...STATELESS_PROTOCOL_VERSIONS],
           capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
           instructions: this.tools.instructions,
           ttlMs: LIST_TTL_MS,
           cacheScope: 'public',
-          _meta: { [SERVER_INFO_META]: { name: SERVER_NAME, version: this.version } },
+          _meta: { [SERVER_INFO_META]: this.tools.serverInfo },
         };
       case 'tools/list':
         return { resultType: 'complete', ...this.tools.listing, ttlMs: LIST_TTL_MS, cacheScope: 'public' };
@@ -101,24 +87,13 @@ export class ModernEndpoint {
   /**
    * tools/call. A run's retry (MRTR) answers the approvals it carries and resumes its task's wait
    * (as status waits); a run whose task still runs with an exec waiting for a person asks a client
-   * that declared elicitation; one that outlived its wait is a task of the extension.
+   * that declared elicitation; one that outlived its wait is answered as an MCP task.
    */
-  private async callTool(
-    params: Record<string, unknown>,
-    envelope: Envelope,
-    from: IncomingMessage,
-  ): Promise<Record<string, unknown>> {
+  private async callTool(params: Loose, envelope: Envelope, from: IncomingMessage): Promise<Loose> {
     const name = params.name as string;
     const retry = this.inputs.retry(name, params, from);
-    if (retry !== null && 'refused' in retry) {
-      const error = { code: retry.refused.code, message: retry.refused.message };
-      return {
-        resultType: 'complete',
-        content: [{ type: 'text', text: error.message }],
-        structuredContent: { error },
-        isError: true,
-      };
-    }
+    if (retry !== null && 'refused' in retry)
+      return { resultType: 'complete', ...errorResult({ code: retry.refused.code, message: retry.refused.message }) };
     const result =
       retry === null
         ? await this.tools.call(name, params.arguments, from)
@@ -129,15 +104,10 @@ export class ModernEndpoint {
       if (asked !== null) return asked;
     }
     const taskId = declaresTasks(envelope.capabilities) ? outlivedWait(name, result) : null;
-    return taskId === null ? { resultType: 'complete', ...result } : this.handles.created(taskId);
+    return taskId === null ? { resultType: 'complete', ...result } : this.mcpTasks.created(taskId);
   }
 
-  private taskMethod(
-    method: string,
-    params: Record<string, unknown>,
-    envelope: Envelope,
-    from: IncomingMessage,
-  ): Record<string, unknown> {
+  private taskMethod(method: string, params: Loose, envelope: Envelope, from: IncomingMessage): Loose {
     if (!declaresTasks(envelope.capabilities)) {
       throw refusal(
         MISSING_CLIENT_CAPABILITY,
@@ -153,14 +123,14 @@ export class ModernEndpoint {
         INVALID_PARAMS,
         `Invalid params: ${method} needs params.taskId, the taskId a run answered with (a string)`,
       );
-    if (method === 'tasks/get') return this.handles.get(taskId, declaresElicitation(envelope.capabilities));
-    if (method === 'tasks/cancel') return this.handles.cancel(taskId);
-    return this.handles.update(taskId, params.inputResponses, from);
+    if (method === 'tasks/get') return this.mcpTasks.get(taskId, declaresElicitation(envelope.capabilities));
+    if (method === 'tasks/cancel') return this.mcpTasks.cancel(taskId);
+    return this.mcpTasks.update(taskId, params.inputResponses, from);
   }
 }
 
 /** What a run's retry waits for, as status: the same task, for as long as the run asked to wait. */
-function resumedWait(args: unknown, taskId: string): Record<string, unknown> {
+function resumedWait(args: unknown, taskId: string): Loose {
   const given = isObject(args) ? args : {};
   return {
     id: taskId,
@@ -173,7 +143,7 @@ function resumedWait(args: unknown, taskId: string): Record<string, unknown> {
 /** What the transport refuses before the message is read: media types, batches, and malformed messages. */
 function checkTransport(req: IncomingMessage, body: unknown): RpcError | null {
   const media = mediaTypeRefusal(req);
-  if (media !== null) return new RpcError(-32000, media.message, undefined, media.status);
+  if (media !== null) return media;
   if (Array.isArray(body))
     return refusal(
       INVALID_REQUEST,

@@ -1,0 +1,246 @@
+// One session of the 2025 era (2025-11-25 and before) over streamable HTTP in its JSON-response
+// mode, written directly on node:http: the checks the specification asks of a server (Accept,
+// Content-Type, session, protocol version), each request answered in its POST's response (a batch's
+// together, as one JSON array), notifications with 202, a cancelled request with nothing, DELETE to
+// end the session, and 405 for the optional GET stream this server does not offer. The refusals
+// keep the status codes and messages of the SDK's transport, which clients know.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './eras.js';
+import {
+  checkMessage,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  isCall,
+  refusal,
+  responseOf,
+  RpcError,
+  sendJsonText,
+  sendRpcError,
+  settle,
+  SESSION_NOT_FOUND,
+  transportRefusal,
+  usableId,
+  type RequestId,
+  type RpcAnswer,
+  type RpcMessage,
+} from './json-rpc.js';
+import type { Loose } from './loose.js';
+import { answerSessionRequest, checkInitializeParams } from './session-methods.js';
+import { checkToolParams, type ToolRegistry } from './tool-registry.js';
+
+/** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
+const MAX_BATCH = 100;
+const NO_STREAM = 'Method not allowed: this server answers every request in its POST response and offers no GET stream';
+
+/** The requests of one POST, answered together once every one has its response or was cancelled. */
+interface PendingPost {
+  res: ServerResponse;
+  ids: RequestId[];
+  responses: Map<RequestId, Loose>;
+  /** Cancelled by the client (notifications/cancelled): answered by nothing, as the spec says. */
+  cancelled: Set<RequestId>;
+  /** Errors for the batch's messages that were refused before dispatch. */
+  refused: Loose[];
+  batch: boolean;
+  done: () => void;
+}
+
+/** A POST's messages sorted: the requests and notifications to serve, and the answers to those refused. */
+interface SortedPost {
+  calls: RpcMessage[];
+  refused: Loose[];
+  /** 400 when a message is not JSON-RPC at all, else 200. */
+  status: number;
+}
+
+export class SessionEndpoint {
+  onclose?: () => void;
+  private readonly posts = new Map<RequestId, PendingPost>();
+  private isInitialized = false;
+  private closed = false;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly tools: ToolRegistry,
+    private readonly log: Logger,
+  ) {}
+
+  /** True once an initialize request was taken: the session exists for the client. */
+  get initialized(): boolean {
+    return this.isInitialized;
+  }
+
+  /** Serves one request of this session; resolves once it is answered. `body` is a POST's parsed JSON. */
+  handleRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closed)
+      return Promise.resolve(sendRpcError(res, transportRefusal(404, 'Session not found', SESSION_NOT_FOUND)));
+    if (req.method === 'POST') return this.post(req, res, body);
+    if (req.method === 'DELETE') {
+      const refused = versionRefusal(req);
+      if (refused) return Promise.resolve(sendRpcError(res, refused));
+      res.writeHead(200).end();
+      return this.close();
+    }
+    return Promise.resolve(sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST, DELETE']));
+  }
+
+  private post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const batch = Array.isArray(body);
+    const all = (batch ? body : [body]) as unknown[];
+    const refused = mediaTypeRefusal(req) ?? batchRefusal(all);
+    if (refused) return Promise.resolve(sendRpcError(res, refused));
+    const sorted = sortMessages(all);
+    if (!batch && sorted.refused.length > 0) return Promise.resolve(sendJson(res, sorted.status, sorted.refused[0]));
+    const ids = sorted.calls.filter((call) => call.id !== undefined).map((call) => call.id!);
+    const unfit = this.admit(req, sorted.calls, ids);
+    if (unfit) return Promise.resolve(sendRpcError(res, unfit));
+    if (ids.length === 0) {
+      this.deliver(sorted.calls, req);
+      if (sorted.refused.length > 0) sendJson(res, 200, sorted.refused);
+      else res.writeHead(202).end();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const post: PendingPost = {
+        res,
+        ids,
+        responses: new Map(),
+        cancelled: new Set(),
+        refused: sorted.refused,
+        batch,
+        done: resolve,
+      };
+      for (const id of ids) this.posts.set(id, post);
+      // A client that goes away is answered by nothing: its requests are forgotten here (their
+      // handlers finish, and their responses find no POST).
+      res.once('close', () => {
+        if (res.writableEnded) return;
+        for (const id of post.ids) if (this.posts.get(id) === post) this.posts.delete(id);
+        post.done();
+      });
+      this.deliver(sorted.calls, req);
+    });
+  }
+
+  /**
+   * Why this session refuses a POST of `calls` as a whole, or null: a session's first request, and
+   * only it, is an initialize (SessionManager sees to the first); every later one names a version
+   * served here, if any, and reuses no id still in flight.
+   */
+  private admit(req: IncomingMessage, calls: RpcMessage[], ids: RequestId[]): RpcError | null {
+    if (calls.some((call) => call.method === 'initialize')) {
+      if (this.isInitialized) return refusal(INVALID_REQUEST, 'Invalid Request: Server already initialized');
+      this.isInitialized = true;
+    } else {
+      const refused = versionRefusal(req);
+      if (refused) return refused;
+    }
+    if (ids.some((id) => this.posts.has(id)) || new Set(ids).size !== ids.length)
+      return refusal(INVALID_REQUEST, 'Invalid Request: a request id is already in flight in this session');
+    return null;
+  }
+
+  /** Serves each message of `req`: a request's answer goes to its POST; a cancellation lets its request's POST end without it. */
+  private deliver(calls: RpcMessage[], req: IncomingMessage): void {
+    for (const call of calls) {
+      if (call.id !== undefined) {
+        const id = call.id;
+        void settle(call.method, () => answerSessionRequest(call, this.tools, req), this.log).then((answer) =>
+          this.send(id, answer),
+        );
+      } else if (call.method === 'notifications/cancelled') {
+        const id = call.params?.requestId as RequestId | undefined;
+        const post = id === undefined ? undefined : this.posts.get(id);
+        if (post === undefined) continue;
+        post.cancelled.add(id!);
+        this.answerWhenComplete(post);
+      }
+    }
+  }
+
+  /** Gives request `id` its answer; dropped when it was cancelled, its client went away, or the session closed meanwhile. */
+  private send(id: RequestId, answer: RpcAnswer): void {
+    const post = this.posts.get(id);
+    if (!post || post.cancelled.has(id)) return;
+    post.responses.set(id, responseOf(id, answer));
+    this.answerWhenComplete(post);
+  }
+
+  /** Answers a POST once each of its requests has a response or was cancelled (202 if none has one). */
+  private answerWhenComplete(post: PendingPost): void {
+    if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
+    for (const id of post.ids) this.posts.delete(id);
+    const answers = [...post.ids.flatMap((id) => post.responses.get(id) ?? []), ...post.refused];
+    if (answers.length === 0) post.res.writeHead(202).end();
+    else
+      sendJsonText(post.res, 200, JSON.stringify(post.batch ? answers : answers[0]), [
+        'mcp-session-id',
+        this.sessionId,
+      ]);
+    post.done();
+  }
+
+  /** Ends the session: requests in flight are answered 404, and later ones too. */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    const gone = transportRefusal(404, 'Session not found: it was closed while this request ran', SESSION_NOT_FOUND);
+    for (const post of new Set(this.posts.values())) {
+      if (!post.res.headersSent) sendRpcError(post.res, gone);
+      post.done();
+    }
+    this.posts.clear();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+function batchRefusal(all: unknown[]): RpcError | null {
+  if (all.length > MAX_BATCH)
+    return refusal(INVALID_REQUEST, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+  if (all.length === 0) return refusal(INVALID_REQUEST, 'Invalid Request: an empty batch');
+  return null;
+}
+
+/**
+ * Sorts a POST's messages: what is not JSON-RPC is refused INVALID_REQUEST, a known method's unfit
+ * params INVALID_PARAMS, each with its id where it has one. Responses are dropped: this server
+ * sends no requests, so it awaits none.
+ */
+function sortMessages(all: unknown[]): SortedPost {
+  const sorted: SortedPost = { calls: [], refused: [], status: 200 };
+  for (const message of all) {
+    const problem = checkMessage(message);
+    if (problem !== null) sorted.status = 400;
+    const unfit = problem === null && isCall(message) ? checkParams(message) : null;
+    const error =
+      problem !== null
+        ? refusal(INVALID_REQUEST, `Invalid Request: ${problem}`)
+        : unfit !== null
+          ? new RpcError(INVALID_PARAMS, `Invalid params: ${unfit}`)
+          : null;
+    if (error !== null) sorted.refused.push(responseOf(usableId(message), { error }));
+    else if (isCall(message)) sorted.calls.push(message);
+  }
+  return sorted;
+}
+
+function checkParams(call: RpcMessage): string | null {
+  return call.method === 'initialize' ? checkInitializeParams(call.params) : checkToolParams(call);
+}
+
+/** After initialization a client may name its protocol version; one not served here is refused. */
+function versionRefusal(req: IncomingMessage): RpcError | null {
+  const version = req.headers['mcp-protocol-version'];
+  if (version === undefined || (typeof version === 'string' && SESSION_PROTOCOL_VERSIONS.includes(version)))
+    return null;
+  return transportRefusal(
+    400,
+    `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`,
+  );
+}

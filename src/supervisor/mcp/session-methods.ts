@@ -1,0 +1,67 @@
+// What a session of the 2025 era (2025-11-25 and before) answers: initialize, ping, tools/list and
+// tools/call; any other request is METHOD_NOT_FOUND. Notifications (notifications/initialized among
+// them) need no answer; the session endpoint handles notifications/cancelled.
+import type { IncomingMessage } from 'node:http';
+import { SESSION_PROTOCOL_VERSIONS } from './eras.js';
+import { METHOD_NOT_FOUND, RpcError, type RpcMessage } from './json-rpc.js';
+import { isObject } from './loose.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+const SERVED = ['initialize', 'ping', 'tools/list', 'tools/call'];
+const MAX_METHOD_ECHO = 80;
+
+/** The result of a session's `request`, which the HTTP request `from` carried; throws an RpcError to refuse it. */
+export function answerSessionRequest(request: RpcMessage, tools: ToolRegistry, from: IncomingMessage): unknown {
+  const params = request.params ?? {};
+  switch (request.method) {
+    case 'initialize':
+      return {
+        protocolVersion: negotiatedVersion(params.protocolVersion),
+        capabilities: { tools: {} },
+        serverInfo: tools.serverInfo,
+        instructions: tools.instructions,
+      };
+    case 'ping':
+      return {};
+    case 'tools/list':
+      return tools.listing;
+    case 'tools/call':
+      // A `task` member asks for an MCP task, which this era's sessions do not offer: the call is
+      // answered as a plain one, as the 2025-11-25 Tasks utility says a receiver without it does.
+      return tools.call(params.name as string, params.arguments, from);
+  }
+  throw new RpcError(
+    METHOD_NOT_FOUND,
+    `Method not found: ${JSON.stringify(request.method.slice(0, MAX_METHOD_ECHO))}; a session serves ${SERVED.join(', ')}`,
+  );
+}
+
+/** The version a session speaks: the one the client's initialize names when it is served here, else the newest. */
+function negotiatedVersion(requested: unknown): string {
+  return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested)
+    ? requested
+    : SESSION_PROTOCOL_VERSIONS[0]!;
+}
+
+/** Whether `body` is an initialize request (JSON-RPC, with an id), the only message that opens a session. */
+export function isInitializeRequest(body: unknown): boolean {
+  return (
+    isObject(body) &&
+    body.jsonrpc === '2.0' &&
+    body.method === 'initialize' &&
+    (typeof body.id === 'string' || Number.isSafeInteger(body.id))
+  );
+}
+
+/** Why an initialize's params do not fit the method (answered INVALID_PARAMS), or null. */
+export function checkInitializeParams(params: unknown): string | null {
+  if (!isObject(params)) return 'initialize needs params: protocolVersion, capabilities and clientInfo';
+  if (typeof params.protocolVersion !== 'string')
+    return `initialize params.protocolVersion must be a version string such as "${SESSION_PROTOCOL_VERSIONS[0]}"`;
+  if (!isObject(params.capabilities))
+    return "initialize params.capabilities must be an object of the client's capabilities ({} for none)";
+  const info = params.clientInfo;
+  if (!isObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string')
+    return 'initialize params.clientInfo must be an object with a string name and version';
+  return null;
+}
