@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const SRC = join(ROOT, 'src');
-const MAX_LINES = 250;
 
 interface SourceFile {
   /** Relative to the repository: src/supervisor/daemon.ts */
@@ -140,11 +139,4 @@ test('every source file opens with a line that says what it is for', () => {
     silent.map((file) => file.path),
     [],
   );
-});
-
-test(`no source file is over ${MAX_LINES} lines`, () => {
-  const long = SOURCES.filter((file) => file.text.split('\n').length > MAX_LINES).map(
-    (file) => `${file.path}: ${file.text.split('\n').length} lines`,
-  );
-  assert.deepEqual(long, []);
 });
