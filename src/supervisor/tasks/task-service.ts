@@ -167,7 +167,7 @@ export class TaskService extends TaskReads {
       return;
     }
     const spec = buildTaskSpec(task.record, request, terminal, {
-      limits: this.settings,
+      budget: this.settings,
       policy: this.settings.policy?.compiled ?? null,
       containment: this.containment,
       files: this.files,
