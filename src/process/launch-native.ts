@@ -21,7 +21,7 @@ import { failedLaunch, trackShim, type ShimStreams } from './shim-task.js';
 /** This thread's fd of the host's /proc, opened once (the shims in the tasks' namespace get it). */
 let hostProc: number | null = null;
 
-/** The shim's fd of its command text, which its leader reads (COMMAND_FD in native/src/shim.c). */
+/** The shim's fd of the command text (its -s option), which it gives the leader as its fd 3. */
 const SHIM_COMMAND_FD = 5;
 
 /** The descriptors of one shim's start, by name; -1 where the task has none. */

@@ -1,7 +1,6 @@
-// A task as its shim runs it: the shim's status lines (start, cpu, error, exit or signal; truncated
-// and output where it writes the output files) become the task's start, exit and output, a kill
-// becomes a control line, and a shim that dies before reporting its task's end takes the task's
-// orphans with it.
+// A task as its shim runs it: the shim's status lines (the status protocol, a table at the top of
+// native/src/shim-status.c) become the task's start, exit and output, a kill becomes a control
+// line, and a shim that dies before reporting its task's end takes the task's orphans with it.
 import type { Socket } from 'node:net';
 import { writeSync } from 'node:fs';
 import { SpawnError, systemCallError } from '../errors.js';
@@ -180,7 +179,7 @@ function endUnreported(status: ShimStatus, answer: SpawnAnswer, task: Omit<TaskP
   );
 }
 
-/** The shim's `error ERRNO CALL` line (native/src/shim.c) as the one spawn error type. */
+/** The shim's `error ERRNO CALL` line (native/src/shim-status.c) as the one spawn error type. */
 function parseShimError(text: string): SpawnError {
   const match = /^(\d+) (.+)$/s.exec(text);
   return match ? new SpawnError(match[2]!, Number(match[1])) : new SpawnError(text, null);
