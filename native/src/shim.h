@@ -4,7 +4,7 @@
 #define HIVE_SHIM_H
 
 /* Runs the shim on `argv`, its command line (see shim.c); returns the exit status. Called once per
- * process: it keeps the task's state in static storage. */
+ * process: it keeps the task's state in one global, `shim` (shim-parts.h). */
 int run_shim(int argc, char **argv);
 
 #endif

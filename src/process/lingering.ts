@@ -42,7 +42,7 @@ export function killLingering(task: TaskProcesses, signal: KillSignal, graceMs: 
   if (task.pgid !== null) terminate(groupTarget(task.pgid), signal, graceMs);
 }
 
-/** How many passes over /proc a kill of what is left makes at most, as the shim's own kill (native/src/shim.c). */
+/** How many passes over /proc a kill of what is left makes at most, as the shim's own kill (native/src/shim-signals.c). */
 const ORPHAN_KILL_ROUNDS = 100;
 
 /**

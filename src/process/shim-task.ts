@@ -1,7 +1,6 @@
-// A task as its shim runs it: the shim's status lines (start, cpu, error, exit or signal; truncated
-// and output where it writes the output files) become the task's start, exit and output, a kill
-// becomes a control line, and a shim that dies before reporting its task's end takes the task's
-// orphans with it.
+// A task as its shim runs it: the shim's status lines (the status protocol, a table at the top of
+// native/src/shim-status.c) become the task's start, exit and output, a kill becomes a control
+// line, and a shim that dies before reporting its task's end takes the task's orphans with it.
 import type { Socket } from 'node:net';
 import { writeSync } from 'node:fs';
 import { SpawnError, systemCallError } from '../errors.js';
@@ -15,6 +14,7 @@ import {
   type LeaderExit,
   type LeaderStart,
   type OutputCut,
+  type OutputFiles,
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './lingering.js';
@@ -33,123 +33,153 @@ export interface ShimStreams {
   stdin: Socket | null;
 }
 
+/** What a shim's status lines have told of its task so far, and the start and exit they make. */
+class ShimStatus {
+  readonly started: Promise<LeaderStart>;
+  readonly exit: Promise<LeaderExit>;
+  /** Where the shim writes the output files: the bytes it wrote to each, or null if it ended unsaid. */
+  readonly outputBytes: Promise<[number, number] | null> | null;
+  resolveExit!: (value: LeaderExit) => void;
+  resolveOutput: (bytes: [number, number] | null) => void = () => {};
+  private resolveStarted!: (value: LeaderStart) => void;
+  /** Why the leader could not be started (an `error` line); it then never ran. */
+  startError: SpawnError | null = null;
+  /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
+  subtreeCpuMs: number | null = null;
+  exitReported = false;
+  /** The leader's pid, its process group's id too, once the shim reports the start. */
+  leaderPid: number | null = null;
+  execListener: ((event: ExecEvent) => void) | null = null;
+
+  constructor(
+    private readonly spawned: Promise<SpawnAnswer>,
+    private readonly output: OutputFiles | undefined,
+  ) {
+    this.started = new Promise((resolve) => (this.resolveStarted = resolve));
+    this.exit = new Promise((resolve) => (this.resolveExit = resolve));
+    this.outputBytes = output ? new Promise((resolve) => (this.resolveOutput = resolve)) : null;
+  }
+
+  /** One status line: a word, a space, its value (the table at the top of native/src/shim-status.c). */
+  onLine(line: string): void {
+    const space = line.indexOf(' ');
+    const [word, value] = [line.slice(0, space), line.slice(space + 1)];
+    if (word === 'start') this.onStart(value);
+    else if (word === 'cpu') this.subtreeCpuMs = Math.round(Number(value) / 1000);
+    else if (word === 'truncated') this.onTruncated(value);
+    else if (word === 'output') {
+      const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
+      this.resolveOutput([stdoutBytes!, stderrBytes!]);
+    } else if (word === 'error') this.startError = parseShimError(value);
+    else if (word.startsWith('policy-')) {
+      const event = parseExecLine(word, value);
+      if (event !== null) this.execListener?.(event);
+    } else if (word === 'exit' || word === 'signal') this.onExit(word, Number(value));
+  }
+
+  /** "start PID" or, in the tasks' own namespace, "start PID HOST_PID". */
+  private onStart(value: string): void {
+    const startedAt = Date.now();
+    const [inner, outer] = value.split(' ').map(Number);
+    const pid = outer ?? inner!;
+    const namespacePid = outer === undefined ? null : inner!;
+    this.leaderPid = pid;
+    // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
+    void this.spawned.then((answer) =>
+      this.resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }),
+    );
+  }
+
+  /** "truncated STREAM cap|reserve|write ERRNO" */
+  private onTruncated(value: string): void {
+    const [stream, cause, errno] = value.split(' ');
+    if (stream === 'stdout' || stream === 'stderr') this.output?.onCut(stream, parseCut(cause, errno));
+  }
+
+  /** "exit CODE" or "signal NUMBER": the leader's end, or its failure before exec if an error came first. */
+  private onExit(word: 'exit' | 'signal', number: number): void {
+    this.exitReported = true;
+    const endedAt = Date.now();
+    // A leader that failed before exec never ran: its exit is the failure, with no exit code.
+    const leaderExit: LeaderExit =
+      this.startError !== null
+        ? { exitCode: null, signal: null, error: this.startError.message, endedAt }
+        : word === 'exit'
+          ? { exitCode: number, signal: null, error: null, endedAt }
+          : { exitCode: exitCodeOfSignal(number), signal: signalName(number), error: null, endedAt };
+    // After the start, which waits for the spawner's answer: the end (and the release that can
+    // follow it at once) must not overtake the start, which would come too late to be heard.
+    void this.spawned.then(() => this.resolveExit(leaderExit));
+  }
+}
+
+/** The task that the shim `spawned` runs, as its status lines on `streams.channel` tell it. */
 export function trackShim(
   streams: ShimStreams,
   spawned: Promise<SpawnAnswer>,
   task: Omit<TaskProcesses, 'pgid'>,
   { cwd, cgroups, stdio }: LaunchRequest,
 ): LaunchedTask {
-  const output = 'output' in stdio ? stdio.output : undefined;
-  let resolveOutput!: (bytes: [number, number] | null) => void;
-  const outputBytes = output && new Promise<[number, number] | null>((resolve) => (resolveOutput = resolve));
-  let resolveStarted!: (value: LeaderStart) => void;
-  let resolveExit!: (value: LeaderExit) => void;
-  const started = new Promise<LeaderStart>((resolve) => (resolveStarted = resolve));
-  const exit = new Promise<LeaderExit>((resolve) => (resolveExit = resolve));
-  let startError: SpawnError | null = null;
-  /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
-  let subtreeCpuMs: number | null = null;
-  let exitReported = false;
-  /** The leader's pid, its process group's id too, once the shim reports the start. */
-  let leaderPid: number | null = null;
-  let execListener: ((event: ExecEvent) => void) | null = null;
-  const onLine = (line: string) => {
-    const space = line.indexOf(' ');
-    const [word, value] = [line.slice(0, space), line.slice(space + 1)];
-    if (word === 'start') {
-      const startedAt = Date.now();
-      // "start PID" or, in the tasks' own namespace, "start PID HOST_PID".
-      const [inner, outer] = value.split(' ').map(Number);
-      const pid = outer ?? inner!;
-      const namespacePid = outer === undefined ? null : inner!;
-      leaderPid = pid;
-      // The spawner's answer (the shim's pid) comes on another socket, normally well before this.
-      void spawned.then((answer) =>
-        resolveStarted({ pid, pgid: pid, namespacePid, startedAt, shimPid: 'pid' in answer ? answer.pid : null }),
-      );
-    } else if (word === 'cpu') subtreeCpuMs = Math.round(Number(value) / 1000);
-    else if (word === 'truncated') {
-      // "truncated STREAM cap|reserve|write ERRNO"
-      const [stream, cause, errno] = value.split(' ');
-      if (stream === 'stdout' || stream === 'stderr') output?.onCut(stream, parseCut(cause, errno));
-    } else if (word === 'output') {
-      const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
-      resolveOutput?.([stdoutBytes!, stderrBytes!]);
-    } else if (word === 'error') startError = parseShimError(value);
-    else if (word.startsWith('policy-')) {
-      const event = parseExecLine(word, value);
-      if (event !== null) execListener?.(event);
-    } else if (word === 'exit' || word === 'signal') {
-      exitReported = true;
-      const number = Number(value);
-      const endedAt = Date.now();
-      // A leader that failed before exec never ran: its exit is the failure, with no exit code.
-      const leaderExit: LeaderExit =
-        startError !== null
-          ? { exitCode: null, signal: null, error: startError.message, endedAt }
-          : word === 'exit'
-            ? { exitCode: number, signal: null, error: null, endedAt }
-            : { exitCode: exitCodeOfSignal(number), signal: signalName(number), error: null, endedAt };
-      // After the start, which waits for the spawner's answer: the end (and the release that can
-      // follow it at once) must not overtake the start, which would come too late to be heard.
-      void spawned.then(() => resolveExit(leaderExit));
-    }
-  };
-  readLines(streams.channel, onLine);
+  const status = new ShimStatus(spawned, 'output' in stdio ? stdio.output : undefined);
+  readLines(streams.channel, (line) => status.onLine(line));
   // The channel closes when the shim exits (normally its whole subtree is gone by then), or when
   // the spawner could not start it (the spawner closes the shim's end).
   const gone = new Promise<void>((resolve) =>
     streams.channel.once('close', () => {
-      resolveOutput?.(null); // its copying ended with it, unsaid
+      status.resolveOutput(null); // its copying ended with it, unsaid
       resolve();
     }),
   );
   void Promise.all([gone, spawned]).then(([, answer]) => {
-    if (exitReported) return;
-    if ('error' in answer) {
-      const error = new SpawnError(
-        `start hive-task-shim in ${cwd}${answer.errno === null ? ` (${answer.error})` : ''}`,
-        answer.errno,
-      );
-      resolveExit({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() });
-      return;
-    }
-    // The shim died before its task (killed from outside, or its spawner died): end what it held.
-    // The end is reported whatever that kill meets: a throw there would leave the task running for good.
-    void killOrphans({ ...task, pgid: leaderPid }).finally(() =>
-      resolveExit({
-        exitCode: null,
-        signal: null,
-        error: startError?.message ?? 'the task ended without reporting its exit (its shim was killed)',
-        endedAt: Date.now(),
-      }),
-    );
+    if (!status.exitReported) endUnreported(status, answer, task, cwd);
   });
   return {
     stdout: streams.stdout,
     stderr: streams.stderr,
-    outputBytes: outputBytes ?? null,
+    outputBytes: status.outputBytes,
     stdin: streams.stdin,
-    started,
-    exit,
+    started: status.started,
+    exit: status.exit,
     gone: () => gone,
     signal(signal: KillSignal) {
       writeControl(streams, `kill ${signalNumber(signal)}\n`);
     },
     // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
-    cpuMsSoFar: () => (cgroups.v2 === null ? subtreeCpuMs : readCpuMs(cgroups.v2.dir)),
+    cpuMsSoFar: () => (cgroups.v2 === null ? status.subtreeCpuMs : readCpuMs(cgroups.v2.dir)),
     limitFigures: () => readLimitFigures(cgroups),
     teardown: async () => {
       const { pidsLimitHits, memoryPeakBytes } = readLimitFigures(cgroups);
-      return { cpuMs: (await removeTaskCgroups(cgroups)) ?? subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
+      return { cpuMs: (await removeTaskCgroups(cgroups)) ?? status.subtreeCpuMs, pidsLimitHits, memoryPeakBytes };
     },
-    onExec: (listener) => (execListener = listener),
+    onExec: (listener) => (status.execListener = listener),
     answerExec: (seq, allow, reason) => writeControl(streams, execAnswerLine(seq, allow, reason)),
   };
 }
 
-/** The shim's `error ERRNO CALL` line (native/src/shim.c) as the one spawn error type. */
+/** Ends a task whose shim is gone without reporting its exit: it never started, or it was killed. */
+function endUnreported(status: ShimStatus, answer: SpawnAnswer, task: Omit<TaskProcesses, 'pgid'>, cwd: string): void {
+  if ('error' in answer) {
+    const error = new SpawnError(
+      `start hive-task-shim in ${cwd}${answer.errno === null ? ` (${answer.error})` : ''}`,
+      answer.errno,
+    );
+    status.resolveExit({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() });
+    return;
+  }
+  // The shim died before its task (killed from outside, or its spawner died): end what it held.
+  // The end is reported whatever that kill meets: a throw there would leave the task running for good.
+  void killOrphans({ ...task, pgid: status.leaderPid }).finally(() =>
+    status.resolveExit({
+      exitCode: null,
+      signal: null,
+      error: status.startError?.message ?? 'the task ended without reporting its exit (its shim was killed)',
+      endedAt: Date.now(),
+    }),
+  );
+}
+
+/** The shim's `error ERRNO CALL` line (native/src/shim-status.c) as the one spawn error type. */
 function parseShimError(text: string): SpawnError {
   const match = /^(\d+) (.+)$/s.exec(text);
   return match ? new SpawnError(match[2]!, Number(match[1])) : new SpawnError(text, null);

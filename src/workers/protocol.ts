@@ -64,13 +64,13 @@ export interface TaskSpec {
 }
 
 /**
- * The first piscina task each worker thread gets: the MessagePort that all of its tasks report on
- * and take control messages from, addressed by run key. One port per thread, not a
- * MessageChannel per task: a channel costs about 15 KB, a task's run key addresses it as well.
- * The task is held for the thread's life (so piscina, which gives a task to its least busy
- * thread, hands one to each); a thread that has a port already answers it at once, not ok.
+ * The port handshake, the first piscina job each worker thread gets: the MessagePort that all of
+ * its tasks report on and take control messages from, addressed by run key. One port per thread,
+ * not a MessageChannel per task: a channel costs about 15 KB, a task's run key addresses it as
+ * well. The handshake is held for the thread's life (so piscina, which gives a job to its least
+ * busy thread, hands one to each); a thread that has a port already answers it at once, not ok.
  */
-export interface AttachTask {
+export interface PortHandshake {
   attach: MessagePort;
 }
 

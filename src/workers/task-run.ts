@@ -3,7 +3,13 @@
 // terminal or without the native spawner), writes its input, times it out, and reports each change
 // on its port.
 import type { MessagePort } from 'node:worker_threads';
-import { NO_FINAL_FIGURES, type LaunchedTask, type LaunchStdio, type LeaderStart } from '../process/launched-task.js';
+import {
+  NO_FINAL_FIGURES,
+  type FinalFigures,
+  type LaunchedTask,
+  type LaunchStdio,
+  type LeaderStart,
+} from '../process/launched-task.js';
 import { launchNative } from '../process/launch-native.js';
 import { launchNode } from '../process/launch-node.js';
 import { terminate, type TerminationHandle } from '../process/terminate.js';
@@ -15,6 +21,7 @@ import type {
   EndReason,
   InputRefusal,
   KillSignal,
+  ReleasedReport,
   ReportEnvelope,
   StreamName,
   TaskSpec,
@@ -28,6 +35,12 @@ const OUTPUT_DRAIN_MS = 100;
 /** How long an input's answer waits for the task to take the text before saying how much is still pending. */
 const INPUT_WAIT_MS = 1000;
 
+/** Whether an OOM kill ended the task (its watcher saw one), and how to stop watching. */
+interface OomWatch {
+  killed: boolean;
+  stop: () => void;
+}
+
 export class TaskRun {
   private launched: LaunchedTask | null = null;
   private terminal: TaskTerminal | null = null;
@@ -40,6 +53,9 @@ export class TaskRun {
   private exited = false;
   /** Control messages that came before the launch, which waits for the output files: carried out after it. */
   private early: ControlMessage[] | null = [];
+  /** Reports that a stream's output stopped being kept. */
+  private readonly onTruncated = (stream: StreamName, reason: string) =>
+    this.report({ type: 'truncated', stream, reason });
 
   constructor(
     private readonly spec: TaskSpec,
@@ -63,51 +79,96 @@ export class TaskRun {
     this.terminal?.close();
   }
 
+  /** The task from its launch to its release: its output, input, timeout and OOM kill, and the reports of its end. */
   private async supervise(): Promise<void> {
     let fds: [number, number];
     try {
-      // First: from here on the terminal's master is this worker's to close.
-      if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
-      fds = await openOutputFiles([this.spec.stdoutPath, this.spec.stderrPath]);
+      fds = await this.openOutput();
     } catch (error) {
-      this.report({
-        type: 'ended',
-        reason: 'exit',
-        exitCode: null,
-        signal: null,
-        error: (error as Error).message,
-        endedAt: Date.now(),
-        oomKilled: false,
-        ...NO_FINAL_FIGURES,
-      });
-      this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });
-      this.stopWriting();
-      this.takeEarlyMessages(); // an input is refused as ended; a kill finds nothing to end
-      return;
+      return this.endUnlaunched(error as Error);
     }
+    // A pipe task's shim writes its output files itself: no stream of it passes through this thread.
+    const shimWrites = this.terminal === null && this.spec.spawner === 'native';
+    const launched = this.launchInto(fds, shimWrites);
+    const oom = this.watchOom(launched);
+    const pumps = this.writeOutput(launched, fds, shimWrites);
+    void launched.started.then((started) => this.onStart(started));
+    // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
+    let gone = false;
+    if (this.spec.spawner === 'native') void launched.gone().then(() => (gone = true));
+    const exit = await launched.exit;
+    const oomKilled = this.afterLeaderExit(launched, oom);
+    await this.drainOutput(launched, pumps);
+    const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, ...NO_FINAL_FIGURES } as const;
+    // Nothing of the task is left (its shim has exited by itself, having reported the leader's
+    // end, which it does only once its subtree is gone): the end is final, and it goes with the
+    // release in one report. A shim killed before that (its exit then carries an error) may have
+    // left processes that still hold the output pipes: the end goes out now, the release later.
+    const together = gone && this.termination === null && exit.error === null;
+    if (!together) this.report({ ...ended, ...this.figuresSoFar(launched) });
+    const released = await this.release(launched, pumps);
+    const { cpuMs, pidsLimitHits, memoryPeakBytes } = released;
+    if (!together) this.report(released);
+    else
+      this.report({ type: 'ended-and-released', ended: { ...ended, cpuMs, pidsLimitHits, memoryPeakBytes }, released });
+  }
+
+  /** Opens the task's terminal, if it has one, and its output files. */
+  private openOutput(): Promise<[number, number]> {
+    // First: from here on the terminal's master is this worker's to close.
+    if (this.spec.terminal !== null) this.terminal = new TaskTerminal(this.spec.terminal);
+    return openOutputFiles([this.spec.stdoutPath, this.spec.stderrPath]);
+  }
+
+  /** Ends and releases a task whose terminal or output files could not be opened: it never runs. */
+  private endUnlaunched(error: Error): void {
+    this.report({
+      type: 'ended',
+      reason: 'exit',
+      exitCode: null,
+      signal: null,
+      error: error.message,
+      endedAt: Date.now(),
+      oomKilled: false,
+      ...NO_FINAL_FIGURES,
+    });
+    this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });
+    this.stopWriting();
+    this.takeEarlyMessages(); // an input is refused as ended; a kill finds nothing to end
+  }
+
+  /** Launches the task with its output going to `fds`, then takes its execs, its input and the control messages. */
+  private launchInto(fds: [number, number], shimWrites: boolean): LaunchedTask {
     const terminal = this.terminal;
     const stdin = this.spec.stdin === null && !this.spec.interactive ? 'null' : 'pipe';
-    // A pipe task's shim writes its output files itself: no stream of it passes through this thread.
-    const shimWrites = terminal === null && this.spec.spawner === 'native';
-    const onTruncated = (stream: StreamName, reason: string) => this.report({ type: 'truncated', stream, reason });
     const launched = this.launch(
       terminal !== null
         ? { terminalFd: terminal.slaveFd, devptsFd: terminal.devptsFd }
         : shimWrites
-          ? { stdin, output: shimOutputFiles(fds, this.spec, onTruncated) }
+          ? { stdin, output: shimOutputFiles(fds, this.spec, this.onTruncated) }
           : { stdin },
     );
     this.launched = launched;
     launched.onExec((event) => this.report({ type: 'exec', ...event }));
     this.openInput(terminal === null ? launched.stdin && new PipeInput(launched.stdin) : terminal.input);
     this.takeEarlyMessages();
-    let oomKilled = false;
-    const stopOomWatch = this.spec.cgroups.v1.some((cgroup) => cgroup.controller === 'memory')
-      ? watchOomKills(launched, () => {
-          oomKilled = true;
-          launched.signal('SIGKILL');
-        })
-      : () => {};
+    return launched;
+  }
+
+  /** Where a memory cgroup v1 holds the task, watches for OOM kills: one ends the whole task. */
+  private watchOom(launched: LaunchedTask): OomWatch {
+    const watch: OomWatch = { killed: false, stop: () => {} };
+    if (this.spec.cgroups.v1.some((cgroup) => cgroup.controller === 'memory'))
+      watch.stop = watchOomKills(launched, () => {
+        watch.killed = true;
+        launched.signal('SIGKILL');
+      });
+    return watch;
+  }
+
+  /** Has the task's output written to its files; resolves to the bytes kept of each stream. */
+  private writeOutput(launched: LaunchedTask, fds: [number, number], shimWrites: boolean): Promise<[number, number]> {
+    const terminal = this.terminal;
     if (terminal !== null) {
       if (!this.spec.interactive) terminal.keepAtEndOfFile();
       // A terminal carries both streams (stderr's file stays empty), and its output ends once
@@ -117,54 +178,57 @@ export class TaskRun {
         .then(() => terminal.finish())
         .catch(() => terminal.close());
     }
-    const pumps = shimWrites
-      ? shimOutputWritten(launched, fds, this.spec)
-      : Promise.all([
-          pumpOutput(terminal?.output ?? launched.stdout, fds[0], 'stdout', this.spec, onTruncated),
-          pumpOutput(terminal ? null : launched.stderr, fds[1], 'stderr', this.spec, onTruncated),
-        ]);
-    void launched.started.then((started) => this.onStart(started));
-    // The native shim says when nothing of the task is left (Node's spawn could only poll /proc for it).
-    const native = this.spec.spawner === 'native';
-    let gone = false;
-    if (native) void launched.gone().then(() => (gone = true));
-    const exit = await launched.exit;
+    if (shimWrites) return shimOutputWritten(launched, fds, this.spec);
+    return Promise.all([
+      pumpOutput(terminal?.output ?? launched.stdout, fds[0], 'stdout', this.spec, this.onTruncated),
+      pumpOutput(terminal ? null : launched.stderr, fds[1], 'stderr', this.spec, this.onTruncated),
+    ]);
+  }
+
+  /** Once the leader has exited: stops its timer and OOM watch; whether an OOM kill ended it (then all of it is killed). */
+  private afterLeaderExit(launched: LaunchedTask, oom: OomWatch): boolean {
     this.exited = true;
-    stopOomWatch();
+    oom.stop();
     if (this.timer) clearTimeout(this.timer);
+    let oomKilled = oom.killed;
     if (!oomKilled && this.spec.limits.memoryLimitMb !== null) oomKilled = (launched.limitFigures().oomKills ?? 0) > 0;
     // An OOM kill ends the whole task (memory.oom.group in v2; here, for v1 or a helper that outlived it).
     if (oomKilled) launched.signal('SIGKILL');
-    // What the leader wrote before it exited may still sit in the pipes: let it reach the files
-    // first, so the end's report and tails are complete (a shim writing the files has put the
-    // leader's own output there before it tells its exit); and the shim may be reaping the last of
-    // the task. A descendant holding a pipe open, or still running, costs at most OUTPUT_DRAIN_MS
-    // of delay, never the end itself.
-    await within<unknown, undefined>(
+    return oomKilled;
+  }
+
+  /**
+   * What the leader wrote before it exited may still sit in the pipes: lets it reach the files
+   * first, so the end's report and tails are complete (a shim writing the files has put the
+   * leader's own output there before it tells its exit); and the shim may be reaping the last of
+   * the task. A descendant holding a pipe open, or still running, costs at most OUTPUT_DRAIN_MS of
+   * delay, never the end itself.
+   */
+  private drainOutput(launched: LaunchedTask, pumps: Promise<[number, number]>): Promise<unknown> {
+    const native = this.spec.spawner === 'native';
+    return within<unknown, undefined>(
       native ? Promise.all([pumps, launched.gone()]) : pumps,
       OUTPUT_DRAIN_MS,
       undefined,
     );
-    const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled } as const;
-    // Nothing of the task is left (its shim has exited by itself, having reported the leader's
-    // end, which it does only once its subtree is gone): the end is final, and it goes with the
-    // release in one report. A shim killed before that (its exit then carries an error) may have
-    // left processes that still hold the output pipes: the end goes out now, the release later.
-    const together = gone && this.termination === null && exit.error === null;
-    if (!together) {
-      // The figures so far stand in for the final ones until the release brings those.
-      const limited = Object.values(this.spec.limits).some((limit) => limit !== null);
-      const { pidsLimitHits, memoryPeakBytes } = limited ? launched.limitFigures() : NO_LIMIT_FIGURES;
-      this.report({ ...ended, cpuMs: launched.cpuMsSoFar(), pidsLimitHits, memoryPeakBytes });
-    }
+  }
+
+  /** The figures so far, which stand in for the final ones until the release brings those. */
+  private figuresSoFar(launched: LaunchedTask): FinalFigures {
+    const limited = Object.values(this.spec.limits).some((limit) => limit !== null);
+    const { pidsLimitHits, memoryPeakBytes } = limited ? launched.limitFigures() : NO_LIMIT_FIGURES;
+    return { cpuMs: launched.cpuMsSoFar(), pidsLimitHits, memoryPeakBytes };
+  }
+
+  /** Waits until the worker can let go of the task (its output written, its kill done, nothing of it left), then tears it down. */
+  private async release(launched: LaunchedTask, pumps: Promise<[number, number]>): Promise<ReleasedReport> {
     const [stdoutBytes, stderrBytes] = await pumps;
     // The pipes can close before the task is gone (a kill in progress): finish the escalation first.
     await this.termination?.done;
-    if (native) await launched.gone();
+    if (this.spec.spawner === 'native') await launched.gone();
     this.stopWriting();
     const final = await launched.teardown();
-    const released = { type: 'released', stdoutBytes, stderrBytes, ...final } as const;
-    this.report(together ? { type: 'ended-and-released', ended: { ...ended, ...final }, released } : released);
+    return { type: 'released', stdoutBytes, stderrBytes, ...final };
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {

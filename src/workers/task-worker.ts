@@ -1,21 +1,21 @@
-// The piscina entry: takes this thread's port (its attach task), then runs each task it is given
+// The piscina entry: takes this thread's port (its port handshake), then runs each task it is given
 // as a TaskRun, routing control messages to the run by its key. Many tasks share one thread.
 import type { MessagePort } from 'node:worker_threads';
-import type { AttachTask, ControlEnvelope, TaskOutcome, TaskSpec } from './protocol.js';
+import type { PortHandshake, ControlEnvelope, TaskOutcome, TaskSpec } from './protocol.js';
 import { TaskRun } from './task-run.js';
 import { within } from '../within.js';
 
-/** How long a task waits for its thread's port (its attach task is normally there first). */
+/** How long a task waits for its thread's port (its port handshake is normally there first). */
 const PORT_WAIT_MS = 10_000;
 
 /** The runs this thread hosts, by run key: where control messages go. */
 const runs = new Map<string, TaskRun>();
-/** This thread's port to the supervisor, once its attach task came. */
+/** This thread's port to the supervisor, once its port handshake came. */
 let threadPort: MessagePort | null = null;
 let markAttached!: (port: MessagePort) => void;
 const attached = new Promise<MessagePort>((resolve) => (markAttached = resolve));
 
-export default async function runTask(task: TaskSpec | AttachTask): Promise<TaskOutcome> {
+export default async function runTask(task: TaskSpec | PortHandshake): Promise<TaskOutcome> {
   if ('attach' in task) return attach(task.attach);
   const port = await within(attached, PORT_WAIT_MS, null);
   if (port === null)

@@ -1,16 +1,23 @@
 // The task orchestrator: admits tasks, starts them on workers as slots free, feeds every report
 // through the lifecycle and carries out its effects (one registry write per event), kills, writes
-// input and stops. Its state (the live tasks, the registry, the queue) is its own: the reads are in
-// task-reads.ts, kill and input's work in task-control.ts, the stop's waits in shutdown.ts.
+// input and stops; and answers what a task is now (its record, snapshot, output files, processes,
+// ports, the moment it starts or ends). Its state (the live tasks, the registry, the queue) is its
+// own: kill and input's work is in task-control.ts, the stop's waits in shutdown.ts, what the OS
+// knows of a task in task-probes.ts.
 import type { Logger } from 'pino';
-import { NameBusyError } from '../../errors.js';
+import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
+import type { ListeningPort } from '../../shared/task-snapshot.js';
+import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
 import { advance, STOPPED_WHILE_RUNNING, type LifecycleEvent } from '../model/lifecycle.js';
-import { type TaskRecord } from '../model/task.js';
-import { isFinished } from '../../shared/task-states.js';
+import { snapshotTask } from '../model/task-snapshot.js';
+import type { TaskRecord } from '../model/task.js';
+import { isFinished, type TaskState } from '../../shared/task-states.js';
+import type { TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { ApprovalBoard } from '../policy/approvals.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeClear, composeTodo, todoSnapshotSource } from '../todos/todo-message.js';
@@ -19,7 +26,7 @@ import { endDispatched, removeCgroupsOf } from './shutdown.js';
 import { TaskEvents } from './task-events.js';
 import { asKillsEnd, refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
 import { TaskQueue } from './task-queue.js';
-import { TaskReads } from './task-reads.js';
+import { TaskProbes } from './task-probes.js';
 import { resolveTaskLimits } from './task-limits.js';
 import { resolveSandbox } from './task-sandbox.js';
 import { buildTaskSpec } from './task-spec.js';
@@ -28,7 +35,14 @@ import type { ServiceSettings } from './service-settings.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
 import { within } from '../../within.js';
 
-export class TaskService extends TaskReads {
+export class TaskService {
+  /** Every task from run until its worker lets go of it (pending, running, finished with processes still lingering). */
+  private readonly live = new Map<string, LiveTask>();
+  /** What only the moment knows of a task (its processes, figures, ports), read from the OS. */
+  private readonly probes: TaskProbes;
+  private readonly queue: TaskQueue;
+  /** The execs that wait for a person; null where the daemon has no command policy. */
+  readonly approvals: ApprovalBoard | null;
   private readonly control: TaskControl;
   private readonly execs: TaskExecs;
   private readonly todoSource;
@@ -40,7 +54,7 @@ export class TaskService extends TaskReads {
   readonly events = new TaskEvents();
 
   constructor(
-    store: TaskStore,
+    private readonly store: TaskStore,
     private readonly pool: WorkerPool,
     private readonly files: OutputFiles,
     private readonly settings: ServiceSettings,
@@ -48,7 +62,9 @@ export class TaskService extends TaskReads {
     private readonly baseEnv: Record<string, string>,
     private readonly log: Logger,
   ) {
-    super(store, new TaskQueue(settings), hostSetup, files, settings.approvals);
+    this.queue = new TaskQueue(settings);
+    this.approvals = settings.approvals;
+    this.probes = new TaskProbes(this.live, hostSetup, files, settings.approvals);
     this.control = new TaskControl(this.probes, hostSetup, settings.killGraceMs);
     const apply = (task: LiveTask, event: LifecycleEvent) => void this.apply(task, event);
     this.execs = new TaskExecs(settings.policy?.policy ?? null, settings.approvals, apply);
@@ -150,6 +166,111 @@ export class TaskService extends TaskReads {
     return removeCgroupsOf(this.live.values(), this.hostSetup);
   }
 
+  /** The task's current record: live from memory, finished from the registry. */
+  get(id: string): TaskRecord {
+    const record = this.live.get(id)?.record ?? this.store.get(id);
+    if (!record) throw new UnknownTaskError(id);
+    return record;
+  }
+
+  /** What status shows of `record`: its figures read now, the last `tailBytes` of its output. */
+  snapshot(record: TaskRecord, tailBytes: number): TaskSnapshot {
+    return snapshotTask(record, tailBytes, this.probes);
+  }
+
+  /** Resolves once task `id` has started (its pid known) or finished, or at once for one that is not live. */
+  whenStarted(id: string): Promise<void> {
+    return this.live.get(id)?.started.reached ?? Promise.resolve();
+  }
+
+  /** Resolves once task `id` has finished (at once for one that has, or that is not live). */
+  whenEnded(id: string): Promise<void> {
+    return this.live.get(id)?.ended.reached ?? Promise.resolve();
+  }
+
+  /** Resolves once task `id` has finished, or an exec of it waits for a person (which a waiting caller is to hear of). */
+  whenEndedOrAsked(id: string): Promise<void> {
+    const ended = this.whenEnded(id);
+    if (this.approvals === null || !this.live.has(id)) return ended;
+    return Promise.race([ended, this.approvals.whenAsked(id)]);
+  }
+
+  /** Whether this run of the task is live: its worker has not let go of it (its output may still grow). */
+  isLive(record: TaskRecord): boolean {
+    return this.probes.isLive(record);
+  }
+
+  outputPaths(id: string): { stdout: string; stderr: string } {
+    return this.probes.outputPaths(id);
+  }
+
+  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources {
+    return this.probes.resourcesOf(record, table);
+  }
+
+  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[] {
+    return this.probes.portsOf(record, table);
+  }
+
+  /** The task whose processes listen on TCP `port`, with that listener; null when none does. */
+  listenerOn(port: number): { id: string; listener: ListeningPort } | null {
+    for (const task of this.live.values()) {
+      const listener = this.probes
+        .portsOf(task.record)
+        .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
+      if (listener) return { id: task.record.id, listener };
+    }
+    return null;
+  }
+
+  /** The live task whose run key (its cgroup's name) is `runKey`, or null. */
+  recordOfRun(runKey: string): TaskRecord | null {
+    for (const task of this.live.values()) if (task.record.runKey === runKey) return task.record;
+    return null;
+  }
+
+  /**
+   * The live task whose process tree is rooted at host pid `pid`, or null: its shim, which every
+   * process of it descends from; under Node's spawn, which has none, its leader while it runs.
+   */
+  recordRootedAt(pid: number): TaskRecord | null {
+    for (const task of this.live.values()) {
+      const root = task.shimPid ?? (task.record.state === 'running' ? task.record.pid : null);
+      if (root === pid) return task.record;
+    }
+    return null;
+  }
+
+  /** The newest tasks, as the registry has them but with live ones as they are now. */
+  list(state: TaskState | null, limit: number): TaskRecord[] {
+    // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
+    if (state === 'pending' || state === 'running') {
+      return [...this.live.values()]
+        .reverse()
+        .map((task) => task.record)
+        .filter((record) => record.state === state)
+        .slice(0, limit);
+    }
+    const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
+    return state === null ? rows : rows.filter((record) => record.state === state);
+  }
+
+  /** How long the oldest running task has run, and the oldest pending one has waited, in ms (0: none). */
+  oldestAgesMs(now = Date.now()): { running: number; pending: number } {
+    const ages = { running: 0, pending: 0 };
+    for (const { record } of this.live.values()) {
+      if (record.state === 'running' && record.startedAt !== null)
+        ages.running = Math.max(ages.running, now - record.startedAt);
+      else if (record.state === 'pending') ages.pending = Math.max(ages.pending, now - record.createdAt);
+    }
+    return ages;
+  }
+
+  countByState(): Record<TaskState, number> {
+    // Pending and running tasks are all this daemon's, and the queue knows them as they are now.
+    return { ...this.store.countByState(), pending: this.queue.pending, running: this.queue.running };
+  }
+
   private startPending(): void {
     for (let task = this.queue.takeNext(); task !== undefined; task = this.queue.takeNext()) this.dispatch(task);
   }
@@ -168,7 +289,7 @@ export class TaskService extends TaskReads {
       return;
     }
     const spec = buildTaskSpec(task.record, request, terminal, {
-      limits: this.settings,
+      budget: this.settings,
       policy: this.settings.policy?.compiled ?? null,
       hostSetup: this.hostSetup,
       files: this.files,

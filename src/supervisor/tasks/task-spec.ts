@@ -8,13 +8,14 @@ import type { OutputFiles } from '../output/output-files.js';
 import type { RunRequest } from './live-task.js';
 import { taskEnvironment } from './task-environment.js';
 
-export interface SpecLimits {
+/** What one run may spend besides its cgroup limits: the kill's grace period and the output it keeps. */
+export interface RunBudget {
   killGraceMs: number;
   maxOutputBytes: number;
 }
 
 export interface SpecContext {
-  limits: SpecLimits;
+  budget: RunBudget;
   /** The compiled command policy, or null. */
   policy: string | null;
   hostSetup: HostSetup;
@@ -47,9 +48,9 @@ export function buildTaskSpec(
     terminal,
     stdoutPath: paths.stdout,
     stderrPath: paths.stderr,
-    maxOutputBytes: context.limits.maxOutputBytes,
+    maxOutputBytes: context.budget.maxOutputBytes,
     timeoutMs: record.timeoutMs,
-    killGraceMs: context.limits.killGraceMs,
+    killGraceMs: context.budget.killGraceMs,
     spawner: context.hostSetup.spawner,
     namespaceFd: context.hostSetup.namespace.pidfd,
     cpuWeight: context.hostSetup.cpuWeight,

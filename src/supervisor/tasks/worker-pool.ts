@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type {
-  AttachTask,
+  PortHandshake,
   ControlMessage,
   ReportEnvelope,
   ReportMessage,
@@ -119,22 +119,22 @@ export class WorkerPool {
     void piscina.destroy();
   }
 
-  /** Gives a thread without a port its port: an attach task, held there for the thread's life. */
+  /** Gives a thread without a port its port: a port handshake, held there for the thread's life. */
   private attach(started: Started, attempt: number): void {
     if (this.closing || this.started !== started) return;
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (envelope: ReportEnvelope) => this.onReport(envelope, port1));
     port1.once('close', () => started.ports.delete(port1));
     started.ports.add(port1);
-    const task: AttachTask = { attach: port2 };
-    void started.piscina.run(task, { transferList: [port2] }).then(
+    const handshake: PortHandshake = { attach: port2 };
+    void started.piscina.run(handshake, { transferList: [port2] }).then(
       (outcome: TaskOutcome) => {
         if (outcome.ok) return;
         // It reached a thread that had a port: that one is busier now, so the next goes elsewhere.
         port1.close();
         if (attempt + 1 < ATTACH_ATTEMPTS) setTimeout(() => this.attach(started, attempt + 1), ATTACH_RETRY_MS).unref();
       },
-      () => port1.close(), // the thread died; its replacement gets an attach of its own
+      () => port1.close(), // the thread died; its replacement gets a handshake of its own
     );
   }
 
@@ -189,7 +189,7 @@ export class WorkerPool {
     entry.onReport(message.released);
   }
 
-  /** At the daemon's stop, once its tasks were ended: the threads go at once (their attach tasks never end). */
+  /** At the daemon's stop, once its tasks were ended: the threads go at once (their port handshakes never end). */
   async close(): Promise<void> {
     this.closing = true;
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
