@@ -1,6 +1,6 @@
 /* shim-start: the CPU a task's start costs in the spawner and below it, three ways, alternated in
  * chunks of 25 tasks within each round so that every way meets the same load:
- *   exec    posix_spawn of a hive-task-shim executable, as the spawner did before issue 17;
+ *   exec    posix_spawn of the hive-task-shim executable (the standalone shim);
  *   fork    fork_shim, a fork of this (small, single-threaded) process running the shim's code, as
  *           the spawner does now;
  *   leader  posix_spawn of the leader alone: the floor, what the task itself costs.

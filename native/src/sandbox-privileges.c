@@ -21,8 +21,8 @@
 
 /* Docker's default set without CAP_MKNOD (device nodes), CAP_NET_RAW (raw sockets read and forge
  * the host's traffic, this daemon's token on loopback included) and CAP_SETFCAP (file
- * capabilities; without it a user namespace cannot map root either). The README says why every
- * other one goes. */
+ * capabilities; without it a user namespace cannot map root either). docs/sandbox-and-policy.md
+ * says why every other one goes. */
 static const int KEPT_CAPABILITIES[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,           CAP_FSETID,      CAP_KILL,       CAP_SETGID,
                                         CAP_SETUID, CAP_SETPCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT, CAP_AUDIT_WRITE};
 

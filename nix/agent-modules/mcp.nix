@@ -142,7 +142,7 @@ in
       '';
       description = ''
         The daemon's --policy: a JSON file of rules that allow, deny or ask about every exec of
-        every process of a task (README: Command policy). Checked at start: a mistake stops the
+        every process of a task (docs/sandbox-and-policy.md). Checked at start: a mistake stops the
         daemon, naming the rule and field. null: no policy.
       '';
     };

@@ -53,9 +53,9 @@ test('each mistake in a policy file is named by its rule, its field and what it 
   for (const [text, message] of cases) assert.throws(() => parseCommandPolicy(text), { message });
 });
 
-test("the README's example policy is one the daemon takes", () => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### Command policy'));
+test("the docs' example policy is one the daemon takes", () => {
+  const page = readFileSync(new URL('../../../docs/sandbox-and-policy.md', import.meta.url), 'utf8');
+  const section = page.slice(page.indexOf('## Command policy'));
   const example = /```json\n([\s\S]*?)```/.exec(section)![1]!;
   const policy = parseCommandPolicy(example);
   const exec = (argv: string[]) => ({ path: `/usr/bin/${argv[0]}`, real: `/usr/bin/${argv[0]}`, argv });

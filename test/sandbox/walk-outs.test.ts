@@ -1,5 +1,5 @@
-// The ways out of a sandbox that issue 40 measured, each tried by a real task of a real daemon as
-// root: changing the metadata of a file outside its write dirs (mode, owner, times, an extended
+// The ways out of a sandbox, each tried by a real task of a real daemon as root:
+// changing the metadata of a file outside its write dirs (mode, owner, times, an extended
 // attribute, the immutable flag); typing into another task's terminal and a host one (TIOCSTI);
 // asking for a write dir that is a symlink out of the operator's floor; making a device node in a
 // write dir (or using one left there) to reach a block device. Each is refused (by the kernel, or
@@ -50,7 +50,7 @@ function outcomes(stdout: string): Map<string, string> {
   );
 }
 
-/** The bits of the capabilities a sandboxed task keeps (README, Sandboxed tasks). */
+/** The bits of the capabilities a sandboxed task keeps (docs/sandbox-and-policy.md, Sandboxed tasks). */
 const KEPT_CAPABILITIES = [0, 1, 3, 4, 5, 6, 7, 8, 10, 18, 29]; // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_CHROOT AUDIT_WRITE
 const KEPT_MASK = KEPT_CAPABILITIES.reduce((mask, bit) => mask | (1n << BigInt(bit)), 0n)
   .toString(16)

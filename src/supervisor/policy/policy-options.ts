@@ -10,7 +10,7 @@ export const POLICY_OPTIONS: OptionSpec[] = [
     accepts:
       'a path to a JSON file of rules, like {"default":"allow","rules":[{"match":["git","push","--force"],"decision":"deny","reason":"no force pushes"}]}',
     default: null,
-    help: 'the command policy: every exec of every process of a task is allowed, refused or asked about by its rules (README: Command policy)',
+    help: 'the command policy: every exec of every process of a task is allowed, refused or asked about by its rules (docs/sandbox-and-policy.md)',
   },
   {
     flag: 'policy-ask-timeout',
