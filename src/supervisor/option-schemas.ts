@@ -19,7 +19,7 @@ export const text = z
   .min(1)
   .refine((value) => !value.includes('\0'));
 /** A flag whose value is JSON text of what `schema` takes. */
-export const jsonOf = (schema: z.ZodType) =>
+export const jsonOf = <S extends z.ZodType>(schema: S) =>
   z
     .string()
     .transform((value, context) => {

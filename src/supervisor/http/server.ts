@@ -131,7 +131,7 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     return sendJsonText(res, 200, JSON.stringify(answer));
   }
   if (req.method === 'GET' && path === '/metrics') {
-    const text = routes.metrics.registry.metrics();
+    const text = await routes.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': routes.metrics.registry.contentType }).end(text);
     return;
   }
