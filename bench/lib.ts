@@ -120,7 +120,7 @@ export async function openRawSession(
 }
 
 /**
- * `total` runs of `command` through `call` (a raw caller: modernCaller's, say) from `concurrency`
+ * `total` runs of `command` through `call` (a raw caller: statelessCaller's, say) from `concurrency`
  * callers at once, each until done; a run whose answer is not done with `expectStdout` is a failure.
  * `onDone` is told the count of answers so far after each.
  * The lean load generator: no SDK client, so the caller's own CPU stays small beside the daemon's.
@@ -155,7 +155,7 @@ export async function runRawTasks(
 }
 
 /** One tools/call of MCP 2026-07-28 as the raw callers send it: its headers and body, no session. */
-function modernToolCall(
+function statelessToolCall(
   name: string,
   args: Record<string, unknown>,
   id: number,
@@ -185,13 +185,13 @@ function modernToolCall(
 }
 
 /** A raw caller of MCP 2026-07-28 on the daemon's /mcp: each call one POST with its _meta and headers, no session. */
-export function modernCaller(
+export function statelessCaller(
   pool: Pool,
   path = '/mcp',
 ): (name: string, args: Record<string, unknown>) => Promise<{ status: number; text: string }> {
   let id = 1;
   return async (name, args) => {
-    const res = await pool.request({ path, method: 'POST', ...modernToolCall(name, args, ++id) });
+    const res = await pool.request({ path, method: 'POST', ...statelessToolCall(name, args, ++id) });
     return { status: res.statusCode, text: await res.body.text() };
   };
 }
@@ -238,7 +238,7 @@ export async function openWriteTimedCaller(
   return {
     send(name, args) {
       if (pending !== null) throw new Error('one call at a time');
-      const { headers, body } = modernToolCall(name, args, ++id);
+      const { headers, body } = statelessToolCall(name, args, ++id);
       const head = Object.entries({
         host: `${hostname}:${port}`,
         ...headers,

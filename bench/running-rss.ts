@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { modernCaller, openRawSession, rssMegabytes, runRawTasks, startBenchDaemon } from './lib.js';
+import { statelessCaller, openRawSession, rssMegabytes, runRawTasks, startBenchDaemon } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,7 +41,7 @@ const metricsOf = async (origin: string) => (await fetch(`${origin}/metrics`)).t
 
 /** `total` runs of `echo hello` from `callers` lean callers; `onDone(n)` after each; throws if one failed. */
 async function runEchoes(
-  call: ReturnType<typeof modernCaller>,
+  call: ReturnType<typeof statelessCaller>,
   total: number,
   callers: number,
   onDone?: (done: number) => void,
@@ -96,7 +96,7 @@ async function measureRunning(): Promise<Row[]> {
     await row('idle, just started', 0);
     await idleRow('idle');
     const call = await openRawSession(pool);
-    await runEchoes(modernCaller(pool), WARM_UP, CALLERS);
+    await runEchoes(statelessCaller(pool), WARM_UP, CALLERS);
     await row(`idle, just after ${WARM_UP} tasks`, 0);
     for (const count of RUNNING) {
       const ids: string[] = [];
@@ -145,7 +145,7 @@ async function measureGrowth(): Promise<Growth> {
   const daemon = await startBenchDaemon([]);
   const pool = new Pool(daemon.origin, { connections: CALLERS });
   try {
-    const call = modernCaller(pool);
+    const call = statelessCaller(pool);
     await runEchoes(call, Math.min(1000, GROWTH_TASKS), CALLERS);
     const warm = rssMegabytes(daemon.pid);
     const warmHeap = await mainHeapOf(daemon.origin);

@@ -29,7 +29,7 @@ import {
   alternateRounds,
   connectClients,
   median,
-  modernCaller,
+  statelessCaller,
   openRawSession,
   percentile,
   roundRatios,
@@ -140,7 +140,7 @@ let latency: Record<string, { p50_ms: number; p99_ms: number }> = {};
 try {
   const clients = await connectClients(daemon.url, CLIENTS);
   pool = new Pool(new URL(daemon.url).origin, { connections: CLIENTS });
-  const lean = modernCaller(pool);
+  const lean = statelessCaller(pool);
   const drive = (side: Row['side']) =>
     side === 'sdk'
       ? runTasks(clients, TASKS, 'echo hello', 'hello\n')

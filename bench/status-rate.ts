@@ -9,7 +9,7 @@ import {
   alternateRounds,
   loadCalls,
   measureBareServer,
-  modernCaller,
+  statelessCaller,
   openRawSession,
   roundRatios,
   spreadOf,
@@ -38,18 +38,18 @@ try {
   const run = JSON.parse((await call('run', { command: 'echo hello' })).text);
   const id = run.result.structuredContent.id as string;
   const payload = (await call('status', { id })).text;
-  const modern = modernCaller(daemonPool);
+  const stateless = statelessCaller(daemonPool);
   const sides = {
     bare: (calls: number) => measureBareServer(payload, CONNECTIONS, loadOf(calls)),
     daemon: (calls: number) => loadOf(calls)(() => call('status', { id })),
-    modern: (calls: number) => loadOf(calls)(() => modern('status', { id })),
+    stateless: (calls: number) => loadOf(calls)(() => stateless('status', { id })),
   };
   // Warm-up, not counted: the load generator's code and the daemon's hot path get compiled.
   for (const side of Object.values(sides)) await side(CALLS / 10);
   rates = await alternateRounds(ROUNDS, {
     bare: () => sides.bare(CALLS),
     daemon: () => sides.daemon(CALLS),
-    modern: () => sides.modern(CALLS),
+    stateless: () => sides.stateless(CALLS),
   });
 } finally {
   await daemonPool.close();
@@ -57,7 +57,7 @@ try {
 }
 
 const bare = spreadOf(rates.bare!);
-const row = (server: string, side: 'daemon' | 'modern') => {
+const row = (server: string, side: 'daemon' | 'stateless') => {
   const measured = spreadOf(rates[side]!);
   const ratio = roundRatios(rates[side]!, rates.bare!);
   return {
@@ -70,12 +70,12 @@ const row = (server: string, side: 'daemon' | 'modern') => {
     round_ratio_max: ratio.max,
   };
 };
-const legacy = row('daemon status through MCP, a 2025-11-25 session', 'daemon');
-const modern = row('daemon status through MCP 2026-07-28, no session', 'modern');
+const session = row('daemon status through MCP, a 2025-11-25 session', 'daemon');
+const stateless = row('daemon status through MCP 2026-07-28, no session', 'stateless');
 const rows = [
   { server: 'bare node:http, same payload', calls_per_s: bare.median, min: bare.min, max: bare.max },
-  legacy,
-  modern,
+  session,
+  stateless,
 ];
 console.table(rows);
 console.log(
@@ -85,10 +85,10 @@ console.log(
     calls: CALLS,
     rounds: ROUNDS,
     connections: CONNECTIONS,
-    ratio: legacy.ratio,
-    round_ratio_min: legacy.round_ratio_min,
-    round_ratio_max: legacy.round_ratio_max,
-    ratio_modern: modern.ratio,
+    ratio: session.ratio,
+    round_ratio_min: session.round_ratio_min,
+    round_ratio_max: session.round_ratio_max,
+    ratio_stateless: stateless.ratio,
     rows,
   }),
 );
