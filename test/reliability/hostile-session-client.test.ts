@@ -4,7 +4,10 @@
 //   (the late answer of the cancelled request is matched to the new POST by id alone);
 // - an MCP-Protocol-Version header that is no version at all ("bogus") sends a session's request
 //   to the 2026-07-28 era, which refuses it for lacking that era's _meta, where a session refuses
-//   an unknown protocol version as the session era's 400 "Unsupported protocol version".
+//   an unknown protocol version as the session era's 400 "Unsupported protocol version";
+// - run's env with an own "__proto__" member (of any value, 5 included) is taken, the member
+//   silently dropped (zod's record skips the key), where every other bad env is refused;
+// - a number JSON.parse makes Infinity (1e400) is echoed as "got null (number)".
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -78,4 +81,37 @@ test('a session request whose MCP-Protocol-Version is no version at all is refus
     assert.match(error.message, /Unsupported protocol version/, `MCP-Protocol-Version ${version}: ${answer.text}`);
     assert.match(error.message, new RegExp(version), answer.text);
   }
+});
+
+/** A session's tools/call of `name` with `args` (a JSON text, so that it may hold __proto__ or 1e400), answered. */
+async function rawCall(
+  url: string,
+  session: string,
+  name: string,
+  args: string,
+): Promise<{ isError?: boolean; text: string }> {
+  const headers = { ...MCP_HEADERS, 'mcp-session-id': session };
+  const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
+  const answer = await rawPost(url, headers, body);
+  const result = JSON.parse(answer.text).result;
+  return { isError: result?.isError, text: result?.content?.[0]?.text ?? answer.text };
+}
+
+test('run refuses an env with an own __proto__ member, as it refuses every other bad env', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const session = await openSession(daemon.url);
+  for (const value of ['5', '"x"', '{"PATH":"/nowhere"}']) {
+    const answer = await rawCall(daemon.url, session, 'run', `{"command":"true","env":{"__proto__":${value}}}`);
+    assert.equal(answer.isError, true, `env {"__proto__":${value}} was taken: ${answer.text}`);
+    assert.match(answer.text, /"env"/, answer.text);
+  }
+});
+
+test('a number too large for a double (1e400) is echoed as what it became, not as null', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const session = await openSession(daemon.url);
+  const answer = await rawCall(daemon.url, session, 'run', '{"command":"true","wait_seconds":1e400}');
+  assert.equal(answer.isError, true, answer.text);
+  assert.doesNotMatch(answer.text, /got null/, answer.text);
+  assert.match(answer.text, /Infinity/, answer.text);
 });
