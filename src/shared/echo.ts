@@ -19,6 +19,7 @@ export function echoValue(value: unknown): string {
 
 /** JSON of `value` down to `depth` levels, with `...` below and at most a few entries per level. */
 function showShallow(value: unknown, depth: number): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   if (value === null || typeof value !== 'object') {
     try {
       return JSON.stringify(value) ?? String(value);

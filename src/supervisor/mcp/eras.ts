@@ -24,7 +24,7 @@ export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 
 /** A version of the stateless era: dated 2026-07-28 or later (as the SDK v2 tells them apart). */
 export function isStatelessVersion(version: string): boolean {
-  return version >= STATELESS_PROTOCOL_VERSION;
+  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= STATELESS_PROTOCOL_VERSION;
 }
 
 /** The request's `params._meta`, when it is an object. */

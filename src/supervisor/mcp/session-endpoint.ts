@@ -96,7 +96,7 @@ export class SessionEndpoint {
     const unfit = this.admit(req, sorted.calls, ids);
     if (unfit) return Promise.resolve(sendRpcError(res, unfit));
     if (ids.length === 0) {
-      this.deliver(sorted.calls, req);
+      this.deliver(sorted.calls, req, null);
       if (sorted.refused.length > 0) sendJson(res, 200, sorted.refused);
       else res.writeHead(202).end();
       return Promise.resolve();
@@ -119,7 +119,7 @@ export class SessionEndpoint {
         for (const id of post.ids) if (this.posts.get(id) === post) this.posts.delete(id);
         post.done();
       });
-      this.deliver(sorted.calls, req);
+      this.deliver(sorted.calls, req, post);
     });
   }
 
@@ -142,12 +142,12 @@ export class SessionEndpoint {
   }
 
   /** Serves each message of `req`: a request's answer goes to its POST; a cancellation lets its request's POST end without it. */
-  private deliver(calls: RpcMessage[], req: IncomingMessage): void {
+  private deliver(calls: RpcMessage[], req: IncomingMessage, own: PendingPost | null): void {
     for (const call of calls) {
       if (call.id !== undefined) {
         const id = call.id;
         void settle(call.method, () => answerSessionRequest(call, this.tools, req), this.log).then((answer) =>
-          this.send(id, answer),
+          this.send(own, id, answer),
         );
       } else if (call.method === 'notifications/cancelled') {
         const id = call.params?.requestId as RequestId | undefined;
@@ -160,9 +160,8 @@ export class SessionEndpoint {
   }
 
   /** Gives request `id` its answer; dropped when it was cancelled, its client went away, or the session closed meanwhile. */
-  private send(id: RequestId, answer: RpcAnswer): void {
-    const post = this.posts.get(id);
-    if (!post || post.cancelled.has(id)) return;
+  private send(post: PendingPost | null, id: RequestId, answer: RpcAnswer): void {
+    if (post === null || this.posts.get(id) !== post || post.cancelled.has(id)) return;
     post.responses.set(id, responseOf(id, answer));
     this.answerWhenComplete(post);
   }

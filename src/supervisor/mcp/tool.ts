@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { ToolInputError } from '../../errors.js';
 import { echoValue } from '../../shared/echo.js';
+import { isObject } from './loose.js';
 import type { TaskCallers } from '../callers/task-callers.js';
 import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
@@ -81,6 +82,7 @@ const ECHO_NAME_CHARS = 40;
 /** Checks `args` against the tool's input schema; throws a ToolInputError that names each bad field. */
 export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<Input>, args: unknown): z.output<Input> {
   const input = args ?? {};
+  refuseOwnProto(tool, input);
   const result = tool.inputSchema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   const shape = tool.inputSchema.shape as Record<string, z.ZodType>;
@@ -118,6 +120,17 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
     }
   }
   throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
+}
+
+/** zod's record drops an own `__proto__` member without an issue: a field that holds one is refused by name. */
+function refuseOwnProto(tool: ToolDefinition<z.ZodObject>, input: unknown): void {
+  if (!isObject(input)) return;
+  const shape = tool.inputSchema.shape as Record<string, z.ZodType>;
+  for (const [key, value] of Object.entries(input)) {
+    if (shape[key] === undefined || !isObject(value) || !Object.hasOwn(value, '__proto__')) continue;
+    const accepts = ACCEPTS.get(shape[key]) ?? 'an object without a "__proto__" member';
+    throw new ToolInputError(`Invalid ${tool.name} input: "${key}" must be ${accepts}; got ${echoValue(value)}`);
+  }
 }
 
 /** `sandbox.write[0]`: where in the arguments an issue is. */
