@@ -58,6 +58,8 @@ test("grep finds every line JavaScript's RegExp matches, and no other (fixed pat
     ['x{2,10}', [3]],
     ['\\x41BCD', [4]],
     ['\\u0041BCD', [4]],
+    // The end of the file after its last newline is no line: an empty-line pattern finds none here.
+    ['^$', []],
   ] as const) {
     const found = await tools.ok('output', { id: 'known', grep: pattern });
     assert.deepEqual(

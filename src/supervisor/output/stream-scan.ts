@@ -139,6 +139,8 @@ class LineWalker {
       const start = line <= this.contextUntil || grep === null ? at : chunk.nextCandidate(at);
       if (start === -1) break;
       const lineStart = chunk.previousNewline(start - 1) + 1;
+      // A match of the whole chunk's end after its last newline (`^$` in m mode) is in no line.
+      if (lineStart >= chunk.length) break;
       const number = line + chunk.countNewlines(at, lineStart);
       const newline = chunk.nextNewline(lineStart);
       const lineEnd = newline === -1 ? chunk.length : newline;
