@@ -106,9 +106,7 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
     } else if (typeof key === 'string' && shape[key]) {
       if (problems.has(key)) continue;
       const value = (input as Record<string, unknown>)[key];
-      // A field made optional after it was declared is described by what it wraps.
-      const inner = (shape[key] as { unwrap?: () => z.ZodType }).unwrap?.();
-      const accepts = ACCEPTS.get(shape[key]) ?? (inner && ACCEPTS.get(inner)) ?? issue.message;
+      const accepts = acceptedBy(shape[key]) ?? issue.message;
       problems.set(
         key,
         value === undefined
@@ -122,13 +120,19 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
   throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
 }
 
+/** What a field accepts, in words; a field made optional after it was declared is described by what it wraps. */
+function acceptedBy(schema: z.ZodType): string | undefined {
+  const inner = (schema as { unwrap?: () => z.ZodType }).unwrap?.();
+  return ACCEPTS.get(schema) ?? (inner && ACCEPTS.get(inner));
+}
+
 /** zod's record drops an own `__proto__` member without an issue: a field that holds one is refused by name. */
 function refuseOwnProto(tool: ToolDefinition<z.ZodObject>, input: unknown): void {
   if (!isObject(input)) return;
   const shape = tool.inputSchema.shape as Record<string, z.ZodType>;
   for (const [key, value] of Object.entries(input)) {
     if (shape[key] === undefined || !isObject(value) || !Object.hasOwn(value, '__proto__')) continue;
-    const accepts = ACCEPTS.get(shape[key]) ?? 'an object without a "__proto__" member';
+    const accepts = acceptedBy(shape[key]) ?? 'an object without a "__proto__" member';
     throw new ToolInputError(`Invalid ${tool.name} input: "${key}" must be ${accepts}; got ${echoValue(value)}`);
   }
 }
