@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HiveError } from '../../errors.js';
 import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
-import { sendJsonText } from '../mcp/json-rpc.js';
+import { sendJson } from '../mcp/json-rpc.js';
 import type { Answer, Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { describePolicy, type LoadedPolicy } from '../policy/policy-file.js';
 
@@ -66,10 +66,6 @@ export function describeApproval(approval: Approval) {
     asked_at: new Date(approval.askedAt).toISOString(),
     expires_at: new Date(approval.expiresAt).toISOString(),
   };
-}
-
-function sendJson(res: ServerResponse, status: number, body: object): void {
-  sendJsonText(res, status, JSON.stringify(body));
 }
 
 function sendError(res: ServerResponse, status: number, error: HiveError): void {

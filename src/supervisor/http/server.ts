@@ -12,7 +12,7 @@ import {
   parseBody,
   responseOf,
   RpcError,
-  sendJsonText,
+  sendJson,
   sendRpcError,
   transportRefusal,
 } from '../mcp/json-rpc.js';
@@ -128,7 +128,7 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     const answer =
       path === '/healthz' ? { ...routes.health(), connections: routes.connections.counts() } : routes.todos();
-    return sendJsonText(res, 200, JSON.stringify(answer));
+    return sendJson(res, 200, answer);
   }
   if (req.method === 'GET' && path === '/metrics') {
     const text = await routes.metrics.registry.metrics();

@@ -108,6 +108,11 @@ export function sendRpcError(
   sendRpcAnswer(res, error.status, id, { error }, headers);
 }
 
+/** Writes `body` as JSON, the whole answer (sendJsonText). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
 /**
  * Writes `text` (JSON) as the whole answer in one end(): its length counted once, so node:http
  * frames it with Content-Length instead of chunks, and the headers as a flat list (`extra`, name

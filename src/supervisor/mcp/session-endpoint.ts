@@ -15,6 +15,7 @@ import {
   refusal,
   responseOf,
   RpcError,
+  sendJson,
   sendJsonText,
   sendRpcError,
   settle,
@@ -193,10 +194,6 @@ export class SessionEndpoint {
     this.onclose?.();
     return Promise.resolve();
   }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  sendJsonText(res, status, JSON.stringify(body));
 }
 
 function batchRefusal(all: unknown[]): RpcError | null {
