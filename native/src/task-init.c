@@ -18,8 +18,11 @@
  * From inside its namespace the kernel delivers an init no signal it has no handler for, so a
  * task's `kill -9 -1` or `kill -9 1` cannot end it. This process stays as the init's parent and
  * waits for it: it dies with the daemon's thread (PR_SET_PDEATHSIG), the init with it, and every
- * process inside with the init (the kernel's rule for a PID namespace). Should the init die, this
- * process says so on stderr, "hive-task-init: ...", and exits 1: the daemon sees fd 1 close. */
+ * process inside with the init (the kernel's rule for a PID namespace). At the daemon's stop it gets
+ * SIGTERM: it kills the init, waits until the init and everything inside are gone, and exits 0, so
+ * that the daemon, once fd 1 closes, leaves no process of the namespace behind (nor in its cgroup).
+ * Should the init die otherwise, this process says so on stderr, "hive-task-init: ...", and exits 1:
+ * the daemon sees fd 1 close. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +73,17 @@ static void reap_forever(void) {
     }
     sigwaitinfo(&child, NULL);
   }
+}
+
+static pid_t init_pid;
+static volatile sig_atomic_t stopping = 0;
+
+/* SIGTERM, the daemon's stop: the init is killed; its reaping (once every process inside is gone)
+ * ends the wait in main. */
+static void stop_init(int signal) {
+  (void)signal;
+  stopping = 1;
+  kill(init_pid, SIGKILL);
 }
 
 static void run_init(int sync) __attribute__((noreturn));
@@ -147,11 +161,20 @@ int main(int argc, char **argv) {
     printf("error %s\n", reason);
     return 1;
   }
+  init_pid = init;
+  /* No SA_RESTART: nothing to restart, the wait below retries on EINTR. */
+  struct sigaction stop = {.sa_handler = stop_init};
+  sigemptyset(&stop.sa_mask);
+  if (sigaction(SIGTERM, &stop, NULL) != 0) {
+    printf("error %d sigaction SIGTERM\n", errno);
+    return 1;
+  }
   printf("ready %d\n", (int)init);
   fflush(stdout);
   int status;
   while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
   }
+  if (stopping) return 0;
   dprintf(2, "hive-task-init: the init (pid %d) ended (%s %d): every task in its namespace ended with it\n", (int)init,
           WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   return 1;

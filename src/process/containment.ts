@@ -208,8 +208,8 @@ function delegateOwnCgroup(ownDir: string): Found {
 }
 
 /** At a stop: removes the daemon's own folders in shared ones, and each shared one that no other daemon's folder is in. */
-export function removeSharedCgroups(hostSetup: ChosenContainment): void {
-  releaseTaskCpuWeight(hostSetup.cpuWeight);
+export async function removeSharedCgroups(hostSetup: ChosenContainment): Promise<void> {
+  await releaseTaskCpuWeight(hostSetup.cpuWeight);
   for (const dir of ownFolders(hostSetup)) removeDaemonFolder(dir);
 }
 

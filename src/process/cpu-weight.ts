@@ -16,7 +16,7 @@
 import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
-import { SHARED_FOLDER } from './cgroups.js';
+import { removeCgroup, SHARED_FOLDER } from './cgroups.js';
 import type { ControllerPlaces } from './limits.js';
 
 /** How the tasks' CPU weight is set, for the start line and /healthz. */
@@ -134,8 +134,12 @@ export function weighSpawner(pid: number, weight: TaskCpuWeight): void {
   }
 }
 
-/** At the daemon's stop, once its spawners are gone: it leaves its cgroup v1 unit, which is removed. */
-export function releaseTaskCpuWeight(weight: TaskCpuWeight): void {
+/**
+ * At the daemon's stop, once its spawners and the tasks' init are killed: it leaves its cgroup v1
+ * unit, which is removed once the last of them has exited (a shim killed with its spawner may take
+ * a moment on a busy host).
+ */
+export async function releaseTaskCpuWeight(weight: TaskCpuWeight): Promise<void> {
   if (weight.via !== 'cgroup v1') return;
   const unit = dirname(weight.dir);
   try {
@@ -143,5 +147,6 @@ export function releaseTaskCpuWeight(weight: TaskCpuWeight): void {
   } catch {
     return; // still in it: the next start removes it
   }
+  await Promise.all([removeCgroup(join(unit, 'supervisor')), removeCgroup(weight.dir)]);
   removeV1Unit(unit);
 }

@@ -22,6 +22,8 @@ export interface NamespacePlan {
 
 /** How long the init may take to set up (a mount on a hung file system would hold it). */
 const INIT_READY_MS = 10_000;
+/** How long a stop waits for the init and everything in its namespace to be gone before it kills the outer process. */
+const INIT_STOP_MS = 10_000;
 
 interface RunningInit {
   /** The outer process's pidfd (the init's parent, which this thread spawned and reaps). */
@@ -29,6 +31,8 @@ interface RunningInit {
   /** The init's pidfd, which spawners join, and its pid as the host sees it. */
   pidfd: number;
   pid: number;
+  /** Resolves once the outer process has exited and is reaped. */
+  gone: Promise<void>;
 }
 
 /** The namespace tasks start in, or why they share the daemon's; `onLost` hears of an init's death. */
@@ -82,11 +86,21 @@ export class TaskNamespace {
     };
   }
 
-  /** Ends the init, and with it every process left inside. */
-  stop(): void {
+  /**
+   * Ends the init, and with it every process left inside; resolves once they are all gone (the
+   * outer process reaps the init, whose end waits for every process in its namespace), so that the
+   * daemon's cgroup folders they were in can be removed.
+   */
+  async stop(): Promise<void> {
     this.stopping = true;
     const running = this.running;
-    if (running !== null) nativeAddon().sendSignal(running.outerPidfd, signalNumber('SIGKILL'));
+    if (running === null) return;
+    const addon = nativeAddon();
+    addon.sendSignal(running.outerPidfd, signalNumber('SIGTERM'));
+    if ((await within(running.gone, INIT_STOP_MS, 'late')) === 'late') {
+      addon.sendSignal(running.outerPidfd, signalNumber('SIGKILL'));
+      await running.gone;
+    }
   }
 
   private async startInit(): Promise<void> {
@@ -121,10 +135,13 @@ export class TaskNamespace {
     output.on('error', () => {}); // 'close' follows
     // Once closed (the outer process exited), its pidfd is reaped and closed: never signalled again.
     let gone = false;
+    let reaped!: () => void;
+    const outerGone = new Promise<void>((resolve) => (reaped = resolve));
     output.once('close', () => {
       gone = true;
       answer('error the init exited before it was ready');
       this.onOuterExit(outer.pidfd);
+      reaped();
     });
     const line = (await within(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
     const ready = gone ? null : /^ready (\d+)$/.exec(line);
@@ -143,7 +160,7 @@ export class TaskNamespace {
       addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
       return;
     }
-    this.running = { outerPidfd: outer.pidfd, pid, pidfd };
+    this.running = { outerPidfd: outer.pidfd, pid, pidfd, gone: outerGone };
   }
 
   /** The outer process exited: it is reaped; a running init has died, and a new one is made. */

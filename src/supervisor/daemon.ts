@@ -64,8 +64,8 @@ export async function startDaemon(config: Config, token: string | null, log: Log
     return await serve(config, token, log, hostSetup, unlock);
   } catch (error) {
     // A start that fails leaves no namespace and no folder of its own.
-    hostSetup.namespace.stop();
-    removeSharedCgroups(hostSetup);
+    await hostSetup.namespace.stop();
+    await removeSharedCgroups(hostSetup);
     throw error;
   }
 }
@@ -76,7 +76,7 @@ async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
   try {
     return { ...chosen, namespace: await startTaskNamespace(config, chosen.spawner, log) };
   } catch (error) {
-    removeSharedCgroups(chosen);
+    await removeSharedCgroups(chosen);
     throw error;
   }
 }
@@ -143,9 +143,9 @@ async function serve(
     server.closeAllConnections();
     await mcp.sessions.closeAll();
     await stopTaskSide(taskSide, storage.store, mcp.reads, storageWatch);
-    hostSetup.namespace.stop();
+    await hostSetup.namespace.stop();
     await taskSide.tasks.removeUnreleasedCgroups();
-    removeSharedCgroups(hostSetup);
+    await removeSharedCgroups(hostSetup);
     storage.store.close();
     unlock();
   };

@@ -6,7 +6,7 @@
 // namespace cannot be had (a daemon without root), the fallback is reported, not hidden.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -245,4 +245,16 @@ test('a task whose shim is killed ends at once, even while a process its shim co
     ['done', 'the task ended without reporting its exit (its shim was killed)'],
     JSON.stringify(task),
   );
+});
+
+test("the daemon's stop ends the tasks' init, and with it its namespace, before the daemon exits, without a word of alarm", async (t) => {
+  const daemon = await startTestDaemon(t, { containment: nativeContainment() });
+  const tools = await connectClient(t, daemon.url);
+  const init = ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;
+  assert.ok(typeof init === 'number' && existsSync(`/proc/${init}`), `the init runs: ${init}`);
+  await tools.ok('run', { command: 'sleep 600', wait_seconds: 0 });
+  assert.equal(await daemon.stop(), 0, daemon.stderr());
+  // The daemon waited for the init's parent to reap it, which it does once every process inside is gone.
+  assert.equal(existsSync(`/proc/${init}`), false, `the init (pid ${init}) is gone once the daemon has exited`);
+  assert.doesNotMatch(daemon.stderr(), /hive-task-init:/);
 });
