@@ -250,7 +250,8 @@ test('a task whose shim is killed ends at once, even while a process its shim co
 test("the daemon's stop ends the tasks' init, and with it its namespace, before the daemon exits, without a word of alarm", async (t) => {
   const daemon = await startTestDaemon(t, { containment: nativeContainment() });
   const tools = await connectClient(t, daemon.url);
-  const init = ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace.init_pid;
+  const init = ((await (await request(`${daemon.origin}/healthz`)).body.json()) as any).task_isolation.namespace
+    .init_pid;
   assert.ok(typeof init === 'number' && existsSync(`/proc/${init}`), `the init runs: ${init}`);
   await tools.ok('run', { command: 'sleep 600', wait_seconds: 0 });
   assert.equal(await daemon.stop(), 0, daemon.stderr());
