@@ -1,15 +1,16 @@
 // The tasks' CPU weight, a tenth of the daemon's, set once at start: what keeps the daemon's calls
 // answered while tasks keep every core busy (200 tasks flooding their output past the cap, say: each
-// costs the CPU of its writer and of its shim, which drops the bytes as fast as they come). The
-// weight is the tasks' against the daemon's, not against the rest of the host: the two share one
-// parent, which competes as the daemon alone did. Where the kernel has it, in order:
+// costs the CPU of its writer and of its shim, which drops the bytes as fast as they come). Where the
+// kernel has it, in order:
 // - cgroup v2: cpu.weight on the folder of the task cgroups, beside the daemon's own leaf (systemd's
 //   Delegate=yes, a container's cgroup);
 // - cgroup v1 (hybrid hosts such as this project's machines, whose v2 tree lacks the cpu
 //   controller): a folder `hive-bash-daemon-state-HASH` (named by the state dir as the daemon's
-//   folder of task cgroups is, cgroups.ts) where the daemon's cpu cgroup is, holding `supervisor`,
-//   which the daemon moves into, and `spawners`, with cpu.shares, which each spawner joins as it
-//   starts (a v1 cgroup has a file named `tasks` already);
+//   folder of task cgroups is, cgroups.ts) inside the daemon's cpu cgroup, with cpu.shares 102, which
+//   each spawner joins as it starts. The daemon stays where it is: its threads keep the weight of
+//   1024 each that every thread beside them has, the tasks share 102 between them. (Moving the
+//   daemon into a folder of its own beside them, as cgroup v2 must, cost each of its wake-ups a walk
+//   of two more levels of the scheduler: about 10% more CPU per `status`, bench/status-rate.)
 // - else a nice value each spawner takes.
 // Every shim and task inherits the weight from its spawner at the fork, so no task pays a write of
 // its own (a write to cgroup.procs may wait out an RCU grace period: 5 to 18 ms here).
@@ -33,7 +34,7 @@ export const TASK_CPU_SHARES = 102;
 /** Where no cgroup can be had: the scheduler's weight of nice 10 is 110, of nice 0 (the daemon's) 1024. */
 export const TASK_NICE = 10;
 
-const V1_UNIT_PREFIX = `${SHARED_FOLDER}-`;
+const V1_FOLDER_PREFIX = `${SHARED_FOLDER}-`;
 
 /** What the choice looks at: how tasks start, the folder of their v2 cgroups, where cpu limits go. */
 export interface WeightPlaces {
@@ -59,60 +60,52 @@ export function setTaskCpuWeight({ spawner, cgroupRoot, controllers, daemonFolde
   }
   const place = controllers.cpu;
   // The cpu limits' folder is `hive-bash-daemon/<daemon folder>` in the daemon's own cpu cgroup:
-  // the unit goes beside `hive-bash-daemon`.
-  const tasks = 'root' in place ? enterV1Unit(dirname(dirname(place.root)), daemonFolder) : null;
+  // the tasks' folder goes beside `hive-bash-daemon`.
+  const tasks = 'root' in place ? makeV1Folder(dirname(dirname(place.root)), daemonFolder) : null;
   if (tasks !== null) return { via: 'cgroup v1', dir: tasks, shares: TASK_CPU_SHARES };
   return { via: 'nice', nice: TASK_NICE };
 }
 
 /**
- * Makes this daemon's unit in the cgroup v1 cpu folder `parent` (removing those of daemons that
- * are gone, its own last one among them) and moves the daemon into its `supervisor` folder;
- * returns its `spawners` folder, or null where that cannot be done.
+ * Makes this daemon's folder for its spawners in the cgroup v1 cpu folder `parent` (removing the
+ * empty ones of daemons that are gone, its own last one among them); returns it, or null where
+ * that cannot be done.
  */
-function enterV1Unit(parent: string, daemonFolder: string): string | null {
-  removeV1Units(parent);
-  const unit = join(parent, `${V1_UNIT_PREFIX}${daemonFolder}`);
+function makeV1Folder(parent: string, daemonFolder: string): string | null {
+  removeEmptyV1Folders(parent);
+  const dir = join(parent, `${V1_FOLDER_PREFIX}${daemonFolder}`);
   try {
-    mkdirSync(join(unit, 'supervisor'), { recursive: true });
-    prepareV1Spawners(join(unit, 'spawners'));
-    // Every thread of the daemon: cgroup.procs moves the whole process.
-    writeFileSync(join(unit, 'supervisor', 'cgroup.procs'), String(process.pid));
-    return join(unit, 'spawners');
+    prepareV1Folder(dir);
+    return dir;
   } catch {
-    removeV1Unit(unit);
+    try {
+      rmdirSync(dir);
+    } catch {
+      // never made, or holds a spawner of a daemon killed on this state dir: the next start's
+    }
     return null;
   }
 }
 
-function prepareV1Spawners(dir: string): void {
+function prepareV1Folder(dir: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'cpu.shares'), String(TASK_CPU_SHARES));
 }
 
-/** Removes every empty daemon unit in `parent`: left by daemons that were killed. */
-function removeV1Units(parent: string): void {
+/** Removes every empty daemon folder in `parent`: left by daemons that were killed. */
+function removeEmptyV1Folders(parent: string): void {
   let names: string[];
   try {
     names = readdirSync(parent);
   } catch {
     return;
   }
-  for (const name of names) if (name.startsWith(V1_UNIT_PREFIX)) removeV1Unit(join(parent, name));
-}
-
-/** Removes a daemon unit unless its daemon still runs in it (its spawners' folder may be empty a while). */
-function removeV1Unit(unit: string): void {
-  try {
-    rmdirSync(join(unit, 'supervisor'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
-  }
-  for (const dir of [join(unit, 'spawners'), unit]) {
+  for (const name of names) {
+    if (!name.startsWith(V1_FOLDER_PREFIX)) continue;
     try {
-      rmdirSync(dir);
+      rmdirSync(join(parent, name));
     } catch {
-      // still holds a spawner about to die with its thread, or gone
+      // still holds a spawner (of a daemon that runs, or about to die with its thread)
     }
   }
 }
@@ -124,7 +117,7 @@ function removeV1Unit(unit: string): void {
 export function weighSpawner(pid: number, weight: TaskCpuWeight): void {
   try {
     if (weight.via === 'cgroup v1') {
-      prepareV1Spawners(weight.dir);
+      prepareV1Folder(weight.dir);
       writeFileSync(join(weight.dir, 'cgroup.procs'), String(pid));
     } else if (weight.via === 'nice') {
       setPriority(pid, weight.nice);
@@ -135,18 +128,10 @@ export function weighSpawner(pid: number, weight: TaskCpuWeight): void {
 }
 
 /**
- * At the daemon's stop, once its spawners and the tasks' init are killed: it leaves its cgroup v1
- * unit, which is removed once the last of them has exited (a shim killed with its spawner may take
- * a moment on a busy host).
+ * At the daemon's stop, once its spawners and the tasks' init are killed: its cgroup v1 folder is
+ * removed once the last of them has exited (a shim killed with its spawner may take a moment on a
+ * busy host).
  */
 export async function releaseTaskCpuWeight(weight: TaskCpuWeight): Promise<void> {
-  if (weight.via !== 'cgroup v1') return;
-  const unit = dirname(weight.dir);
-  try {
-    writeFileSync(join(dirname(unit), 'cgroup.procs'), String(process.pid));
-  } catch {
-    return; // still in it: the next start removes it
-  }
-  await Promise.all([removeCgroup(join(unit, 'supervisor')), removeCgroup(weight.dir)]);
-  removeV1Unit(unit);
+  if (weight.via === 'cgroup v1') await removeCgroup(weight.dir);
 }

@@ -146,11 +146,10 @@ export async function removeDaemonV1Folders(name: string): Promise<void> {
   }
 }
 
-/** The cgroup v1 cpu folder `hive-bash-daemon-<name>` where the daemon's cpu cgroup was, which is this process's. */
+/** The cgroup v1 cpu folder `hive-bash-daemon-<name>` in the daemon's cpu cgroup, which is this process's. */
 async function removeCpuWeightFolder(name: string): Promise<void> {
   const mount = cpuV1Mount();
   if (mount === null) return;
-  const unit = join(mount, ownV1Path('cpu'), `${SHARED_FOLDER}-${name}`);
   // Its spawners die a moment after their threads (PR_SET_PDEATHSIG): a busy folder is tried again.
-  for (const dir of [join(unit, 'supervisor'), join(unit, 'spawners'), unit]) await removeWhenEmpty(dir, 50);
+  await removeWhenEmpty(join(mount, ownV1Path('cpu'), `${SHARED_FOLDER}-${name}`), 50);
 }
