@@ -86,8 +86,9 @@ export class StatelessEndpoint {
 
   /**
    * tools/call. A run's retry (MRTR) answers the approvals it carries and resumes its task's wait
-   * (as status waits); a run whose task still runs with an exec waiting for a person asks a client
-   * that declared elicitation; one that outlived its wait is answered as an MCP task.
+   * (as status waits); a run whose wait ended with an exec of its task waiting for a person asks a
+   * client that declared elicitation; one that outlived its wait is answered as an MCP task. A run
+   * that did not wait (wait_seconds 0) asks no one: it answers at once, whatever its task reached.
    */
   private async callTool(params: Loose, envelope: Envelope, from: IncomingMessage): Promise<Loose> {
     const name = params.name as string;
@@ -99,7 +100,12 @@ export class StatelessEndpoint {
         ? await this.tools.call(name, params.arguments, from)
         : await this.tools.call('status', resumedWait(params.arguments, retry.taskId), from);
     const snapshot = result.isError === true ? undefined : result.structuredContent;
-    if (name === 'run' && snapshot?.state === 'running' && declaresElicitation(envelope.capabilities)) {
+    if (
+      name === 'run' &&
+      snapshot?.state === 'running' &&
+      waitedAtAll(params.arguments) &&
+      declaresElicitation(envelope.capabilities)
+    ) {
       const asked = this.inputs.inputRequired(name, params.arguments, snapshot.id as string);
       if (asked !== null) return asked;
     }
@@ -127,6 +133,11 @@ export class StatelessEndpoint {
     if (method === 'tasks/cancel') return this.mcpTasks.cancel(taskId);
     return this.mcpTasks.update(taskId, params.inputResponses, from);
   }
+}
+
+/** Whether a run's (valid) arguments asked it to wait for its task at all. */
+function waitedAtAll(args: unknown): boolean {
+  return ((isObject(args) ? args.wait_seconds : undefined) ?? DEFAULT_WAIT_SECONDS) !== 0;
 }
 
 /** What a run's retry waits for, as status: the same task, for as long as the run asked to wait. */
