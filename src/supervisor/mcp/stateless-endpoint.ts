@@ -103,7 +103,7 @@ export class StatelessEndpoint {
     if (
       name === 'run' &&
       snapshot?.state === 'running' &&
-      waitedAtAll(params.arguments) &&
+      waitSecondsOf(params.arguments) !== 0 &&
       declaresElicitation(envelope.capabilities)
     ) {
       const asked = this.inputs.inputRequired(name, params.arguments, snapshot.id as string);
@@ -135,9 +135,9 @@ export class StatelessEndpoint {
   }
 }
 
-/** Whether a run's (valid) arguments asked it to wait for its task at all. */
-function waitedAtAll(args: unknown): boolean {
-  return ((isObject(args) ? args.wait_seconds : undefined) ?? DEFAULT_WAIT_SECONDS) !== 0;
+/** How long a run's (valid) arguments asked it to wait for its task: its wait_seconds, or the default. */
+function waitSecondsOf(args: unknown): unknown {
+  return (isObject(args) ? args.wait_seconds : undefined) ?? DEFAULT_WAIT_SECONDS;
 }
 
 /** What a run's retry waits for, as status: the same task, for as long as the run asked to wait. */
@@ -145,7 +145,7 @@ function resumedWait(args: unknown, taskId: string): Loose {
   const given = isObject(args) ? args : {};
   return {
     id: taskId,
-    wait_seconds: given.wait_seconds ?? DEFAULT_WAIT_SECONDS,
+    wait_seconds: waitSecondsOf(args),
     ...(given.wait_for === undefined ? {} : { wait_for: given.wait_for }),
     ...(given.wait_for_port === undefined ? {} : { wait_for_port: given.wait_for_port }),
   };
