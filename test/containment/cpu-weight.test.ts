@@ -15,11 +15,19 @@ import { waitFor } from '../helpers/processes.js';
 /** Prints what decides the task's weight: its cgroups, its session's autogroup, its nice value. */
 const SHOW_WEIGHT = 'cat /proc/self/cgroup; cat /proc/self/autogroup 2>/dev/null; echo "nice $(ps -o ni= -p $$)"';
 
-/** The processes in cgroup `dir` and the cgroups beneath it. */
+/**
+ * The processes in cgroup `dir` and the cgroups beneath it; none once it is gone (another daemon's
+ * start removes every empty folder a killed daemon left, this one's among them).
+ */
 function processesIn(dir: string): string[] {
-  const own = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
-  const below = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory());
-  return [...own, ...below.flatMap((entry) => processesIn(join(dir, entry.name)))];
+  try {
+    const own = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+    const below = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    return [...own, ...below.flatMap((entry) => processesIn(join(dir, entry.name)))];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
 
 async function weightOf(daemon: TestDaemon): Promise<any> {
