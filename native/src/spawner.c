@@ -16,7 +16,7 @@
  * linked in here, instead of exec'ing it (shim-fork.c): the same shim, without the cost of loading
  * its image. Any other path is posix_spawned.
  * With INIT_PIDFD, an fd of this process that is a pidfd of hive-task-init's init, it joins that
- * init's PID and mount namespaces (setns), so that everything it starts runs in the tasks' own
+ * init's PID, mount and user namespaces (setns), so that everything it starts runs in the tasks' own
  * namespaces; it stays outside itself, unseen there. Should that init die (every process inside
  * dies with it), this process exits, and the thread starts a new one for a new namespace.
  * It reaps the shims it starts, and dies with the thread that started it (PR_SET_PDEATHSIG), which
@@ -168,13 +168,15 @@ static void reset_signal_dispositions(void) {
   }
 }
 
-/* Joins the PID (for its children) and mount namespaces of the init behind `pidfd`. */
+/* Joins the PID (for its children), mount and user namespaces of the init behind `pidfd`. */
 static void join_task_namespace(const char *text) {
   long pidfd;
   if (parse_decimal(text, ANSWER_FD + 1, 1024, &pidfd) < 0) exit_with_error(1, EINVAL, "parse INIT_PIDFD '%.32s'", text);
   struct pollfd init = {.fd = (int)pidfd, .events = POLLIN};
   if (poll(&init, 1, 0) != 0) exit_with_error(1, ESRCH, "poll INIT_PIDFD %ld: the tasks' init is gone", pidfd);
   if (setns((int)pidfd, CLONE_NEWPID | CLONE_NEWNS) != 0) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWPID|CLONE_NEWNS", pidfd);
+  /* Then its user namespace, which owns that mount namespace (EINVAL: the init has none of its own). */
+  if (setns((int)pidfd, CLONE_NEWUSER) != 0 && errno != EINVAL) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWUSER", pidfd);
   if (fcntl((int)pidfd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %ld", pidfd);
   init_pidfd = (int)pidfd;
 }

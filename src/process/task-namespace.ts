@@ -16,8 +16,10 @@ export type NamespaceChoice = 'auto' | 'off';
 export interface NamespacePlan {
   /** Directories tasks may read and not change (the state dir). */
   readOnly: string[];
-  /** Files tasks read as empty (the token file). */
+  /** Files tasks read as empty (a token or policy file that shares its folder). */
   hidden: string[];
+  /** Folders tasks see empty (those of the token, the policy file and the harness socket, where nothing else is in them). */
+  hiddenDirs: string[];
 }
 
 /** How long the init may take to set up (a mount on a hung file system would hold it). */
@@ -39,6 +41,8 @@ interface RunningInit {
 export class TaskNamespace {
   private running: RunningInit | null = null;
   private why: string;
+  /** Why a task that is root could undo the mounts (the kernel refused the init a user namespace), or null. */
+  private unlocked: string | null = null;
   private stopping = false;
 
   private constructor(
@@ -74,6 +78,7 @@ export class TaskNamespace {
     init_pid: number | null;
     read_only: string[];
     hidden: string[];
+    mounts_locked: boolean;
     reason: string | null;
   } {
     const on = this.running !== null;
@@ -81,8 +86,9 @@ export class TaskNamespace {
       in_force: on,
       init_pid: this.running?.pid ?? null,
       read_only: on ? this.plan.readOnly : [],
-      hidden: on ? this.plan.hidden : [],
-      reason: on ? null : this.why,
+      hidden: on ? [...this.plan.hiddenDirs, ...this.plan.hidden] : [],
+      mounts_locked: on && this.unlocked === null,
+      reason: on ? this.unlocked : this.why,
     };
   }
 
@@ -109,6 +115,7 @@ export class TaskNamespace {
     const args = [
       ...this.plan.readOnly.flatMap((dir) => ['-r', dir]),
       ...this.plan.hidden.flatMap((file) => ['-h', file]),
+      ...this.plan.hiddenDirs.flatMap((dir) => ['-H', dir]),
     ];
     const [readEnd, writeEnd] = addon.pipe();
     const devNull = openSync('/dev/null', 'r');
@@ -145,13 +152,14 @@ export class TaskNamespace {
       reaped();
     });
     const line = (await within(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
-    const ready = gone ? null : /^ready (\d+)$/.exec(line);
+    const ready = gone ? null : /^ready (\d+)(?: unlocked (\d+))?$/.exec(line);
     if (ready === null) {
       this.why = describeInitError(gone && line.startsWith('ready') ? 'error the init died as it started' : line);
       if (!gone) addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
       return;
     }
     const pid = Number(ready[1]);
+    this.unlocked = describeUnlocked(ready[2]);
     // The init is the outer process's child, unreaped while the outer lives: this pid is still it.
     let pidfd: number;
     try {
@@ -179,6 +187,12 @@ export class TaskNamespace {
     this.why = why;
     void this.startInit().then(() => this.onLost(why, this.running !== null));
   }
+}
+
+/** Why the init's mounts are not locked, from the errno of its refused user namespace; null when they are. */
+function describeUnlocked(errno: string | undefined): string | null {
+  if (errno === undefined) return null;
+  return `unshare CLONE_NEWUSER: ${describeErrno(Number(errno))}: a task that is root can unmount what keeps the state dir read-only and hides the daemon's files`;
 }
 
 /** "error ERRNO CALL" from hive-task-init, in words. */
