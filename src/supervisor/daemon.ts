@@ -1,6 +1,5 @@
 // Wires the daemon together: registry, workers, tasks, MCP and HTTP; and takes it apart on stop.
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -23,6 +22,7 @@ import {
   type HostSetup,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
+import { planHiding, type SecretFile } from '../process/hidden-paths.js';
 import { countOwnChildren } from '../process/process-table.js';
 import { describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
@@ -324,16 +324,20 @@ async function stopTaskSide(taskSide: TaskSide, store: TaskStore, reads: ReadPoo
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
 async function startTaskNamespace(config: Config, spawner: HostSetup['spawner'], log: Logger): Promise<TaskNamespace> {
-  const plan = {
-    readOnly: [config.stateDir],
-    hidden: [config.authTokenFile, config.policyFile].flatMap((file) => (file === null ? [] : [resolve(file)])),
-  };
+  const secrets: SecretFile[] = [
+    { path: config.authTokenFile, what: 'the token file (--auth-token-file)' },
+    { path: config.policyFile, what: 'the policy file (--policy)' },
+    { path: config.agentSocket, what: "the harness's socket (--agent-socket)" },
+  ].flatMap(({ path, what }) => (path === null ? [] : [{ path, what }]));
+  const { warnings, ...hiding } = planHiding(secrets);
+  const plan = { readOnly: [config.stateDir], ...hiding };
   const namespace = await TaskNamespace.start(config.taskNamespace, spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
+  if (namespace.describe().in_force) for (const warning of warnings) log.warn(warning);
   return namespace;
 }
 
