@@ -3,7 +3,7 @@
 // the daemon's output tool answers in text, which cannot carry every byte (a CR before a newline
 // is dropped, a byte that is not UTF-8 becomes U+FFFD).
 import { dirname, isAbsolute } from 'node:path';
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { CommandContext } from './command.js';
 
 const CHUNK_BYTES = 256 * 1024;
@@ -82,10 +82,16 @@ export class OutputFile {
   }
 
   /** Opens the file; null, or the error's code. */
+  /** Opened without waiting and following no symlink: what a task may have put in the file's place (a FIFO) is refused, never waited on. */
   private tryOpen(): string | null {
     try {
-      this.fd = openSync(this.path, 'r');
-      return null;
+      const fd = openSync(
+        this.path,
+        constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY,
+      );
+      if (fstatSync(fd).isFile()) this.fd = fd;
+      else closeSync(fd);
+      return this.fd === fd ? null : 'not a regular file';
     } catch (error) {
       return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     }

@@ -12,7 +12,9 @@
 // later start reads the new holder's file and leaves it. So any number of starts at once, one holder.
 import {
   closeSync,
+  constants,
   fstatSync,
+  lstatSync,
   linkSync,
   openSync,
   readdirSync,
@@ -125,23 +127,31 @@ function setAsideStale(path: string, stale: BigIntStats): void {
     throw error;
   }
   try {
-    if (!sameFile(statSync(aside, { bigint: true }), stale)) linkIfAbsent(aside, path);
+    if (!sameFile(lstatOrNull(aside), stale)) linkIfAbsent(aside, path);
   } finally {
     unlinkSync(aside);
   }
 }
 
-/** The text and identity of one file at `path` (read through one descriptor), or null when there is none. */
+/**
+ * The text and identity of one file at `path` (read through one descriptor), or null when there is
+ * none. Anything but a regular file (a FIFO, whose plain open would wait for a writer; a symlink, a
+ * device) is opened without waiting, never read, and reads as no record: a stale file.
+ */
 function readLockFile(path: string): { text: string; stats: BigIntStats } | null {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code !== 'ELOOP' && code !== 'ENXIO') throw error;
+    const stats = lstatOrNull(path); // a symlink, or a socket
+    return stats === null ? null : { text: '', stats };
   }
   try {
-    return { text: readFileSync(fd, 'latin1'), stats: fstatSync(fd, { bigint: true }) };
+    const stats = fstatSync(fd, { bigint: true });
+    return { text: stats.isFile() ? readFileSync(fd, 'latin1') : '', stats };
   } finally {
     closeSync(fd);
   }
@@ -155,6 +165,10 @@ function busyError(pid: number, stateDir: string): StateDirBusyError {
 
 function statOrNull(path: string): BigIntStats | null {
   return statSync(path, { bigint: true, throwIfNoEntry: false }) ?? null;
+}
+
+function lstatOrNull(path: string): BigIntStats | null {
+  return lstatSync(path, { bigint: true, throwIfNoEntry: false }) ?? null;
 }
 
 function sameFile(a: BigIntStats | null, b: BigIntStats): boolean {

@@ -1,7 +1,8 @@
 // The output cap: writes one stream of a task into its file as it arrives, up to the cap; the rest
 // is discarded. A pipe task's shim does the same in C (native/src/shim-output.c, the same limits),
 // and its cuts are told here in the same words.
-import { closeSync, open, statfsSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, open, statfsSync, writeSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { LaunchedTask, OutputCut, OutputFiles } from '../process/launched-task.js';
@@ -92,25 +93,20 @@ export function shimOutputFiles(
  * here): the bytes the task wrote to each stream, or, if the shim was killed before it could say,
  * what the files hold.
  */
-export async function shimOutputWritten(
-  launched: LaunchedTask,
-  fds: [number, number],
-  spec: OutputSpec,
-): Promise<[number, number]> {
+export async function shimOutputWritten(launched: LaunchedTask, fds: [number, number]): Promise<[number, number]> {
+  // What the files hold is read through our fds, not their paths: a path may lead elsewhere by now.
+  const sizes = fds.map((fd) => fstatSync(fd).size) as [number, number];
   for (const fd of fds) closeSync(fd);
-  const bytes = await launched.outputBytes;
-  const size = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  return bytes ?? [size(spec.stdoutPath), size(spec.stderrPath)];
+  return (await launched.outputBytes) ?? sizes;
 }
 
 /**
- * Opens (and empties) a task's two output files with mode 0600, on libuv's thread pool: creating a
- * file can keep the kernel busy for a millisecond or more (ext4 here, soon after many files were
- * deleted: 0.6 ms of CPU a file in a loop, 1.8 ms a file in a daemon's worker thread, measured), and
- * the thread that opens them carries every other task's reports. Both at once, each task's opens
- * beside any other's: a stuck open (a FIFO put at the path) holds up its own task alone, and one
- * open after another throughout the thread cost short-tasks a sixth of its rate here. Throws with
- * the path in the message, the other file closed.
+ * Makes a task's two output files anew, mode 0600, on libuv's thread pool: creating a file can keep
+ * the kernel busy for a millisecond or more (ext4 here, soon after many files were deleted: 0.6 ms
+ * of CPU a file in a loop, 1.8 ms a file in a daemon's worker thread, measured), and the thread
+ * that opens them carries every other task's reports. Both at once, each task's opens beside any
+ * other's: one open after another throughout the thread cost short-tasks a sixth of its rate here.
+ * Throws with the path in the message, the other file closed.
  */
 export async function openOutputFiles(paths: [string, string]): Promise<[number, number]> {
   const opened = await Promise.allSettled(paths.map(openOutputFile));
@@ -121,9 +117,23 @@ export async function openOutputFiles(paths: [string, string]): Promise<[number,
   throw failed.reason;
 }
 
-function openOutputFile(path: string): Promise<number> {
-  return new Promise((resolve, reject) => open(path, 'w', 0o600, (error, fd) => (error ? reject(error) : resolve(fd))));
+/**
+ * Whatever is at the path goes first, and the file is made with O_EXCL, following no symlink: what a
+ * task put there (a FIFO, whose open would wait for a reader; a symlink or a hard link to a file of
+ * the host, which O_TRUNC would empty) is never opened. One put there again between the two fails
+ * the open (EEXIST), and with it the task's start.
+ */
+async function openOutputFile(path: string): Promise<number> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+  return new Promise((resolve, reject) =>
+    open(path, CREATE_FLAGS, 0o600, (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
 }
+
+const CREATE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NOCTTY;
 
 /** Pumps `source` into the file open at `fd`, which it closes at the stream's end. */
 export function pumpToFile(source: Readable, fd: number, options: OutputFileOptions): OutputFile {

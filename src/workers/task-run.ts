@@ -178,7 +178,7 @@ export class TaskRun {
         .then(() => terminal.finish())
         .catch(() => terminal.close());
     }
-    if (shimWrites) return shimOutputWritten(launched, fds, this.spec);
+    if (shimWrites) return shimOutputWritten(launched, fds);
     return Promise.all([
       pumpOutput(terminal?.output ?? launched.stdout, fds[0], 'stdout', this.spec, this.onTruncated),
       pumpOutput(terminal ? null : launched.stderr, fds[1], 'stderr', this.spec, this.onTruncated),

@@ -1,7 +1,24 @@
 // The daemon's one reader of output files that may still grow: their size now, their bytes from an
 // offset, and a watch that calls back when they change. Readiness, output, the tails and the
 // screen all read through it.
-import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+//
+// A task that can write the state dir (one that is root where the tasks' mounts are not locked, or
+// any where they share the daemon's namespace) can put anything where an output file was: a FIFO,
+// whose plain open would wait for a writer and hold the thread that serves every call, a symlink
+// to a file of the host, a socket, a device, a hard link. A reader opens without waiting
+// (O_NONBLOCK), follows no symlink and checks what it opened: anything but the daemon's own regular
+// file is read as no file at all, and `replacedOutput` says what is there instead.
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  watch,
+  type FSWatcher,
+  type Stats,
+} from 'node:fs';
 
 /** Behind the file watch (which misses a file created after it started): how often the files are looked at anyway. */
 const POLL_MS = 250;
@@ -33,14 +50,53 @@ export function readInto(fd: number, buffer: Buffer, at: number, length: number,
   return read;
 }
 
-/** Runs `use` with the file at `path` open for reading; null when it cannot be opened. */
-export function withFile<T>(path: string, use: (fd: number) => T): T | null {
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY;
+
+/** The output file at `path` open for reading, or null: none there, or something else in its place. */
+export function openOutput(path: string): number | null {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, READ_FLAGS);
   } catch {
     return null;
   }
+  if (isOwnOutput(fstatSync(fd))) return fd;
+  closeSync(fd);
+  return null;
+}
+
+/** A file the daemon made: regular, and linked nowhere else. */
+function isOwnOutput(stats: Stats): boolean {
+  return stats.isFile() && stats.nlink === 1;
+}
+
+/** What is at `path` in place of the output file the daemon made, in words; null when nothing or that file is there. */
+export function replacedOutput(path: string): string | null {
+  let stats: Stats;
+  try {
+    stats = lstatSync(path);
+  } catch {
+    return null;
+  }
+  if (isOwnOutput(stats)) return null;
+  const kind = stats.isFIFO()
+    ? 'a FIFO'
+    : stats.isSymbolicLink()
+      ? 'a symbolic link'
+      : stats.isSocket()
+        ? 'a socket'
+        : stats.isCharacterDevice() || stats.isBlockDevice()
+          ? 'a device'
+          : stats.isDirectory()
+            ? 'a directory'
+            : `a file with ${stats.nlink} hard links`;
+  return `the output file ${path} is ${kind}, not the file the daemon made: something replaced it, and what is there is not read`;
+}
+
+/** Runs `use` with the output file at `path` open for reading; null when there is none (see openOutput). */
+export function withFile<T>(path: string, use: (fd: number) => T): T | null {
+  const fd = openOutput(path);
+  if (fd === null) return null;
   try {
     return use(fd);
   } finally {

@@ -1,21 +1,23 @@
 // Reads the end of an output file for status: the last bytes, cut at UTF-8 character boundaries.
 import { fstatSync } from 'node:fs';
-import { readOpen, withFile } from './growing-file.js';
+import { readOpen, replacedOutput, withFile } from './growing-file.js';
 
 export interface StreamTail {
   text: string;
   /** Bytes in the file. */
   bytes: number;
+  /** What replaced the file the daemon made (growing-file.ts), or null. */
+  replaced: string | null;
 }
 
-/** The last `maxBytes` of the file at `path` (empty when it does not exist yet). */
+/** The last `maxBytes` of the file at `path` (empty when it does not exist yet, or was replaced). */
 export function readTail(path: string, maxBytes: number): StreamTail {
   const tail = withFile(path, (fd) => {
     const size = fstatSync(fd).size;
     const length = Math.min(size, maxBytes);
-    return { text: decodeWholeCharacters(readOpen(fd, size - length, length)), bytes: size };
+    return { text: decodeWholeCharacters(readOpen(fd, size - length, length)), bytes: size, replaced: null };
   });
-  return tail ?? { text: '', bytes: 0 };
+  return tail ?? { text: '', bytes: 0, replaced: replacedOutput(path) };
 }
 
 /** Drops a partial character at either end (continuation bytes first, an unfinished sequence last). */

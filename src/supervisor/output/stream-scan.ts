@@ -2,8 +2,8 @@
 // time (a turn of the event loop between chunks), and hands the lines it selects to a Selection:
 // every line, or with grep the matching lines and their context, numbered as grep -n numbers them.
 import { ByteLines, TextLines, type ChunkLines } from './chunk-lines.js';
-import { closeSync, openSync } from 'node:fs';
-import { readInto } from './growing-file.js';
+import { closeSync } from 'node:fs';
+import { openOutput, readInto } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import type { StreamPlace } from './output-cursor.js';
 import type { Selection } from './output-selection.js';
@@ -40,12 +40,8 @@ export interface ScanRequest {
 
 /** Reads the lines of `request` into its selection; returns the place read up to, and how many lines grep matched. */
 export async function scanStream(request: ScanRequest): Promise<{ end: StreamPlace; matches: number }> {
-  let fd: number;
-  try {
-    fd = openSync(request.path, 'r');
-  } catch {
-    return { end: request.from, matches: 0 }; // not created yet
-  }
+  const fd = openOutput(request.path);
+  if (fd === null) return { end: request.from, matches: 0 }; // not created yet, or replaced
   const walker = new LineWalker(request);
   try {
     return { end: await scanOpen(fd, request, walker), matches: walker.matchCount };

@@ -2,7 +2,7 @@
 // beside it as tasks.sqlite.damaged-<time>, kept for a post-mortem, and a fresh registry takes its
 // place. The tasks it held are forgotten; their output files stay where they are.
 import Database from 'better-sqlite3';
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../../errors.js';
 import { openDatabase } from './database.js';
@@ -41,6 +41,8 @@ export function openRegistry(stateDir: string): { db: Database.Database; setAsid
  * writer's close would checkpoint the WAL into the damaged file and delete it.
  */
 function findDamage(file: string): string | null {
+  const foreign = findForeignFile(file);
+  if (foreign !== null) return foreign;
   if (!existsSync(file)) return null;
   let db: Database.Database | null = null;
   try {
@@ -56,6 +58,18 @@ function findDamage(file: string): string | null {
   } finally {
     db?.close();
   }
+}
+
+/**
+ * Which of the registry's files is not a regular file (a FIFO, whose open by SQLite would wait for
+ * a writer forever; a symlink, a socket, a device, a directory), in words; null when none is.
+ */
+function findForeignFile(file: string): string | null {
+  for (const suffix of SET_ASIDE_ORDER) {
+    const stats = lstatSync(file + suffix, { throwIfNoEntry: false });
+    if (stats !== undefined && !stats.isFile()) return `${file + suffix} is not a regular file`;
+  }
+  return null;
 }
 
 /** SQLite's codes for a file it cannot read as a database: damage, not a fault of the disk or a bug. */
