@@ -1,22 +1,29 @@
 // What no sandboxed task may write, whatever its write dirs: the kernel's interfaces (/proc, /sys,
 // cgroupfs, wherever mounted) and devices but the null-like ones and its terminals; and what it may
-// not call: the keyrings, io_uring, a new user namespace. Even a task whose writes are not confined
-// (write ["/"]) finds them read-only. Every write is tried by opening for writing and closing again,
-// with nothing written. Also: the devices, terminals, /dev/shm and programs a build uses still work.
+// not call: the keyrings, io_uring, a new user namespace. A write dir there is refused before the
+// start (given, defaulted from the cwd, or from the operator's flags), and even a task whose writes
+// are not confined (write ["/"]) finds them read-only. Every write is tried by opening for writing
+// and closing again, with nothing written. Also: the devices, terminals, /dev/shm and programs a
+// build uses still work.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
-import { connectClient } from '../helpers/mcp-client.js';
+import { writableCgroup2Mount } from '../helpers/cgroups.js';
+import { nativeContainment, runDaemonBinary, startTestDaemon, type TestContainment } from '../helpers/daemon.js';
+import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { REPO_ROOT } from '../helpers/nix-module.js';
 import { waitFor } from '../helpers/processes.js';
 import { runDone } from '../helpers/run-done.js';
 import { makeScratchDir } from '../helpers/scratch.js';
 
 const fixture = (name: string) => join(REPO_ROOT, 'test/sandbox/fixtures', name);
+const KERNEL_DIR_REMEDY =
+  'give write directories outside /proc, /sys, /dev and the other kernel file systems (a sandbox without "write" writes in the run\'s cwd and the temporary directory)';
+const PROC_REACH =
+  "the kernel's processes and settings (a program named in /proc/sys/kernel/core_pattern runs as root on the host)";
 /** A sysfs file a root task could change the kernel through. */
 const SYS_FILE = ['/sys/kernel/mm/transparent_hugepage/enabled', '/sys/class/net/lo/mtu'].find(existsSync)!;
 
@@ -49,6 +56,105 @@ async function loopDevice(t: TestContext, dir: string): Promise<[string, string]
   ]);
   return [loop, node];
 }
+
+/** The message of a run refused with ERR_SANDBOX_NOT_ALLOWED. */
+async function refusal(tools: ToolClient, args: Record<string, unknown>): Promise<string> {
+  const refused = await tools.call('run', { command: 'true', ...args });
+  assert.equal(refused.structured?.error?.code, 'ERR_SANDBOX_NOT_ALLOWED', refused.text);
+  return refused.structured.error.message;
+}
+
+test('a write dir in /proc, /sys, cgroupfs or /dev, given or the cwd by default, is refused naming the path and why', async (t) => {
+  const bound = bindProc(t);
+  const links = makeScratchDir(t, 'links');
+  execFileSync('ln', ['-s', '/proc/sys/kernel', join(links, 'kernel')]);
+  const daemon = await startTestDaemon(t, {
+    containment: nativeContainment(),
+    args: ['--default-sandbox', JSON.stringify({ network: false })],
+  });
+  const tools = await connectClient(t, daemon.url);
+  const refused = (source: string, what: string) =>
+    `Invalid run input: ${source} is a sandbox no task may have: it lets the task write in ${what}; nothing was started: ${KERNEL_DIR_REMEDY}`;
+  const inCwd = `/proc/sys/kernel ("cwd", a default write directory), and /proc/sys/kernel is in /proc, a proc mount: ${PROC_REACH}`;
+  assert.equal(await refusal(tools, { cwd: '/proc/sys/kernel' }), refused("the daemon's --default-sandbox", inCwd));
+  assert.equal(
+    await refusal(tools, { cwd: '/proc/sys/kernel', sandbox: { network: false } }),
+    refused('"sandbox"', inCwd),
+  );
+  const given = (dir: string) => refusal(tools, { sandbox: { write: ['/tmp', dir] } });
+  assert.equal(
+    await given('/proc'),
+    refused('"sandbox"', `/proc ("sandbox.write[1]"), and /proc is a proc mount: ${PROC_REACH}`),
+  );
+  assert.equal(
+    await given(join(links, 'kernel')),
+    refused(
+      '"sandbox"',
+      `/proc/sys/kernel ("sandbox.write[1]": "${links}/kernel" resolves to it), and /proc/sys/kernel is in /proc, a proc mount: ${PROC_REACH}`,
+    ),
+  );
+  assert.equal(
+    await given(`${bound}/sys/kernel`),
+    refused(
+      '"sandbox"',
+      `${bound}/sys/kernel ("sandbox.write[1]"), and ${bound}/sys/kernel is in ${bound}, a proc mount: ${PROC_REACH}`,
+    ),
+  );
+  assert.equal(
+    await given('/sys/fs/cgroup'),
+    refused(
+      '"sandbox"',
+      `/sys/fs/cgroup ("sandbox.write[1]"), and /sys/fs/cgroup is in /sys, a sysfs mount: the kernel's devices, drivers and settings`,
+    ),
+  );
+  const cgroup2 = writableCgroup2Mount();
+  if (cgroup2 !== null)
+    assert.equal(
+      await given(cgroup2),
+      refused(
+        '"sandbox"',
+        `${cgroup2} ("sandbox.write[1]"), and ${cgroup2} is a cgroup2 mount: control groups (a task that writes cgroup.procs moves itself out of its own, and out of kill's reach)`,
+      ),
+    );
+  assert.equal(
+    await given('/dev'),
+    refused(
+      '"sandbox"',
+      `/dev ("sandbox.write[1]"), and /dev is a devtmpfs mount: devices (a disk's node reaches the whole disk)`,
+    ),
+  );
+  assert.equal(
+    await given('/dev/shm'),
+    refused(
+      '"sandbox"',
+      `/dev/shm ("sandbox.write[1]"), and /dev/shm is the task's own: every sandboxed task has a /dev/shm of its own (a tmpfs), writable without asking`,
+    ),
+  );
+  assert.deepEqual((await tools.ok('list', {})).tasks, [], 'nothing was started');
+});
+
+test('--default-sandbox or --sandbox-floor naming a write dir in the kernel interfaces stops the start', async (t) => {
+  for (const [flag, dir, where] of [
+    ['--default-sandbox', '/proc/sys/kernel', `/proc/sys/kernel is in /proc, a proc mount: ${PROC_REACH}`],
+    ['--sandbox-floor', '/sys', "/sys is a sysfs mount: the kernel's devices, drivers and settings"],
+  ]) {
+    const result = await runDaemonBinary([
+      '--port',
+      '0',
+      '--state-dir',
+      makeScratchDir(t, 'state'),
+      flag!,
+      JSON.stringify({ write: [dir] }),
+    ]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.ok(
+      result.stderr.includes(
+        `${flag} is a sandbox no task may have: it lets the task write in ${dir} (its "write"[0]), and ${where}; ${KERNEL_DIR_REMEDY}`,
+      ),
+      result.stderr,
+    );
+  }
+});
 
 for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   describe(`containment ${containment}`, () => {
