@@ -84,8 +84,8 @@ export class QueueFullError extends ToolRefusal {
 /** A run's sandbox allows more than its limit (`beyond`: "wider than LIMIT: WHY, and LIMIT allows at most: ..."). */
 export class SandboxNotAllowedError extends ToolInputError {
   override readonly code = 'ERR_SANDBOX_NOT_ALLOWED';
-  constructor(source: string, beyond: string) {
-    super(`Invalid run input: ${source} is ${beyond}; nothing was started: ask for no more than that`);
+  constructor(source: string, beyond: string, remedy = 'ask for no more than that') {
+    super(`Invalid run input: ${source} is ${beyond}; nothing was started: ${remedy}`);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -273,6 +274,29 @@ static napi_value js_sandbox_kernel_gap(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* kernelMountOf(path) -> { point, type } of the deepest kernel interface mount that holds `path`
+ * (absolute, resolved), or null. */
+static napi_value js_kernel_mount_of(napi_env env, napi_callback_info info) {
+  size_t argc = 1, length = 0;
+  napi_value argv[1], result, value;
+  char path[PATH_MAX], point[PATH_MAX], type[64];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok || length >= sizeof path - 1)
+    return throw_errno(env, EINVAL, "kernelMountOf");
+  int found = kernel_mount_of(path, point, sizeof point, type, sizeof type);
+  if (found < 0) return throw_errno(env, -found, "read /proc/self/mountinfo");
+  if (found == 0) {
+    napi_get_null(env, &result);
+    return result;
+  }
+  napi_create_object(env, &result);
+  napi_create_string_utf8(env, point, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, result, "point", value);
+  napi_create_string_utf8(env, type, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, result, "type", value);
+  return result;
+}
+
 /* openDetachedTerminal(cols, rows) -> { mountFd, masterFd, number }: a terminal in a devpts
  * instance of its own, mounted nowhere yet (a sandboxed task's leader attaches it). */
 static napi_value js_open_detached_terminal(napi_env env, napi_callback_info info) {
@@ -427,6 +451,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"textFd", NULL, js_text_fd, NULL, NULL, NULL, napi_default, NULL},
       {"landlockAbi", NULL, js_landlock_abi, NULL, NULL, NULL, napi_default, NULL},
       {"sandboxKernelGap", NULL, js_sandbox_kernel_gap, NULL, NULL, NULL, napi_default, NULL},
+      {"kernelMountOf", NULL, js_kernel_mount_of, NULL, NULL, NULL, napi_default, NULL},
       {"openDetachedTerminal", NULL, js_open_detached_terminal, NULL, NULL, NULL, napi_default, NULL},
       {"tcpSocketInode", NULL, js_tcp_socket_inode, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},

@@ -1,9 +1,10 @@
-/* A task leader's mount namespace (sandbox.h): everything read-only but its write directories, and
- * a devpts instance of its own. Landlock confines which files a task may change, not their
- * metadata: a read-only mount refuses chmod, chown, utimes, xattrs and inode flags too (EROFS).
- * The new mount API does it in a few calls (Linux 5.12, below Landlock's 5.13): each write
- * directory's subtree is cloned as it is (a read-only mount inside it stays read-only), the whole
- * tree is made read-only recursively, and the clones are mounted back over their directories. */
+/* A task leader's mount namespace (sandbox.h): everything read-only but its write directories, no
+ * device node usable but a few (sandbox-kernel.c), and a devpts instance of its own. Landlock
+ * confines which files a task may change, not their metadata: a read-only mount refuses chmod,
+ * chown, utimes, xattrs and inode flags too (EROFS). The new mount API does it in a few calls
+ * (Linux 5.12, below Landlock's 5.13): each write directory's subtree and each device the task may
+ * open is cloned as it is (a read-only mount inside it stays read-only), the whole tree is made
+ * read-only and nodev recursively, and the clones are mounted back over their paths. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
@@ -19,17 +20,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "sandbox-parts.h"
 #include "sys.h"
 
-/* The new mount API and openat2's flags, spelled here: glibc has them only from 2.36. */
-#define TREE_CLONE 1 /* OPEN_TREE_CLONE */
-#define TREE_RECURSIVE 0x8000 /* AT_RECURSIVE */
-#define MOVE_FROM_FD 0x4 /* MOVE_MOUNT_F_EMPTY_PATH */
-#define MOVE_TO_FD 0x40 /* MOVE_MOUNT_T_EMPTY_PATH */
-#define ATTR_RDONLY 0x1
-#define ATTR_NOSUID 0x2
-#define ATTR_NODEV 0x4
-#define ATTR_NOEXEC 0x8
+/* openat2's and fsconfig's flags, spelled here: glibc has them only from 2.36. */
 #define RESOLVE_NO_MAGIC_LINKS 0x02
 #define RESOLVE_NO_SYM_LINKS 0x04
 #define FSCONFIG_STRING 1 /* FSCONFIG_SET_STRING */
@@ -45,7 +39,7 @@ struct open_request {
 /* A devpts instance's options: anyone may open its ptmx; its terminals are their opener's. */
 #define DEVPTS_OPTIONS "newinstance,ptmxmode=0666,mode=0620"
 
-static int set_mount_attributes(int dfd, const char *path, unsigned int flags, uint64_t set) {
+int set_mount_attributes(int dfd, const char *path, unsigned int flags, uint64_t set) {
   struct mount_attributes attributes = {.set = set};
   return syscall(SYS_mount_setattr, dfd, path, flags, &attributes, sizeof attributes) == 0 ? 0 : -errno;
 }
@@ -84,17 +78,18 @@ static int mount_write_dirs(const char *const *dirs, int count, const int *dir_f
   return 0;
 }
 
-/* Makes every mount read-only but the write directories, which keep the flags they had. */
-static int make_read_only(const char *const *dirs, int count, int *dir_fds, const char **call, const char **object) {
+/* Makes every mount nodev, and with `read_only` read-only too, but the write directories (with
+ * `read_only`), which keep the flags they had. */
+static int restrict_mounts(const char *const *dirs, int count, int read_only, int *dir_fds, const char **call, const char **object) {
   int clones[count > 0 ? count : 1];
   for (int i = 0; i < count; i++) dir_fds[i] = clones[i] = -1;
-  int err = clone_write_dirs(dirs, count, dir_fds, clones, call, object);
+  int err = read_only ? clone_write_dirs(dirs, count, dir_fds, clones, call, object) : 0;
   if (err == 0) {
     *object = "/";
-    *call = "mount_setattr MOUNT_ATTR_RDONLY|AT_RECURSIVE";
-    err = set_mount_attributes(AT_FDCWD, "/", TREE_RECURSIVE, ATTR_RDONLY);
+    *call = read_only ? "mount_setattr MOUNT_ATTR_RDONLY|MOUNT_ATTR_NODEV|AT_RECURSIVE" : "mount_setattr MOUNT_ATTR_NODEV|AT_RECURSIVE";
+    err = set_mount_attributes(AT_FDCWD, "/", TREE_RECURSIVE, ATTR_NODEV | (read_only ? ATTR_RDONLY : 0));
   }
-  if (err == 0) err = mount_write_dirs(dirs, count, dir_fds, clones, call, object);
+  if (err == 0 && read_only) err = mount_write_dirs(dirs, count, dir_fds, clones, call, object);
   for (int i = 0; i < count; i++) {
     if (clones[i] >= 0) close(clones[i]);
     if (err < 0 && dir_fds[i] >= 0) close(dir_fds[i]);
@@ -146,9 +141,16 @@ int confine_mounts(const char *const *dirs, int count, int read_only, int devpts
   *object = "/";
   *call = "mount --make-rprivate";
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -errno;
-  int err = read_only ? make_read_only(dirs, count, dir_fds, call, object) : 0;
+  int devices[TASK_DEVICE_COUNT];
+  int err = clone_devices(devices, call, object);
+  if (err == 0) err = restrict_mounts(dirs, count, read_only, dir_fds, call, object);
+  if (err == 0) err = protect_kernel_mounts(call, object);
+  if (err == 0) err = mount_devices(devices, call, object);
+  for (int i = 0; i < TASK_DEVICE_COUNT; i++)
+    if (devices[i] >= 0) close(devices[i]);
   if (err == 0) err = mount_own_devpts(devpts_fd, call, object);
-  if (err == 0 && read_only) err = reopen_after_mounts(call, object);
+  if (err == 0) err = mount_own_ptmx_and_shm(call, object);
+  if (err == 0) err = reopen_after_mounts(call, object);
   return err;
 }
 

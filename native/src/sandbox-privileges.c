@@ -1,6 +1,6 @@
 /* What a sandboxed task may still do as root (sandbox.h): the capabilities it keeps, no_new_privs,
- * and a seccomp filter that refuses typing into a terminal. Also what of the sandbox's calls this
- * kernel lacks. */
+ * and a seccomp filter that refuses typing into a terminal, the keyrings, io_uring and new user
+ * namespaces. Also what of the sandbox's calls this kernel lacks. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -60,56 +61,111 @@ int set_no_new_privs(const char **call) {
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
-/* The architectures whose system calls a process here can make, and ioctl's number in each: a
- * filter that looked at the native one alone would let a 32-bit ioctl through. */
-#if defined(__x86_64__)
-#define NATIVE_ARCH AUDIT_ARCH_X86_64
-#define NATIVE_IOCTL 16
-#define NATIVE_IOCTL_ALSO (0x40000000 + 514) /* x32's ioctl, under the same architecture */
-#define COMPAT_ARCH AUDIT_ARCH_I386
-#define COMPAT_IOCTL 54
-#elif defined(__aarch64__)
-#define NATIVE_ARCH AUDIT_ARCH_AARCH64
-#define NATIVE_IOCTL 29
-#define NATIVE_IOCTL_ALSO 29
-#define COMPAT_ARCH AUDIT_ARCH_ARM
-#define COMPAT_IOCTL 54
-#endif
+/* The system calls the filter refuses, by their numbers in one architecture. */
+struct call_numbers {
+  uint32_t arch;
+  uint32_t ignored_bits; /* cleared from a call's number before it is compared */
+  uint32_t ioctl[2];     /* x32's ioctl has a number of its own */
+  uint32_t keyrings[3];  /* add_key, request_key, keyctl */
+  uint32_t io_uring[3];  /* io_uring_setup, io_uring_enter, io_uring_register */
+  uint32_t unshare, clone, clone3;
+};
 
-/* The low 32 bits of a system call's argument (ioctl's request is an unsigned int). */
+/* Every architecture whose system calls a process here can make: a filter that looked at the
+ * native one alone would let a 32-bit call through (int 0x80 works from 64-bit code). */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define HAS_CALL_FILTER 1
+static const struct call_numbers ARCHITECTURES[] = {
+#if defined(__x86_64__)
+    {AUDIT_ARCH_X86_64, 0x40000000 /* x32's calls, under the same architecture */, {16, 514}, {248, 249, 250}, {425, 426, 427}, 272, 56, 435},
+    {AUDIT_ARCH_I386, 0, {54, 54}, {286, 287, 288}, {425, 426, 427}, 310, 120, 435},
+#elif defined(__aarch64__)
+    {AUDIT_ARCH_AARCH64, 0, {29, 29}, {217, 218, 219}, {425, 426, 427}, 97, 220, 435},
+    {AUDIT_ARCH_ARM, 0, {54, 54}, {309, 310, 311}, {425, 426, 427}, 337, 120, 435},
+#endif
+};
+#define ARCHITECTURE_COUNT (sizeof ARCHITECTURES / sizeof *ARCHITECTURES)
+
+/* The low 32 bits of a system call's argument (ioctl's request is an unsigned int; clone's and
+ * unshare's flags that matter are there too). */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ARGUMENT_LOW(n) (offsetof(struct seccomp_data, args) + 8 * (n))
 #else
 #define ARGUMENT_LOW(n) (offsetof(struct seccomp_data, args) + 8 * (n) + 4)
 #endif
 
-int block_terminal_injection(const char **call) {
-#ifdef NATIVE_ARCH
-  /* Jumps count the instructions skipped: labels are the indexes in the comments. */
-  struct sock_filter filter[] = {
-      /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 4),
-      /* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_IOCTL, 5, 0),
-      /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_IOCTL_ALSO, 4, 0),
-      /* 5 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 5),
-      /* 7 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_IOCTL, 0, 3),
-      /* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARGUMENT_LOW(1)),
-      /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
-      /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0),
-      /* 12 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      /* 13 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-  };
-  struct sock_fprog program = {.len = sizeof filter / sizeof *filter, .filter = filter};
+#define LOAD(offset) (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (offset))
+#define RETURN(value) (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, (value))
+#define JUMP_IF(test, value, if_true, if_false) (struct sock_filter) BPF_JUMP(BPF_JMP | (test) | BPF_K, (value), (if_true), (if_false))
+#define REFUSE(error) RETURN(SECCOMP_RET_ERRNO | (error))
+
+/* A filter program as it is written: jumps count the instructions they skip, and each block below
+ * ends in a return, so none needs a label. */
+struct program {
+  struct sock_filter code[160];
+  unsigned short length;
+};
+
+static void emit(struct program *program, struct sock_filter instruction) { program->code[program->length++] = instruction; }
+
+/* With the call's number loaded: `number` fails with `error`. */
+static void refuse_call(struct program *program, uint32_t number, int error) {
+  emit(program, JUMP_IF(BPF_JEQ, number, 0, 1));
+  emit(program, REFUSE(error));
+}
+
+/* With the call's number loaded: `number` fails with EPERM when any of `flags` is set in its
+ * first argument, and runs otherwise. */
+static void refuse_flags(struct program *program, uint32_t number, uint32_t flags) {
+  emit(program, JUMP_IF(BPF_JEQ, number, 0, 4));
+  emit(program, LOAD(ARGUMENT_LOW(0)));
+  emit(program, JUMP_IF(BPF_JSET, flags, 0, 1));
+  emit(program, REFUSE(EPERM));
+  emit(program, RETURN(SECCOMP_RET_ALLOW));
+}
+
+/* With the call's number loaded: ioctl TIOCSTI and TIOCLINUX fail with EPERM, every other request runs. */
+static void refuse_terminal_injection(struct program *program, const uint32_t ioctl[2]) {
+  emit(program, JUMP_IF(BPF_JEQ, ioctl[0], 1, 0));
+  emit(program, JUMP_IF(BPF_JEQ, ioctl[1], 0, 5));
+  emit(program, LOAD(ARGUMENT_LOW(1)));
+  emit(program, JUMP_IF(BPF_JEQ, TIOCSTI, 2, 0));
+  emit(program, JUMP_IF(BPF_JEQ, TIOCLINUX, 1, 0));
+  emit(program, RETURN(SECCOMP_RET_ALLOW));
+  emit(program, REFUSE(EPERM));
+}
+
+/* The checks for calls of one architecture, skipped by calls of any other. */
+static void emit_architecture(struct program *program, const struct call_numbers *numbers) {
+  emit(program, LOAD(offsetof(struct seccomp_data, arch)));
+  unsigned short skip = program->length;
+  emit(program, JUMP_IF(BPF_JEQ, numbers->arch, 0, 0)); /* its false branch is set below */
+  emit(program, LOAD(offsetof(struct seccomp_data, nr)));
+  if (numbers->ignored_bits != 0) emit(program, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~numbers->ignored_bits));
+  for (int i = 0; i < 3; i++) refuse_call(program, numbers->keyrings[i], EPERM);
+  for (int i = 0; i < 3; i++) refuse_call(program, numbers->io_uring[i], ENOSYS);
+  refuse_call(program, numbers->clone3, ENOSYS);
+  refuse_flags(program, numbers->unshare, CLONE_NEWUSER);
+  refuse_flags(program, numbers->clone, CLONE_NEWUSER);
+  refuse_terminal_injection(program, numbers->ioctl);
+  emit(program, RETURN(SECCOMP_RET_ALLOW));
+  program->code[skip].jf = (unsigned char)(program->length - skip - 1);
+}
+
+int filter_system_calls(const char **call) {
+  struct program program = {.length = 0};
+  for (size_t i = 0; i < ARCHITECTURE_COUNT; i++) emit_architecture(&program, &ARCHITECTURES[i]);
+  emit(&program, RETURN(SECCOMP_RET_ALLOW));
+  struct sock_fprog filter = {.len = program.length, .filter = program.code};
   *call = "prctl PR_SET_SECCOMP SECCOMP_MODE_FILTER";
-  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : -errno;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) == 0 ? 0 : -errno;
+}
 #else
+int filter_system_calls(const char **call) {
   *call = "seccomp (no filter is written for this architecture)";
   return -ENOSYS;
-#endif
 }
+#endif
 
 /* Whether the system call `number` exists here: called with arguments it must refuse, it fails
  * with something else than ENOSYS (or EPERM, a seccomp profile's answer for one it does not know). */
@@ -119,7 +175,7 @@ static int has_call(long number, long a, long b, long c) {
 }
 
 const char *sandbox_kernel_gap(void) {
-#ifndef NATIVE_ARCH
+#ifndef HAS_CALL_FILTER
   return "a seccomp filter for this architecture (x86-64 and arm64 have one)";
 #else
   if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) return "seccomp (CONFIG_SECCOMP)";

@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox-parts.h"
+
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_add_rule 445
@@ -40,10 +42,6 @@
 /* Never granted: a device node made, linked or renamed into a write directory. */
 #define DEVICE_NODE_RIGHTS (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 
-/* Devices a shell writes to and sets modes of whatever the sandbox: its own terminal is already
- * open as its stdio; /dev/pts is the task's own devpts instance (confine_mounts). */
-static const char *const WRITABLE_DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"};
-
 int landlock_abi(void) {
   long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi < 0 ? -errno : (int)abi;
@@ -56,19 +54,25 @@ static int allow_beneath(int ruleset, int fd, unsigned long long rights, const c
   return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : -errno;
 }
 
-/* Allows `rights` on each device of WRITABLE_DEVICES this host has. */
+/* Allows `rights` beneath `path` where this host has it. */
+static int allow_path(int ruleset, const char *path, unsigned long long rights, const char **call, const char **object) {
+  *object = path;
+  *call = "open O_PATH";
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? 0 : -errno;
+  int err = allow_beneath(ruleset, fd, rights, call);
+  close(fd);
+  return err;
+}
+
+/* Allows `rights` on each DEVICE_WRITABLE device (TASK_DEVICES): a shell writes to and sets modes
+ * of these whatever the sandbox; its own terminal is already open as its stdio, and /dev/pts is
+ * its own devpts instance (confine_mounts). */
 static int allow_devices(int ruleset, unsigned long long rights, const char **call, const char **object) {
-  for (size_t i = 0; i < sizeof WRITABLE_DEVICES / sizeof *WRITABLE_DEVICES; i++) {
-    *object = WRITABLE_DEVICES[i];
-    *call = "open O_PATH";
-    int fd = open(WRITABLE_DEVICES[i], O_PATH | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) continue; /* a device this host lacks */
-    if (fd < 0) return -errno;
-    int err = allow_beneath(ruleset, fd, rights, call);
-    close(fd);
-    if (err < 0) return err;
-  }
-  return 0;
+  int err = 0;
+  for (int i = 0; err == 0 && i < TASK_DEVICE_COUNT; i++)
+    if (TASK_DEVICES[i].use & DEVICE_WRITABLE) err = allow_path(ruleset, TASK_DEVICES[i].path, rights, call, object);
+  return err;
 }
 
 int confine_writes(const int *dir_fds, const char *const *dirs, int count, const char **call, const char **object) {
@@ -89,6 +93,8 @@ int confine_writes(const int *dir_fds, const char *const *dirs, int count, const
     err = allow_beneath(ruleset, dir_fds[i], handled & ~DEVICE_NODE_RIGHTS, call);
   }
   if (err == 0) err = allow_devices(ruleset, device_rights, call, object);
+  /* The task's own tmpfs (confine_mounts), for POSIX shared memory and semaphores. */
+  if (err == 0) err = allow_path(ruleset, "/dev/shm", handled & ~DEVICE_NODE_RIGHTS, call, object);
   if (err == 0) {
     *object = "";
     *call = "landlock_restrict_self";

@@ -1,11 +1,14 @@
 /* A task leader's sandbox, set up in the leader between its fork and its exec, in this order:
- * a network namespace of its own (sandbox.c), a mount namespace of its own (sandbox-mounts.c),
- * the capabilities it has no use for dropped and no_new_privs set (sandbox-privileges.c), writes
- * confined by Landlock (sandbox.c), and a seccomp filter against typing into terminals
- * (sandbox-privileges.c). Each function returns 0, or -errno with `*call` (and `*object`, a path
- * or "", where it takes one) naming what failed. */
+ * a network namespace of its own (sandbox.c), a mount namespace of its own (sandbox-mounts.c, with
+ * the kernel's interfaces and the devices in it from sandbox-kernel.c), the capabilities it has no
+ * use for dropped and no_new_privs set (sandbox-privileges.c), writes confined by Landlock
+ * (sandbox.c), and a seccomp filter against typing into terminals, the keyrings, io_uring and new
+ * user namespaces (sandbox-privileges.c). Each function returns 0, or -errno with `*call` (and
+ * `*object`, a path or "", where it takes one) naming what failed. */
 #ifndef HIVE_SANDBOX_H
 #define HIVE_SANDBOX_H
+
+#include <stddef.h>
 
 /* The Landlock ABI version this kernel offers (1 and up), or -errno (-ENOSYS, -EOPNOTSUPP: none). */
 int landlock_abi(void);
@@ -15,12 +18,15 @@ int isolate_network(const char **call);
 
 /* Moves the calling process into a mount namespace of its own, private (no mount propagates in or
  * out), whose /dev/pts is a devpts instance of its own: `devpts_fd`, a detached devpts mount that
- * holds the task's terminal (open_detached_terminal), or a new one when it is -1. With
- * `read_only`, every mount is made read-only, recursively, but the `count` directories `dirs`,
- * which are bound back as they were, with nosuid and nodev added; each is opened without following
- * a symlink anywhere in its path, and its O_PATH fd left in `dir_fds` for confine_writes. Then the
- * working directory is entered again (so that it is the bound one), and a /dev/null on fds 0-2 is
- * opened again (so that it is the read-only one). */
+ * holds the task's terminal (open_detached_terminal), or a new one when it is -1; /dev/ptmx leads
+ * there, and /dev/shm is a tmpfs of its own. Every mount is made nodev but /dev/null, zero, full,
+ * tty, random and urandom (bound back read-only), and every kernel interface mount (proc, sysfs,
+ * cgroupfs and the like, wherever mounted: kernel_mount_of) read-only, with all beneath it. With
+ * `read_only`, every other mount is made read-only too, recursively, but the `count` directories
+ * `dirs`, which are bound back as they were, with nosuid and nodev added; each is opened without
+ * following a symlink anywhere in its path, and its O_PATH fd left in `dir_fds` for
+ * confine_writes. Then the working directory is entered again (so that it is the bound one), and a
+ * /dev/null on fds 0-2 is opened again (so that it is the read-only one). */
 int confine_mounts(const char *const *dirs, int count, int read_only, int devpts_fd, int *dir_fds, const char **call,
                    const char **object);
 
@@ -33,13 +39,22 @@ int drop_capabilities(const char **call);
 int set_no_new_privs(const char **call);
 
 /* Confines the calling process, and all it starts from now on, to changing files beneath the
- * `count` directories open at `dir_fds` (named `dirs`), and to writing the devices a shell needs.
- * no_new_privs must be set first. */
+ * `count` directories open at `dir_fds` (named `dirs`) and its own /dev/shm, and to writing the
+ * devices a shell needs. no_new_privs must be set first. */
 int confine_writes(const int *dir_fds, const char *const *dirs, int count, const char **call, const char **object);
 
-/* A seccomp filter that refuses ioctl TIOCSTI and TIOCLINUX (typing into a terminal) with EPERM,
- * whatever the terminal. no_new_privs must be set first. */
-int block_terminal_injection(const char **call);
+/* A seccomp filter, for 64- and 32-bit callers, that refuses with EPERM ioctl TIOCSTI and
+ * TIOCLINUX (typing into a terminal, whatever the terminal), the keyrings (keyctl, add_key,
+ * request_key) and a new user namespace (unshare or clone with CLONE_NEWUSER); io_uring's calls and
+ * clone3 (whose flags a filter cannot read) fail with ENOSYS, as on a kernel without them, so that
+ * programs fall back (glibc to clone). no_new_privs must be set first. */
+int filter_system_calls(const char **call);
+
+/* The deepest kernel interface mount whose point is `path` or holds it (`path` absolute, its
+ * symlinks resolved): one of proc, sysfs, cgroupfs and the other file systems through which a
+ * process changes the kernel rather than files, or the mount at /dev. Fills its point and type and
+ * returns 1; 0 when there is none; -errno when /proc/self/mountinfo cannot be read. */
+int kernel_mount_of(const char *path, char *point, size_t point_size, char *type, size_t type_size);
 
 /* What this kernel (or a seccomp profile around the daemon) lacks of what the sandbox calls, in
  * words ("mount_setattr (Linux 5.12)"), or NULL when it has it all. */

@@ -36,6 +36,12 @@ export interface NativeAddon {
   /** What this kernel lacks of the calls a sandbox makes, in words, or null. */
   sandboxKernelGap(): string | null;
   /**
+   * The deepest kernel interface mount (proc, sysfs, cgroupfs and the like, or the one at /dev) whose
+   * point is `path` or holds it (`path` absolute and resolved): its point and file system type, or
+   * null for none. Every sandboxed task has these read-only (native/src/sandbox-kernel.c).
+   */
+  kernelMountOf(path: string): { point: string; type: string } | null;
+  /**
    * A terminal of `cols` by `rows` in a devpts instance of its own that is mounted nowhere yet (a
    * sandboxed task's leader attaches it as its /dev/pts): the mount's fd, the master's, and the
    * terminal's number in it (its slave is the mount's entry of that name).

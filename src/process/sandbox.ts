@@ -1,8 +1,10 @@
 // A task's sandbox: the directories it may write beneath (read-only mounts elsewhere and Landlock)
 // and whether it reaches any network (else a network namespace of its own with only loopback up);
-// every sandboxed task also gets a mount namespace and a devpts instance of its own, loses the
-// capabilities it has no use for and cannot type into terminals (native/src/sandbox.h). What this
-// host can enforce of it, and the shim's flags that set it up in the leader before its exec.
+// every sandboxed task also gets a mount namespace and a devpts instance of its own, has the
+// kernel's interfaces read-only and no devices but a few, loses the capabilities it has no use for,
+// and cannot type into terminals, use the keyrings or io_uring, or make a user namespace
+// (native/src/sandbox.h). What this host can enforce of it, and the shim's flags that set it up in
+// the leader before its exec.
 import { readFileSync } from 'node:fs';
 import type { Sandbox } from '../shared/sandbox.js';
 import { loadNative } from './native.js';
@@ -62,6 +64,15 @@ export function sandboxGaps(sandbox: Sandbox, support: SandboxSupport): string[]
     confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
     !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
   ].filter((why) => why !== null);
+}
+
+/**
+ * The kernel interface mount that holds `dir` (native/src/sandbox-kernel.c), or null: none, or no
+ * native addon to tell (and then no sandbox runs at all: sandboxGaps).
+ */
+export function kernelMountOf(dir: string): { point: string; type: string } | null {
+  const native = loadNative();
+  return 'error' in native ? null : native.addon.kernelMountOf(dir);
 }
 
 /** True when `dir` is `root` or beneath it (both absolute and normalised). */

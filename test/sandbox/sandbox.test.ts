@@ -238,7 +238,7 @@ test("the operator's floor confines runs that give no sandbox and refuses wider 
   assert.match(health.sandbox.writes as string, /^Landlock ABI \d+ and read-only mounts$/);
   assert.equal(
     health.sandbox.isolation,
-    'a mount namespace and a devpts instance per task, capabilities dropped, TIOCSTI and TIOCLINUX refused',
+    "a mount namespace and a devpts instance per task, the kernel's interfaces read-only, no device but the null-like ones and its terminals, capabilities dropped, TIOCSTI, TIOCLINUX, the keyrings, io_uring and user namespaces refused",
   );
   assert.deepEqual(
     [health.sandbox.network, health.sandbox.default, health.sandbox.floor],

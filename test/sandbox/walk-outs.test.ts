@@ -25,9 +25,10 @@ import { SHIM_PATH } from '../../src/process/native.js';
 import { openTerminal } from '../../src/process/terminals.js';
 import { readLines } from '../../src/shared/line-reader.js';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
-import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
+import { connectClient } from '../helpers/mcp-client.js';
 import { REPO_ROOT } from '../helpers/nix-module.js';
 import { waitFor } from '../helpers/processes.js';
+import { runDone } from '../helpers/run-done.js';
 import { makeScratchDir } from '../helpers/scratch.js';
 
 const fixture = (name: string) => join(REPO_ROOT, 'test/sandbox/fixtures', name);
@@ -81,15 +82,6 @@ async function startHostBash(t: TestContext, dir: string): Promise<(text: string
   const type = (text: string) => master.write(text);
   await typeAndWait(type, dir, 'host-ready');
   return type;
-}
-
-/** Runs a task to its end (on a slow machine a wait may pass first) and checks it ended by itself. */
-async function runDone(tools: ToolClient, args: { command: string } & Record<string, unknown>): Promise<any> {
-  let task = await tools.ok('run', { wait_seconds: 30, ...args });
-  for (let waits = 0; task.state === 'running' && waits < 4; waits++)
-    task = await tools.ok('status', { id: task.id, wait_seconds: 30 });
-  assert.equal(task.state, 'done', `${args.command}: ${task.state}, ${task.stderr_tail}`);
-  return task;
 }
 
 for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {

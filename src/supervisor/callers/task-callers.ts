@@ -24,7 +24,8 @@ import { readProcessEntry } from '../../process/process-table.js';
 import type { Sandbox } from '../../shared/sandbox.js';
 import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
 import type { TaskRecord } from '../model/task.js';
-import { widerThanFloor, type RunCaller } from '../tasks/task-sandbox.js';
+import type { RunCaller } from '../tasks/task-sandbox.js';
+import { widerThanFloor } from '../tasks/write-dirs.js';
 
 export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
 export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];

@@ -1,22 +1,23 @@
 // Which sandbox a task runs in: what its run asks for, else the operator's default, else the floor;
-// never wider than the floor (refused, naming what the floor allows), and never one this host
-// cannot enforce (refused, naming what is missing), so no task runs less confined than it asked.
-// Write directories are compared, and enforced, as they resolve (symlinks followed): the task's
-// leader then opens each without following a symlink, so one swapped in since is refused.
+// never wider than the floor (refused, naming what the floor allows), never writing where no
+// sandboxed task may (the kernel's interfaces: kernel-dirs.ts), and never one this host cannot
+// enforce (refused, naming what is missing), so no task runs less confined than it asked. Write
+// directories are compared, and enforced, as they resolve (write-dirs.ts).
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { resolve } from 'node:path';
-import { realpathSync } from 'node:fs';
-import {
-  ConfigError,
-  directoryProblem,
-  SandboxNotAllowedError,
-  SandboxUnavailableError,
-  ToolInputError,
-} from '../../errors.js';
-import { echoValue } from '../../shared/echo.js';
-import { confinesWrites, isBeneath, sandboxGaps, type SandboxSupport } from '../../process/sandbox.js';
+import { ConfigError, SandboxNotAllowedError, SandboxUnavailableError } from '../../errors.js';
+import { confinesWrites, sandboxGaps, type SandboxSupport } from '../../process/sandbox.js';
 import { describeSandbox, type Sandbox } from '../../shared/sandbox.js';
+import { KERNEL_DIR_REMEDY, kernelDirRefusal } from './kernel-dirs.js';
+import {
+  defaultWriteField,
+  nameWriteDir,
+  resolvedOrAsIs,
+  resolveWriteDir,
+  widerThanFloor,
+  type WriteDir,
+} from './write-dirs.js';
 
 const noNul = (text: string) => !text.includes('\0');
 export const MAX_SANDBOX_DIRS = 64;
@@ -123,8 +124,14 @@ export function resolveSandbox(
     requested?.write !== undefined
       ? requested.write.map((dir, i) => resolveWriteDir(dir, `"sandbox.write[${i}]"`, `"sandbox.write[${i}]" must be`))
       : completed.write.map((dir) =>
-          resolveWriteDir(dir, `a write directory of ${source}`, `the write directories of ${source} must each be`),
+          resolveWriteDir(
+            dir,
+            defaultWriteField(dir, cwd, env) ?? `a write directory of ${source}`,
+            `the write directories of ${source} must each be`,
+          ),
         );
+  const forbidden = kernelDirRefusal(writeDirs.map((dir) => ({ resolved: dir.resolved, named: nameWriteDir(dir) })));
+  if (forbidden !== null) throw new SandboxNotAllowedError(source, forbidden, KERNEL_DIR_REMEDY);
   const sandbox = { ...completed, write: [...new Set(writeDirs.map((dir) => dir.resolved))] };
   const beyond =
     beyondLimit(
@@ -140,56 +147,6 @@ export function resolveSandbox(
   return sandbox;
 }
 
-/** A write directory as given and as it resolves, with the field that gave it. */
-export interface WriteDir {
-  given: string;
-  resolved: string;
-  field: string;
-}
-
-/**
- * `given` resolved (realpath): the sandbox is enforced on an existing directory, and a symlink in
- * its path must not carry it past the floor. Anything else is refused before the start, in words
- * that start with `what` ("... must be").
- */
-function resolveWriteDir(given: string, field: string, what: string): WriteDir {
-  const dir = resolve(given);
-  let problem = directoryProblem(dir);
-  let resolved = dir;
-  if (problem === null) {
-    try {
-      resolved = realpathSync(dir);
-    } catch (error) {
-      problem = (error as NodeJS.ErrnoException).code ?? 'unresolvable';
-    }
-  }
-  if (problem !== null)
-    throw new ToolInputError(
-      `Invalid run input: ${what} an existing directory to write in; got ${echoValue(dir)}: ${problem}`,
-    );
-  return { given: dir, resolved, field };
-}
-
-/** `dir` with its symlinks resolved where it exists, else as it is. */
-function resolvedOrAsIs(dir: string): string {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return dir;
-  }
-}
-
-/** What a sandbox allows beyond `floor` (a write dir outside all of its, or network it cuts), in words; null: nothing. */
-export function widerThanFloor(writeDirs: WriteDir[], network: boolean, floor: Sandbox): string | null {
-  const roots = floor.write.map(resolvedOrAsIs);
-  const outside = writeDirs.find(({ resolved }) => !roots.some((root) => isBeneath(resolved, root)));
-  if (outside !== undefined) {
-    const resolution = outside.given === outside.resolved ? '' : `: ${JSON.stringify(outside.given)} resolves to it`;
-    return `it lets the task write in ${outside.resolved} (${outside.field}${resolution})`;
-  }
-  return network && !floor.network ? 'it lets the task reach the network' : null;
-}
-
 /** "wider than NAME: WHY, and SHORT allows at most: ..." when a sandbox allows more than `limit` (null: none); else null. */
 function beyondLimit(
   writeDirs: WriteDir[],
@@ -202,8 +159,20 @@ function beyondLimit(
   return why === null ? null : `wider than ${name}: ${why}, and ${short} allows at most: ${describeSandbox(limit!)}`;
 }
 
-/** The operator's policy from --default-sandbox and --sandbox-floor; a default wider than the floor stops the start (a ConfigError). */
+/**
+ * The operator's policy from --default-sandbox and --sandbox-floor; a default wider than the floor,
+ * or either naming a write directory no sandboxed task may have, stops the start (a ConfigError).
+ */
 export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: RequestedSandbox | null): SandboxPolicy {
+  for (const [flag, given] of [
+    ['--default-sandbox', defaults],
+    ['--sandbox-floor', floorGiven],
+  ] as const) {
+    const forbidden = kernelDirRefusal(
+      (given?.write ?? []).map((dir, i) => ({ resolved: resolvedOrAsIs(resolve(dir)), named: `its "write"[${i}]` })),
+    );
+    if (forbidden !== null) throw new ConfigError(`${flag} is ${forbidden}; ${KERNEL_DIR_REMEDY}`);
+  }
   const floor = floorGiven === null ? null : completeFloor(floorGiven);
   // A default without write takes each run's cwd: that is checked run by run.
   const wider =
@@ -229,7 +198,7 @@ export function describeSandboxing(support: SandboxSupport, policy: SandboxPolic
   return {
     isolation:
       support.isolation === null
-        ? 'a mount namespace and a devpts instance per task, capabilities dropped, TIOCSTI and TIOCLINUX refused'
+        ? "a mount namespace and a devpts instance per task, the kernel's interfaces read-only, no device but the null-like ones and its terminals, capabilities dropped, TIOCSTI, TIOCLINUX, the keyrings, io_uring and user namespaces refused"
         : `unavailable: ${support.isolation}`,
     writes:
       support.writes === null
