@@ -130,6 +130,7 @@ static long read_string(pid_t pid, uint64_t address, char *out, size_t size, int
 /* Reads argv's pointers at `address` (each `width` bytes) and up to `limit` of its words. */
 static int read_words(pid_t pid, uint64_t address, int width, int limit, struct exec_read *exec) {
   exec->call.argc = 0;
+  exec->more_words = 0;
   if (address == 0) return 0; /* Linux takes a NULL argv as an empty one */
   unsigned char pointers[EXEC_MAX_WORDS * 8 + 8];
   int wanted = limit + 1; /* one more, to know whether argv goes on */
@@ -147,7 +148,7 @@ static int read_words(pid_t pid, uint64_t address, int width, int limit, struct 
     }
     if (word == 0) return 0;
     if (i == limit) {
-      exec->cut = 1;
+      exec->cut = exec->more_words = 1;
       return 0;
     }
     long length = read_string(pid, word, exec->words[i], EXEC_MAX_WORD_BYTES, &exec->cut);
@@ -185,25 +186,55 @@ static int resolve_path(pid_t pid, int at_dirfd, int empty_path, struct exec_rea
   return 0;
 }
 
+int task_absolute_path(pid_t pid, const char *name, char *out, size_t size) {
+  if (name[0] == '/') return snprintf(out, size, "%s", name) < (int)size ? 0 : -ENAMETOOLONG;
+  char base[PATH_MAX];
+  int err = read_proc_link(pid, "cwd", base, sizeof base);
+  if (err < 0) return err;
+  return snprintf(out, size, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+/* The name the kernel gives the file of an exec (bprm->filename in fs/exec.c). */
+static void name_as_kernel(int dirfd, int empty_path, struct exec_read *exec) {
+  if (dirfd == AT_FDCWD || exec->path[0] == '/') snprintf(exec->named, sizeof exec->named, "%s", exec->path);
+  else if (empty_path && exec->path[0] == '\0') snprintf(exec->named, sizeof exec->named, "/dev/fd/%d", dirfd);
+  else snprintf(exec->named, sizeof exec->named, "/dev/fd/%d/%s", dirfd, exec->path);
+}
+
+static int argv_width(const struct seccomp_data *data) { return data->arch == NATIVE_ARCH && ((unsigned)data->nr & X32_BIT) == 0 ? 8 : 4; }
+
+static int is_execveat(const struct seccomp_data *data) {
+  return data->nr == NATIVE_EXECVEAT || data->nr == X32_EXECVEAT || (data->arch == COMPAT_ARCH && data->nr == COMPAT_EXECVEAT);
+}
+
+int read_exec_words(const struct seccomp_notif *request, int words, struct exec_read *exec) {
+  if (words > EXEC_MAX_WORDS) words = EXEC_MAX_WORDS;
+  const struct seccomp_data *data = &request->data;
+  return read_words((pid_t)request->pid, data->args[is_execveat(data) ? 2 : 1], argv_width(data), words, exec);
+}
+
 int read_exec(const struct seccomp_notif *request, int words, struct exec_read *exec) {
   const struct seccomp_data *data = &request->data;
-  int at = data->nr == NATIVE_EXECVEAT || data->nr == X32_EXECVEAT || (data->arch == COMPAT_ARCH && data->nr == COMPAT_EXECVEAT);
-  int width = data->arch == NATIVE_ARCH && ((unsigned)data->nr & X32_BIT) == 0 ? 8 : 4;
+  int at = is_execveat(data);
   pid_t pid = (pid_t)request->pid;
   exec->cut = 0;
+  if (exec->fd >= 0) close(exec->fd);
+  exec->fd = -1;
   int path_cut = 0;
   long length = read_string(pid, data->args[at ? 1 : 0], exec->path, sizeof exec->path, &path_cut);
   if (length < 0) return (int)length;
   if (path_cut) return -ENAMETOOLONG;
   int dirfd = at ? (int)data->args[0] : AT_FDCWD;
   int empty_path = at && (data->args[4] & AT_EMPTY_PATH) != 0;
-  int err = resolve_as_task(pid, dirfd, empty_path, exec->path, exec->real, sizeof exec->real);
-  exec->call.real = err == 0 ? exec->real : NULL;
-  exec->missing = err == -ENOENT || err == -ENOTDIR;
-  if ((err = resolve_path(pid, dirfd, empty_path, exec)) < 0) return err;
-  if (words > EXEC_MAX_WORDS) words = EXEC_MAX_WORDS;
-  if ((err = read_words(pid, data->args[at ? 2 : 1], width, words, exec)) < 0) return err;
+  name_as_kernel(dirfd, empty_path, exec);
+  int fd = resolve_as_task(pid, dirfd, empty_path, exec->path, exec->real, sizeof exec->real);
+  exec->fd = fd < 0 ? -1 : fd;
+  exec->call.real = fd >= 0 ? exec->real : NULL;
+  exec->missing = fd == -ENOENT || fd == -ENOTDIR;
+  int err = resolve_path(pid, dirfd, empty_path, exec);
+  if (err < 0 || (err = read_exec_words(request, words, exec)) < 0) return err;
   exec->call.path = exec->path;
   exec->call.argv = exec->argv;
+  exec->call.identity = NULL;
   return 0;
 }

@@ -21,10 +21,17 @@ struct exec_read {
   struct exec_call call;
   char path[4096];
   char real[4096];
+  /* The name a #! script's interpreter is given for the file: the path as the exec gave it, or
+   * /dev/fd/N[/PATH] for an execveat from a directory fd (as the kernel names it). */
+  char named[4096 + 32];
+  /* The file (O_PATH), or -1 where it could not be resolved; closed by the next read. */
+  int fd;
   char *argv[EXEC_MAX_WORDS];
   char words[EXEC_MAX_WORDS][EXEC_MAX_WORD_BYTES];
   /* argv had more words than were read, or a word was cut. */
   int cut;
+  /* argv had more words than were read. */
+  int more_words;
   /* The file is not there as the process sees it: the kernel refuses the exec itself. */
   int missing;
 };
@@ -43,8 +50,15 @@ int exec_notify_alloc(struct seccomp_notif **request, struct seccomp_notif_resp 
 
 /* Reads the exec of `request` (its program, resolved as its process sees it: exec-resolve.h, NULL
  * where it could not be; and up to `words` of argv): 0, or -errno,
- * the errno the exec itself would fail with (EFAULT for an unreadable argument, ENAMETOOLONG). */
+ * the errno the exec itself would fail with (EFAULT for an unreadable argument, ENAMETOOLONG).
+ * `exec` starts with fd -1 (a zeroed one does not). */
 int read_exec(const struct seccomp_notif *request, int words, struct exec_read *exec);
+
+/* Reads up to `words` of the argv of `request` again into `exec` (read_exec's): 0, or -errno. */
+int read_exec_words(const struct seccomp_notif *request, int words, struct exec_read *exec);
+
+/* Writes `name` as thread `pid` names it, made absolute from its cwd: 0, or -errno. */
+int task_absolute_path(pid_t pid, const char *name, char *out, size_t size);
 
 /* Lets the exec of notification `id` go on (`err` 0) or fails it with -`err`: 0, or -errno
  * (-ENOENT: its process died meanwhile, or a signal made it start the exec again). */

@@ -12,12 +12,15 @@
 #include "exec-notify.h"
 #include "exec-rules.h"
 #include "exec-text.h"
+#include "exec-views.h"
 #include "parse.h"
 
 /* What a report says of an exec that could not be described (memory ran out). */
 #define NO_MEMBERS "\"path\":\"\",\"argv\":[],\"cut\":true,\"command\":\"\""
 /* Execs that may wait for an answer at once; past it an ask is refused. */
 #define MAX_WAITING 64
+/* The rule of a refusal that no rule made: the exec could not be matched whole. */
+#define RULE_UNSEEN (-2)
 
 /* An exec that waits for a person's answer: its notification, its process, and what it runs. */
 struct waiting_exec {
@@ -35,7 +38,8 @@ static int listener = -1;
 static struct exec_policy_io io;
 static struct seccomp_notif *request;
 static struct seccomp_notif_resp *response;
-static struct exec_read exec;
+static struct exec_read exec = {.fd = -1};
+static struct exec_views views;
 static struct waiting_exec waiting[MAX_WAITING];
 static int waiting_count = 0, next_seq = 1;
 
@@ -54,7 +58,7 @@ static void tell_refusal(int rule, const char *label, const char *command, const
   text_add(&line, "hive-bash policy: refused `");
   text_add(&line, command == NULL ? "?" : command);
   if (rule >= 0) text_printf(&line, "` by rule %d (%s): ", rule, label);
-  else text_add(&line, "` by the policy's default: ");
+  else text_add(&line, rule == RULE_UNSEEN ? "` by the policy: " : "` by the policy's default: ");
   text_add_line(&line, reason);
   text_add(&line, "\n");
   if (line.data != NULL) io.tell_task(line.data, line.length);
@@ -147,6 +151,18 @@ static void ask(const struct exec_verdict *verdict) {
   text_free(&line);
 }
 
+/* The verdict on every program the exec read runs (exec-views.h); one that cannot be followed
+ * whole is refused. */
+static struct exec_verdict match_views(void) {
+  int err = exec_views_find(request, &exec, &views);
+  if (err == -EAGAIN && read_exec_words(request, EXEC_MAX_WORDS, &exec) == 0) err = exec_views_find(request, &exec, &views);
+  if (err == -EAGAIN) views.unseen = "it runs a program whose words go past the 64 of its argv the policy reads";
+  struct exec_verdict verdict = {.decision = EXEC_DENY, .rule = RULE_UNSEEN, .label = "", .reason = views.unseen};
+  if (views.unseen == NULL) verdict = exec_rules_match(views.calls, views.count);
+  exec_views_release();
+  return verdict;
+}
+
 void exec_policy_serve(pid_t passing) {
   if (receive_exec(listener, request) < 0) return; /* its process died meanwhile, or a signal came */
   if (passing != 0 && (pid_t)request->pid == passing) {
@@ -164,7 +180,7 @@ void exec_policy_serve(pid_t passing) {
     answer_exec(listener, response, request->id, 0);
     return;
   }
-  struct exec_verdict verdict = exec_rules_match(&exec.call);
+  struct exec_verdict verdict = match_views();
   /* The process read is still the one that made the exec: its pid was not reused meanwhile. */
   if (!exec_waits(listener, request->id)) return;
   if (verdict.decision == EXEC_ALLOW) answer_exec(listener, response, request->id, 0);

@@ -5,7 +5,7 @@
  * until the daemon answers (a person decided, or no one did in time).
  *
  * Status lines to the daemon (each ends with a newline; JSON is the exec as read):
- *   policy-denied {"rule":R,"path":P,"argv":[...],"cut":B,"command":C,"reason":TEXT}   R -1: the default
+ *   policy-denied {"rule":R,"path":P,"argv":[...],"cut":B,"command":C,"reason":TEXT}   R -1: the default, -2: none (the exec could not be followed whole)
  *   policy-ask {"seq":N,"rule":R,"path":P,"argv":[...],"cut":B,"command":C}
  * (C: the program's file name and its arguments, quoted as a shell reads them back, cut at 1 KiB)
  *   policy-gone N      the process of ask N died, or started its exec again under a new ask

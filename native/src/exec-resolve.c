@@ -147,7 +147,10 @@ int resolve_as_task(pid_t tid, int dirfd, int empty_path, const char *path, char
   snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   ssize_t length = readlink(link, real, size - 1);
   int err = length < 0 ? -errno : (size_t)length == size - 1 ? -ENAMETOOLONG : 0;
-  close(fd);
-  if (err == 0) real[length] = '\0';
-  return err;
+  if (err < 0) {
+    close(fd);
+    return err;
+  }
+  real[length] = '\0';
+  return fd;
 }

@@ -10,11 +10,12 @@
 /* The most symlinks one resolution follows, as the kernel's (MAXSYMLINKS); past it, -ELOOP. */
 #define RESOLVE_MAX_LINKS 40
 
-/* Writes into `real` (`size` bytes) the absolute path, as the shim names it, of the file that
- * thread `tid` names by `path` (from its directory fd `dirfd`, or AT_FDCWD; "" with `empty_path`
- * is `dirfd` itself): 0, or -errno (-ENOENT, -ENOTDIR: it is not there). Each symlink is read
- * beneath the thread's root; /proc/self and /proc/thread-self are the thread's own; the links of
- * /proc/PID (fd/N, cwd, exe, root) go where the kernel takes them. */
+/* Opens (O_PATH) the file that thread `tid` names by `path` (from its directory fd `dirfd`, or
+ * AT_FDCWD; "" with `empty_path` is `dirfd` itself), and writes into `real` (`size` bytes) its
+ * absolute path as the shim names it: the fd, the caller's to close, or -errno (-ENOENT,
+ * -ENOTDIR: it is not there). Each symlink is read beneath the thread's root; /proc/self and
+ * /proc/thread-self are the thread's own; the links of /proc/PID (fd/N, cwd, exe, root) go where
+ * the kernel takes them. */
 int resolve_as_task(pid_t tid, int dirfd, int empty_path, const char *path, char *real, size_t size);
 
 #endif

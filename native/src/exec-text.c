@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec-mask.h"
+
 /* The most of a command line a report shows; the rest is cut with "...". */
 #define MAX_COMMAND_LINE 1024
 
@@ -24,7 +26,7 @@ static void reserve(struct text *text, size_t more) {
   text->capacity = capacity;
 }
 
-static void add_bytes(struct text *text, const char *bytes, size_t length) {
+void text_add_bytes(struct text *text, const char *bytes, size_t length) {
   reserve(text, length);
   if (text->failed) return;
   memcpy(text->data + text->length, bytes, length);
@@ -32,7 +34,7 @@ static void add_bytes(struct text *text, const char *bytes, size_t length) {
   text->data[text->length] = '\0';
 }
 
-void text_add(struct text *text, const char *part) { add_bytes(text, part, strlen(part)); }
+void text_add(struct text *text, const char *part) { text_add_bytes(text, part, strlen(part)); }
 
 void text_printf(struct text *text, const char *format, ...) {
   char buffer[256];
@@ -41,7 +43,7 @@ void text_printf(struct text *text, const char *format, ...) {
   int length = vsnprintf(buffer, sizeof buffer, format, args);
   va_end(args);
   if (length < 0) return;
-  if ((size_t)length < sizeof buffer) return add_bytes(text, buffer, (size_t)length);
+  if ((size_t)length < sizeof buffer) return text_add_bytes(text, buffer, (size_t)length);
   reserve(text, (size_t)length);
   if (text->failed) return;
   va_start(args, format);
@@ -51,21 +53,21 @@ void text_printf(struct text *text, const char *format, ...) {
 }
 
 void text_add_json(struct text *text, const char *part) {
-  add_bytes(text, "\"", 1);
+  text_add_bytes(text, "\"", 1);
   for (const unsigned char *c = (const unsigned char *)part; *c != '\0'; c++) {
     char escaped[8];
     if (*c == '"' || *c == '\\') snprintf(escaped, sizeof escaped, "\\%c", *c);
     else if (*c < 0x20 || *c == 0x7f) snprintf(escaped, sizeof escaped, "\\u%04x", *c);
     else {
-      add_bytes(text, (const char *)c, 1);
+      text_add_bytes(text, (const char *)c, 1);
       continue;
     }
     text_add(text, escaped);
   }
-  add_bytes(text, "\"", 1);
+  text_add_bytes(text, "\"", 1);
 }
 
-void text_add_line(struct text *text, const char *part) { add_bytes(text, part, strcspn(part, "\r\n")); }
+void text_add_line(struct text *text, const char *part) { text_add_bytes(text, part, strcspn(part, "\r\n")); }
 
 void text_free(struct text *text) {
   free(text->data);
@@ -80,7 +82,9 @@ char *exec_members(const struct exec_read *exec, const char *command) {
   text_add(&text, ",\"argv\":[");
   for (int i = 0; i < exec->call.argc; i++) {
     if (i > 0) text_add(&text, ",");
-    text_add_json(&text, exec->argv[i]);
+    char *masked = mask_word(exec->argv[i], i > 0 ? exec->argv[i - 1] : NULL);
+    text_add_json(&text, masked == NULL ? "***" : masked);
+    free(masked);
   }
   text_printf(&text, "],\"cut\":%s,\"command\":", exec->cut ? "true" : "false");
   text_add_json(&text, command == NULL ? "" : command);
@@ -97,7 +101,7 @@ static void add_word(struct text *text, const char *word) {
   for (const char *c = word; *c != '\0'; c++) {
     if (*c == '\'') text_add(text, "'\\''");
     else if (*c == '\n' || *c == '\r') text_add(text, "?");
-    else add_bytes(text, c, 1);
+    else text_add_bytes(text, c, 1);
   }
   text_add(text, "'");
 }
@@ -108,7 +112,9 @@ char *exec_command_line(const struct exec_read *exec) {
   add_word(&text, slash == NULL ? exec->path : slash + 1);
   for (int i = 1; i < exec->call.argc && text.length < MAX_COMMAND_LINE; i++) {
     text_add(&text, " ");
-    add_word(&text, exec->argv[i]);
+    char *masked = mask_word(exec->argv[i], exec->argv[i - 1]);
+    add_word(&text, masked == NULL ? "***" : masked);
+    free(masked);
   }
   if (text.length > MAX_COMMAND_LINE || exec->cut) {
     if (text.length > MAX_COMMAND_LINE) text.length = MAX_COMMAND_LINE;

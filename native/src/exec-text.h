@@ -15,6 +15,7 @@ struct text {
 };
 
 void text_add(struct text *text, const char *part);
+void text_add_bytes(struct text *text, const char *bytes, size_t length);
 void text_printf(struct text *text, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /* `part` as a JSON string, quoted and escaped. */
 void text_add_json(struct text *text, const char *part);
@@ -23,7 +24,8 @@ void text_add_line(struct text *text, const char *part);
 void text_free(struct text *text);
 
 /* `"path":"...","argv":[...],"cut":false,"command":"..."` (`command` from exec_command_line),
- * malloc'd (NULL when memory ran out). */
+ * malloc'd (NULL when memory ran out). Here and in the command line, argv's secrets are masked
+ * (exec-mask.h). */
 char *exec_members(const struct exec_read *exec, const char *command);
 
 /* The program's file name and its arguments, each quoted as a shell would need it, malloc'd. */

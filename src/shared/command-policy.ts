@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { echoValue } from './echo.js';
+import { findDuplicateKey } from './json-duplicates.js';
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;
 export type Decision = (typeof DECISIONS)[number];
@@ -22,10 +23,8 @@ const word = z.string().refine(noNul);
 const program = z
   .string()
   .refine((name) => noNul(name) && name !== '' && (name.startsWith('/') || !name.includes('/')));
-const wordSchema = (first: boolean) => {
-  const one = first ? program : word;
-  return z.union([one, z.array(one).min(1)]);
-};
+const programWord = z.union([program, z.array(program).min(1)]);
+const argumentWord = z.union([word, z.array(word).min(1)]);
 const ruleSchema = z.strictObject({
   match: z
     .array(z.unknown())
@@ -33,7 +32,7 @@ const ruleSchema = z.strictObject({
     .max(MAX_RULE_WORDS)
     .superRefine((words, context) => {
       words.forEach((item, index) => {
-        if (!wordSchema(index === 0).safeParse(item).success)
+        if (!(index === 0 ? programWord : argumentWord).safeParse(item).success)
           context.addIssue({ code: 'custom', path: [index], message: index === 0 ? PROGRAM_ACCEPTS : WORD_ACCEPTS });
       });
     }),
@@ -103,6 +102,11 @@ export function parseCommandPolicy(text: string): CommandPolicy {
   } catch (error) {
     throw new Error(`is not JSON: ${(error as Error).message}`);
   }
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null)
+    throw new Error(
+      `${duplicate.path} is given twice (again at line ${duplicate.line}, column ${duplicate.column}): each field is given once`,
+    );
   const result = policySchema.safeParse(json);
   if (!result.success) throw new Error(describeIssue(result.error.issues[0]!, json));
   return {

@@ -22,10 +22,13 @@ export interface PolicyDaemon extends TestDaemon {
   env: { PATH: string };
 }
 
-/** A daemon with POLICY (or `policy`) and its programs; the folder is removed at the end of `t`. */
+/**
+ * A daemon with POLICY (or `policy`) and its programs; the folder is removed at the end of `t`.
+ * `placePrograms` may put more in its bin/, first on the daemon's PATH (where bare rule names are found).
+ */
 export async function startPolicyDaemon(
   t: TestContext,
-  options: DaemonOptions & { policy?: object } = {},
+  options: DaemonOptions & { policy?: object; placePrograms?: (dir: string) => void } = {},
 ): Promise<PolicyDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'hive-policy-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,10 +36,13 @@ export async function startPolicyDaemon(
     writeFileSync(join(dir, name), `#!/bin/sh\necho "${name} ran: $*"\n`);
     chmodSync(join(dir, name), 0o755);
   }
+  options.placePrograms?.(dir);
   const file = join(dir, 'policy.json');
   writeFileSync(file, JSON.stringify(options.policy ?? POLICY));
-  const daemon = await startTestDaemon(t, { ...options, args: ['--policy', file, ...(options.args ?? [])] });
-  return { ...daemon, dir, env: { PATH: `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}` } };
+  const path = `${join(dir, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+  const env = { ...options.env, PATH: path };
+  const daemon = await startTestDaemon(t, { ...options, env, args: ['--policy', file, ...(options.args ?? [])] });
+  return { ...daemon, dir, env: { PATH: `${dir}:${path}` } };
 }
 
 export interface WaitingExec {

@@ -1,7 +1,7 @@
 // policy: the daemon's command policy; policy check: what it (or a policy file) decides of a command,
 // as `codex execpolicy check` tells it: the decision, the rule that decided, every rule that matched.
 import { delimiter, join, resolve } from 'node:path';
-import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, constants, realpathSync } from 'node:fs';
 import {
   DEFAULT_REASONS,
   describeRuleWords,
@@ -11,6 +11,7 @@ import {
   type CommandPolicy,
   type Decision,
 } from '../../shared/command-policy.js';
+import { readPolicyText } from '../../shared/policy-source.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext } from '../command.js';
 import { renderTable, type Column } from '../format.js';
@@ -92,8 +93,14 @@ function showPolicy(context: CommandContext, policy: ShownPolicy): number {
 }
 
 function readPolicyFile(file: string): CommandPolicy {
+  let text: string;
   try {
-    return parseCommandPolicy(readFileSync(file, 'utf8'));
+    text = readPolicyText(file);
+  } catch (error) {
+    throw new CliError(`--file ${JSON.stringify(file)} ${(error as Error).message}`);
+  }
+  try {
+    return parseCommandPolicy(text);
   } catch (error) {
     throw new CliError(`--file ${JSON.stringify(file)}: ${(error as Error).message}`);
   }

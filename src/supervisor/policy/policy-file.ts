@@ -1,10 +1,10 @@
 // The operator's command policy, read and checked once at start (--policy FILE): each mistake is a
 // ConfigError naming the rule's index and field, and the daemon does not start.
-import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../errors.js';
 import type { Config } from '../config.js';
 import { compileExecPolicy } from '../../process/exec-policy.js';
 import { describeRuleWords, parseCommandPolicy, type CommandPolicy } from '../../shared/command-policy.js';
+import { MAX_POLICY_BYTES, readPolicyText } from '../../shared/policy-source.js';
 
 /** The architectures whose shims have the policy's seccomp filter (native/src/exec-notify.c). */
 const FILTERED_ARCHES = ['x64', 'arm64'];
@@ -40,9 +40,9 @@ export function loadPolicy(
     );
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readPolicyText(file);
   } catch (error) {
-    throw new ConfigError(`${source} cannot be read: ${(error as Error).message}`);
+    throw new ConfigError(`${source} ${(error as Error).message}`);
   }
   let policy: CommandPolicy;
   try {
@@ -50,7 +50,13 @@ export function loadPolicy(
   } catch (error) {
     throw new ConfigError(`${source}: ${(error as Error).message}`);
   }
-  return { file, policy, compiled: compileExecPolicy(policy), askTimeoutMs: askTimeoutSeconds * 1000 };
+  const compiled = compileExecPolicy(policy);
+  const compiledBytes = Buffer.byteLength(compiled);
+  if (compiledBytes > MAX_POLICY_BYTES)
+    throw new ConfigError(
+      `${source}: its rules compile to ${compiledBytes} bytes for the tasks' shims, which read at most ${MAX_POLICY_BYTES}; it takes fewer or shorter rules`,
+    );
+  return { file, policy, compiled, askTimeoutMs: askTimeoutSeconds * 1000 };
 }
 
 /** The policy as /healthz, the start line and hive-bash policy show it, or null without one. */

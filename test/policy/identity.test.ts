@@ -1,0 +1,126 @@
+// A rule names a program, not a file name: an exec of a file that is the ruled program is matched
+// as that program however it is reached (a copy, a hard link, the dynamic loader, a memfd, git's
+// dashed name), and a #! script as the kernel runs it (its interpreter, the line's argument, the
+// script, its arguments), in both containment modes.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { test } from 'node:test';
+import { nativeContainment } from '../helpers/daemon.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { startPolicyDaemon } from './policy-daemon.js';
+
+const POLICY = {
+  default: 'allow',
+  rules: [
+    { match: ['git', 'push'], decision: 'deny', reason: 'no pushes from a task' },
+    { match: ['sh', '-e', './deploy.sh', 'prod'], decision: 'deny', reason: 'no deploys to prod' },
+  ],
+};
+const LOADER = process.arch === 'arm64' ? '/lib/ld-linux-aarch64.so.1' : '/lib64/ld-linux-x86-64.so.2';
+/** Runs a memfd holding a copy of the program at argv[1], as argv[2:] (fexecve: execveat AT_EMPTY_PATH). */
+const MEMFD_PY = `import os, sys
+fd = os.memfd_create('copy')
+os.write(fd, open(sys.argv[1], 'rb').read())
+try: os.execve(fd, sys.argv[2:], os.environ)
+except PermissionError as error: print('memfd=refused', error.errno)`;
+
+/** Each way to the ruled program, each telling its outcome; git itself is bin/git, first on PATH. */
+const COMMAND = [
+  'cp bin/git copied; ./copied push origin; echo "copy=$?"',
+  'ln bin/git linked; ./linked push origin; echo "link=$?"',
+  `${LOADER} ./copied push origin; echo "loader=$?"`,
+  `${LOADER} --argv0 x --inhibit-cache -- bin/git push origin; echo "loader-options=$?"`,
+  'python3 memfd.py bin/git copy push origin',
+  '"$(git --exec-path)"/git-push origin; echo "git-core=$?"',
+  '(exec -a git-push ./copied origin); echo "argv0=$?"',
+  './deploy.sh prod; echo "script=$?"',
+  './deploy.sh staging; echo "staging=$?"',
+  './copied --version >/dev/null; echo "version=$?"',
+  `${LOADER} ./copied --version >/dev/null; echo "loader-version=$?"`,
+  // A loader whose program is past the 64 words the shim reads cannot be matched whole.
+  `${LOADER} $(printf -- '--argv0 x %.0s' $(seq 40)) ./copied --version; echo "too-long=$?"`,
+].join('\n');
+
+for (const containment of ['cgroup', nativeContainment() === 'cgroup' ? 'process-group' : null] as const) {
+  if (containment === null) continue;
+  test(`a copy, a link, ld.so, a memfd and git's dashed name of a denied program are refused (${containment})`, async (t) => {
+    const daemon = await startPolicyDaemon(t, { containment, policy: POLICY, placePrograms: placeGit });
+    const tools = await connectClient(t, daemon.url);
+    writeFileSync(join(daemon.dir, 'memfd.py'), MEMFD_PY);
+    writeFileSync(join(daemon.dir, 'deploy.sh'), '#!/bin/sh -e\necho "deployed to $1"\n', { mode: 0o755 });
+    const started = await tools.ok('run', { command: COMMAND, cwd: daemon.dir, env: daemon.env, wait_seconds: 0 });
+    const view = await tools.statusWhen(started.id, (s) => s.state === 'done', 'the task ended', 60_000);
+    assert.equal(
+      view.stdout_tail,
+      [
+        'copy=126',
+        'link=126',
+        'loader=126',
+        'loader-options=126',
+        'memfd=refused 13',
+        'git-core=126',
+        'argv0=126',
+        'script=126',
+        'deployed to staging',
+        'staging=0',
+        'version=0',
+        'loader-version=0',
+        'too-long=126',
+        '',
+      ].join('\n'),
+    );
+    const refusals = view.stderr_tail.split('\n').filter((line: string) => line.startsWith('hive-bash policy:'));
+    const push = 'by rule 0 (git push): no pushes from a task';
+    assert.deepEqual(refusals, [
+      `hive-bash policy: refused \`copied push origin\` ${push}`,
+      `hive-bash policy: refused \`linked push origin\` ${push}`,
+      `hive-bash policy: refused \`${basename(LOADER)} ./copied push origin\` ${push}`,
+      `hive-bash policy: refused \`${basename(LOADER)} --argv0 x --inhibit-cache -- bin/git push origin\` ${push}`,
+      `hive-bash policy: refused \`'memfd:copy (deleted)' push origin\` ${push}`,
+      `hive-bash policy: refused \`git-push origin\` ${push}`,
+      `hive-bash policy: refused \`copied origin\` ${push}`,
+      'hive-bash policy: refused `deploy.sh prod` by rule 1 (sh -e ./deploy.sh prod): no deploys to prod',
+      `hive-bash policy: refused \`${basename(LOADER)} ${'--argv0 x '.repeat(31)}--argv0 ...\` by the policy: it runs a program whose words go past the 64 of its argv the policy reads`,
+    ]);
+    assert.equal(view.policy.denied_count, 9);
+  });
+}
+
+/** The test's own git, first on the daemon's PATH: a hard link to it is on its file system. */
+function placeGit(dir: string) {
+  mkdirSync(join(dir, 'bin'));
+  copyFileSync('/usr/bin/git', join(dir, 'bin', 'git'));
+}
+
+/** A stand-in for busybox: one file that runs the applet its argv[0] (or first argument) names. */
+const BUSYBOX = `#!/bin/sh
+name=$(basename "$0"); if [ "$name" = busybox ]; then name=$1; shift; fi
+echo "$name ran: $*"
+`;
+
+test('a multi-call binary is matched by the applet it runs, not as each name it has', async (t) => {
+  const policy = { default: 'allow', rules: [{ match: ['hive-fetch'], decision: 'deny', reason: 'no downloads' }] };
+  const daemon = await startPolicyDaemon(t, { policy, placePrograms: placeBusybox });
+  const tools = await connectClient(t, daemon.url);
+  const command = [
+    'hive-fetch x; echo "link=$?"',
+    'hive-list y; echo "other=$?"',
+    'busybox hive-fetch x; echo "applet=$?"',
+    'cp bin/busybox bb; (exec -a hive-fetch ./bb x); echo "argv0=$?"',
+  ].join('\n');
+  const started = await tools.ok('run', { command, cwd: daemon.dir, env: daemon.env, wait_seconds: 0 });
+  const view = await tools.statusWhen(started.id, (s) => s.state === 'done', 'the task ended', 60_000);
+  assert.equal(view.stdout_tail, 'link=126\nhive-list ran: y\nother=0\napplet=126\nargv0=126\n');
+  assert.deepEqual(
+    view.policy.denied.map((denied: { command: string }) => denied.command),
+    ['hive-fetch x', 'busybox hive-fetch x', 'bb x'],
+  );
+});
+
+/** busybox in the daemon's bin/, and two of its applets as links to it. */
+function placeBusybox(dir: string) {
+  mkdirSync(join(dir, 'bin'));
+  writeFileSync(join(dir, 'bin', 'busybox'), BUSYBOX, { mode: 0o755 });
+  for (const applet of ['hive-fetch', 'hive-list']) symlinkSync('busybox', join(dir, 'bin', applet));
+}
