@@ -2,7 +2,7 @@
 // it, else the SDK's client in a 2025 session), plain GETs beside /mcp, the bearer token, and
 // every failure turned into a CliError.
 import { VERSION } from '../shared/tool-bounds.js';
-import { readFileSync } from 'node:fs';
+import { readRegularFile, TOKEN_FILE } from '../shared/regular-file.js';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
 import type { SessionClient } from './session-client.js';
 import {
@@ -200,10 +200,12 @@ function parseDaemonUrl(text: string): URL {
 function readToken(path: string): string {
   let token: string;
   try {
-    token = readFileSync(path, 'utf8').trim();
+    token = readRegularFile(path, TOKEN_FILE).trim();
   } catch (error) {
+    // "cannot be read: ENOENT: no such file ..." as the code alone, the rest as said.
+    const why = (error as Error).message.replace(/^cannot be read: ([A-Z]+): .*$/, 'cannot be read ($1)');
     throw new CliError(
-      `--token-file ${JSON.stringify(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); it must name a readable file holding the daemon's token`,
+      `--token-file ${JSON.stringify(path)} ${why}; it must name a readable file holding the daemon's token`,
     );
   }
   if (token.length === 0)

@@ -5,6 +5,15 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { echoValue } from './echo.js';
 import { findDuplicateKey } from './json-duplicates.js';
+import type { RegularFileBound } from './regular-file.js';
+
+/** The largest policy file, and the largest compiled policy a task's shim reads (native/src/exec-rules.c). */
+export const MAX_POLICY_BYTES = 16 * 1024 * 1024;
+/** How the policy file is read (shared/regular-file.ts). */
+export const POLICY_FILE: RegularFileBound = {
+  maxBytes: MAX_POLICY_BYTES,
+  accepts: `it takes a regular file of JSON of at most 16 MiB (${MAX_POLICY_BYTES} bytes)`,
+};
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;
 export type Decision = (typeof DECISIONS)[number];

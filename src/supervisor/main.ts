@@ -3,11 +3,11 @@
 // cleanly on SIGTERM or SIGINT. The shebang passes Node the flags the engine needs (REGEXP_ENGINE_FLAGS
 // in readiness/wait-pattern.ts) and the heap's bounds (HEAP_FLAGS in heap-flags.ts) when this file
 // runs as the command npm links or installs; `env -S` splits them into words.
-import { readFileSync } from 'node:fs';
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
 import { VERSION } from '../shared/tool-bounds.js';
 import { isLoopbackHost } from './http/guard.js';
+import { readRegularFile, TOKEN_FILE } from '../shared/regular-file.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
 
 const EXIT_USAGE = 2;
@@ -81,11 +81,9 @@ function readToken(config: Config): string | null {
   }
   let token: string;
   try {
-    token = readFileSync(config.authTokenFile, 'utf8').trim();
+    token = readRegularFile(config.authTokenFile, TOKEN_FILE).trim();
   } catch (error) {
-    throw new ConfigError(
-      `--auth-token-file ${JSON.stringify(config.authTokenFile)} cannot be read: ${(error as Error).message}`,
-    );
+    throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} ${(error as Error).message}`);
   }
   if (token.length === 0)
     throw new ConfigError(`--auth-token-file ${JSON.stringify(config.authTokenFile)} is empty; put the token in it`);

@@ -102,7 +102,7 @@ test('a FIFO, a symlink or a hard link put where an output file was holds no cal
   assert.equal(status.stdout_truncated, true);
   assert.equal(
     status.stdout_truncated_reason,
-    `the output file ${files}/fifo.out is a FIFO, not the file the daemon made: something replaced it, and what is there is not read`,
+    `the output file ${files}/fifo.out is a FIFO (a named pipe), not the file the daemon made: something replaced it, and what is there is not read`,
   );
   assert.equal((await tools.ok('output', { id: 'fifo', tail: 5 })).stdout.text, '');
   assert.equal((await health(daemon)).ok, true);
@@ -132,7 +132,7 @@ async function assertRestartServes(t: TestContext, daemon: TestDaemon, files: st
     [status.state, status.stdout_truncated_reason],
     [
       'interrupted',
-      `the output file ${files}/fifo.out is a FIFO, not the file the daemon made: something replaced it, and what is there is not read`,
+      `the output file ${files}/fifo.out is a FIFO (a named pipe), not the file the daemon made: something replaced it, and what is there is not read`,
     ],
   );
   await first.crash();

@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/errors.js';
 import { loadConfig, type Config } from '../../src/supervisor/config.js';
 import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 
-test('bad flags and variables exit with code 2 and a message naming them', async () => {
+test('bad flags and variables exit with code 2 and a message naming them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hive-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fifo = join(dir, 'token');
+  execFileSync('mkfifo', [fifo]);
   const cases: Array<[string[], Record<string, string>, string]> = [
     [['--port', 'http'], {}, 'hive-bash-daemon: --port must be an integer from 0 to 65535; got "http"\n'],
     [['--port', '70000'], {}, 'hive-bash-daemon: --port must be an integer from 0 to 65535; got "70000"\n'],
@@ -41,6 +49,17 @@ test('bad flags and variables exit with code 2 and a message naming them', async
       ['--auth-token-file', '/no/such/token'],
       {},
       'hive-bash-daemon: --auth-token-file "/no/such/token" cannot be read: ENOENT: no such file or directory, open \'/no/such/token\'\n',
+    ],
+    // Refused at once, never waited on (a FIFO) or read without end (a device).
+    [
+      ['--auth-token-file', '/dev/zero'],
+      {},
+      'hive-bash-daemon: --auth-token-file "/dev/zero" is a character device, not a regular file: it takes a regular file holding the token, of at most 4 KiB\n',
+    ],
+    [
+      ['--auth-token-file', fifo],
+      {},
+      `hive-bash-daemon: --auth-token-file ${JSON.stringify(fifo)} is a FIFO (a named pipe), not a regular file: it takes a regular file holding the token, of at most 4 KiB\n`,
     ],
   ];
   for (const [args, env, message] of cases) {

@@ -7,11 +7,12 @@ import {
   describeRuleWords,
   matchExec,
   parseCommandPolicy,
+  POLICY_FILE,
   resolvePrograms,
   type CommandPolicy,
   type Decision,
 } from '../../shared/command-policy.js';
-import { readPolicyText } from '../../shared/policy-source.js';
+import { readRegularFile } from '../../shared/regular-file.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext } from '../command.js';
 import { renderTable, type Column } from '../format.js';
@@ -95,7 +96,7 @@ function showPolicy(context: CommandContext, policy: ShownPolicy): number {
 function readPolicyFile(file: string): CommandPolicy {
   let text: string;
   try {
-    text = readPolicyText(file);
+    text = readRegularFile(file, POLICY_FILE);
   } catch (error) {
     throw new CliError(`--file ${JSON.stringify(file)} ${(error as Error).message}`);
   }

@@ -8,6 +8,7 @@
 // to a file of the host, a socket, a device, a hard link. A reader opens without waiting
 // (O_NONBLOCK), follows no symlink and checks what it opened: anything but the daemon's own regular
 // file is read as no file at all, and `replacedOutput` says what is there instead.
+import { describeFileKind } from '../../shared/regular-file.js';
 import {
   closeSync,
   constants,
@@ -79,17 +80,7 @@ export function replacedOutput(path: string): string | null {
     return null;
   }
   if (isOwnOutput(stats)) return null;
-  const kind = stats.isFIFO()
-    ? 'a FIFO'
-    : stats.isSymbolicLink()
-      ? 'a symbolic link'
-      : stats.isSocket()
-        ? 'a socket'
-        : stats.isCharacterDevice() || stats.isBlockDevice()
-          ? 'a device'
-          : stats.isDirectory()
-            ? 'a directory'
-            : `a file with ${stats.nlink} hard links`;
+  const kind = describeFileKind(stats);
   return `the output file ${path} is ${kind}, not the file the daemon made: something replaced it, and what is there is not read`;
 }
 

@@ -3,8 +3,14 @@
 import { ConfigError } from '../../errors.js';
 import type { Config } from '../config.js';
 import { compileExecPolicy } from '../../process/exec-policy.js';
-import { describeRuleWords, parseCommandPolicy, type CommandPolicy } from '../../shared/command-policy.js';
-import { MAX_POLICY_BYTES, readPolicyText } from '../../shared/policy-source.js';
+import {
+  describeRuleWords,
+  MAX_POLICY_BYTES,
+  parseCommandPolicy,
+  POLICY_FILE,
+  type CommandPolicy,
+} from '../../shared/command-policy.js';
+import { readRegularFile } from '../../shared/regular-file.js';
 
 /** The architectures whose shims have the policy's seccomp filter (native/src/exec-notify.c). */
 const FILTERED_ARCHES = ['x64', 'arm64'];
@@ -40,7 +46,7 @@ export function loadPolicy(
     );
   let text: string;
   try {
-    text = readPolicyText(file);
+    text = readRegularFile(file, POLICY_FILE);
   } catch (error) {
     throw new ConfigError(`${source} ${(error as Error).message}`);
   }
