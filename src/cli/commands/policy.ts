@@ -11,6 +11,7 @@ import {
   type CommandPolicy,
   type Decision,
 } from '../../shared/command-policy.js';
+import { escapeControls } from '../../shared/control-escape.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext } from '../command.js';
 import { renderTable, type Column } from '../format.js';
@@ -87,7 +88,9 @@ function showPolicy(context: CommandContext, policy: ShownPolicy): number {
   }
   const rows = policy.rules.map((rule) => [String(rule.index), rule.decision, rule.text, rule.reason]);
   const table = rows.length === 0 ? 'no rules' : renderTable(COLUMNS, rows, context.width);
-  context.write(`${policy.file}: default ${policy.default}; asks wait ${policy.ask_timeout_seconds} s\n${table}\n`);
+  context.write(
+    `${escapeControls(policy.file)}: default ${policy.default}; asks wait ${policy.ask_timeout_seconds} s\n${table}\n`,
+  );
   return 0;
 }
 
@@ -138,7 +141,7 @@ function checkCommand(context: CommandContext, policy: CommandPolicy, argv: stri
       lines.push(
         `matched: ${verdict.matched.map((index) => `rule ${index} ${policy.rules[index]!.decision}`).join(', ')}`,
       );
-    context.write(`${lines.join('\n')}\n`);
+    context.write(`${lines.map((line) => escapeControls(line)).join('\n')}\n`);
   }
   return EXIT_OF[verdict.decision];
 }

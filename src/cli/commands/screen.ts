@@ -1,4 +1,5 @@
 // screen: what a pty task's terminal shows now, as a person would see it (the daemon's emulator).
+import { escapeControls } from '../../shared/control-escape.js';
 import { requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { fetchOutput } from '../output-reader.js';
@@ -29,7 +30,7 @@ export const screenCommand: Command = {
       alternate_screen: boolean;
     };
     const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}; task ${answer.state}`;
-    context.write(`${screen.text}\n${context.paint('dim', `--- ${note}`)}\n`);
+    context.write(`${escapeControls(screen.text, true)}\n${context.paint('dim', `--- ${note}`)}\n`);
     return 0;
   },
 };
