@@ -28,8 +28,10 @@ export const screenCommand: Command = {
       rows: number;
       cols: number;
       alternate_screen: boolean;
+      skipped_bytes?: number;
     };
-    const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}; task ${answer.state}`;
+    const skipped = screen.skipped_bytes === undefined ? '' : `, ${screen.skipped_bytes} bytes of output skipped`;
+    const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}${skipped}; task ${answer.state}`;
     context.write(`${escapeControls(screen.text, true)}\n${context.paint('dim', `--- ${note}`)}\n`);
     return 0;
   },
