@@ -57,7 +57,7 @@ export class ScreenTooCostlyError extends ToolRefusal {
   override readonly code = 'ERR_SCREEN_TOO_COSTLY';
   constructor(id: string, size: string, drawn: number, written: number, budgetMs: number) {
     super(
-      `the screen of task ${JSON.stringify(id)} is not drawn yet: its ${size} terminal was fed ${drawn} of the ${written} bytes written in the ${budgetMs} ms one call may take; call output with screen again to draw on from there, or read its text (output without screen)`,
+      `the screen of task ${JSON.stringify(id)} is not drawn yet: its ${size} terminal was fed ${drawn} of the ${written} bytes written in the ${budgetMs} ms one call may take; call output with screen again to draw on from there (once the task has had its screen work of a minute, a call draws a recent part of the output instead, saying what it skipped), or read its text (output without screen)`,
     );
   }
 }

@@ -1,6 +1,7 @@
 // How the CLI shows things to a person: tables, durations, byte counts, exit codes and colour.
 import { exitCodeOfSignal, signalNumber, KILL_SIGNALS, type KillSignal } from '../shared/signals.js';
 import { constants as osConstants } from 'node:os';
+import { escapeControls } from '../shared/control-escape.js';
 
 /** Milliseconds as a short duration: 850ms, 4.2s, 3m07s, 2h05m, 3d04h. */
 export function formatDuration(ms: number | null | undefined): string {
@@ -86,13 +87,15 @@ export interface Column {
 /**
  * The rows under their headers, columns padded to their widest cell; the last column is cut so each
  * line fits in `width` (when given). `paint(row, column, padded)` may colour a cell after padding.
+ * A cell's control and invisible characters are shown escaped: a cell is a task's or a client's text.
  */
 export function renderTable(
   columns: Column[],
-  rows: string[][],
+  givenRows: string[][],
   width: number | null,
   paint?: (row: number, column: number, text: string) => string,
 ): string {
+  const rows = givenRows.map((row) => row.map((cell) => escapeControls(cell)));
   const widths = columns.map((column, index) =>
     Math.max(column.header.length, ...rows.map((row) => row[index]!.length)),
   );

@@ -6,6 +6,7 @@ import { DaemonClient, DEFAULT_URL } from './client.js';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { COMMANDS, findCommand } from './commands/index.js';
 import { createPaint } from './format.js';
+import { escapeControls } from '../shared/control-escape.js';
 import { CliStdout } from './stdout.js';
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
@@ -151,7 +152,7 @@ async function main(argv: string[]): Promise<number> {
     write: (chunk) => stdout.write(chunk),
     drain: () => stdout.drain(),
     stdoutClosed: () => stdout.closed,
-    warn: (text) => void process.stderr.write(`hive-bash ${command.name}: ${text}\n`),
+    warn: (text) => void process.stderr.write(`hive-bash ${command.name}: ${escapeControls(text)}\n`),
   };
   try {
     return await command.run(context, values, positionals);
@@ -182,7 +183,7 @@ try {
 } catch (error) {
   const known = error instanceof CliError;
   process.stderr.write(
-    `${errorPrefix()}: ${known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`}\n`,
+    `${errorPrefix()}: ${escapeControls(known ? error.message : `internal error: ${(error as Error).message ?? String(error)}`)}\n`,
   );
   code = known ? error.exitCode : EXIT_ERROR;
 }

@@ -3,6 +3,9 @@
 // the end of its test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
 export const CLI_JS = new URL('../../src/cli/main.js', import.meta.url).pathname;
@@ -84,4 +87,15 @@ export function runCli(
 /** A command for a task that waits until file `gate` exists (the test opens it when it wants). */
 export function awaitGate(gate: string): string {
   return `while [ ! -e ${gate} ]; do sleep 0.05; done`;
+}
+
+/** A gate's path in a folder of its own, for tasks that wait on it: opened and removed when `t` ends. */
+export function makeGate(t: TestContext): string {
+  const gates = mkdtempSync(join(tmpdir(), 'hive-bash-cli-'));
+  const gate = join(gates, 'open');
+  t.after(() => {
+    writeFileSync(gate, '');
+    rmSync(gates, { recursive: true, force: true });
+  });
+  return gate;
 }

@@ -1,22 +1,14 @@
 // hive-bash top: one frame with --once and --json, and the live view on a real terminal quitting on q.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { spawn as spawnTerminal } from 'node-pty';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
-import { awaitGate, CLI_JS, runCli } from './cli.js';
+import { awaitGate, CLI_JS, makeGate, runCli } from './cli.js';
 
 test('hive-bash top against one daemon', async (t) => {
   const daemon = await startTestDaemon(t);
-  const gates = mkdtempSync(join(tmpdir(), 'hive-bash-cli-'));
-  const gate = join(gates, 'open');
-  t.after(() => {
-    writeFileSync(gate, '');
-    rmSync(gates, { recursive: true, force: true });
-  });
+  const gate = makeGate(t);
   const cli = (...args: string[]) => runCli(t, daemon.url, args);
   for (const name of ['idle-a', 'idle-b'])
     assert.equal((await cli('run', '--name', name, '--detach', '--', awaitGate(gate))).code, 0);

@@ -111,3 +111,13 @@ export function watchHealthz(origin: string): { stop(): Promise<{ failures: stri
     },
   };
 }
+
+/**
+ * A pattern that runs to its budget on every line of COSTLY_GREP_COMMAND's output (200 lines of
+ * 2,000 a's and a b: none matches, and V8's linear engine takes about 260 µs a byte): a grep of it
+ * is refused after about 2.8 s of a reader thread.
+ */
+export const COSTLY_GREP = {
+  command: `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`,
+  pattern: `${'(?:a+)+'.repeat(140)}$`,
+};

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { healthz, processFigures, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
-import { healthzBaseline, latencyFigures, servedMeanwhile } from '../helpers/stall.js';
+import { COSTLY_GREP, healthzBaseline, latencyFigures, servedMeanwhile } from '../helpers/stall.js';
 import { grepPattern, linesAround } from './fuzz/patterns.js';
 import { DAEMON_ARGS, params } from './fuzz/runs.js';
 
@@ -106,10 +106,8 @@ test("grep finds every line JavaScript's RegExp matches, and no other (fixed pat
 test('a pattern of nested quantifiers, as grep and as wait_for, is stopped at its budget and refused, off the main thread: /healthz answers all the while', async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  // 200 lines of 2,000 a's and a b: no line matches, and V8's linear engine takes about 260 µs a byte on it.
-  const command = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`;
+  const { command, pattern } = COSTLY_GREP;
   assert.equal((await tools.ok('run', { command, name: 'aaa', wait_seconds: 30 })).stdout_bytes, 200 * 2002);
-  const pattern = `${'(?:a+)+'.repeat(140)}$`;
   const baseline = latencyFigures(await healthzBaseline(daemon.origin));
   const refusal = (tool: string, field: string, consequence: string) =>
     `Invalid ${tool} input: "${field}" took too long to match: "${pattern.slice(0, 60)}"... (string of 981 characters) ran past its budget of 2801 ms (2 s, and 2 µs for each of the 400400 bytes to read), so it was stopped; ${consequence}. ` +
@@ -214,10 +212,9 @@ test("two greps running to their budget hold one reader thread, not both: anothe
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
   // As in case 3: no line matches, and each grep runs to its budget (about 2.8 s).
-  const command = `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`;
+  const { command, pattern } = COSTLY_GREP;
   await tools.ok('run', { command, name: 'aaa', wait_seconds: 30 });
   await tools.ok('run', { command: 'echo small', name: 'small', wait_seconds: 30 });
-  const pattern = `${'(?:a+)+'.repeat(140)}$`;
   let greps = 0;
   const grep = () => tools.call('output', { id: 'aaa', grep: pattern }).finally(() => greps++);
   const both = Promise.all([grep(), grep()]);

@@ -2,6 +2,7 @@
 // the operator's answer to each (GET /approvals, POST /approvals/ID/approve or /deny).
 import { writeJson, type Command, type CommandContext } from '../command.js';
 import { UsageError } from '../cli-error.js';
+import { escapeControls } from '../../shared/control-escape.js';
 import { formatAge, formatDuration, renderTable, type Column } from '../format.js';
 
 interface WaitingExec {
@@ -88,7 +89,7 @@ async function answerEach(context: CommandContext, answer: 'approve' | 'deny', i
       answered.push(result.approval);
       if (!context.json)
         context.write(
-          `${answer === 'approve' ? 'approved' : 'denied'} ${id}: ${result.approval.command} (task ${result.approval.task})\n`,
+          `${answer === 'approve' ? 'approved' : 'denied'} ${escapeControls(`${id}: ${result.approval.command} (task ${result.approval.task})`)}\n`,
         );
     } catch (error) {
       if (ids.length === 1) throw error;

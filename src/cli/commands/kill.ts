@@ -1,4 +1,5 @@
 // kill: ends tasks and everything they started (named, or --all of a state), printing what it signalled.
+import { escapeControls } from '../../shared/control-escape.js';
 import { KILL_SIGNALS } from '../../shared/signals.js';
 import { TASK_STATES, type TaskState } from '../../shared/task-states.js';
 import { parseChoice } from '../arguments.js';
@@ -76,7 +77,7 @@ export const killCommand: Command = {
       writeJson(context, { results, errors });
     } else {
       if (ids.length === 0) context.write(`no ${state ?? 'pending or running'} tasks to kill\n`);
-      for (const result of results) context.write(`${result.message}\n`);
+      for (const result of results) context.write(`${escapeControls(result.message)}\n`);
       for (const error of errors) context.warn(error.message);
     }
     return errors.length > 0 ? 1 : 0;

@@ -12,6 +12,7 @@ import {
   type CommandPolicy,
   type Decision,
 } from '../../shared/command-policy.js';
+import { escapeControls } from '../../shared/control-escape.js';
 import { readRegularFile } from '../../shared/regular-file.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { writeJson, type Command, type CommandContext } from '../command.js';
@@ -89,7 +90,9 @@ function showPolicy(context: CommandContext, policy: ShownPolicy): number {
   }
   const rows = policy.rules.map((rule) => [String(rule.index), rule.decision, rule.text, rule.reason]);
   const table = rows.length === 0 ? 'no rules' : renderTable(COLUMNS, rows, context.width);
-  context.write(`${policy.file}: default ${policy.default}; asks wait ${policy.ask_timeout_seconds} s\n${table}\n`);
+  context.write(
+    `${escapeControls(policy.file)}: default ${policy.default}; asks wait ${policy.ask_timeout_seconds} s\n${table}\n`,
+  );
   return 0;
 }
 
@@ -146,7 +149,7 @@ function checkCommand(context: CommandContext, policy: CommandPolicy, argv: stri
       lines.push(
         `matched: ${verdict.matched.map((index) => `rule ${index} ${policy.rules[index]!.decision}`).join(', ')}`,
       );
-    context.write(`${lines.join('\n')}\n`);
+    context.write(`${lines.map((line) => escapeControls(line)).join('\n')}\n`);
   }
   return EXIT_OF[verdict.decision];
 }

@@ -1,6 +1,7 @@
 // run: starts a task (bash -c COMMAND) and prints its id, and its result when it ended within the
 // wait; exits with its code then, 124 when the wait ended first (as wait --timeout), 0 with --detach.
 import { resolve } from 'node:path';
+import { escapeControls } from '../../shared/control-escape.js';
 import { isFinished } from '../../shared/task-states.js';
 import { parseSeconds } from '../arguments.js';
 import { EXIT_OK, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
@@ -22,15 +23,17 @@ function parseEnv(pairs: string[]): Record<string, string> {
   return env;
 }
 
-/** The result of a task that ended within the wait: its end, then each non-empty tail. */
+/** The result of a task that ended within the wait: its end, then each non-empty tail, controls shown escaped. */
 function describeResult(task: TaskStatus): string {
   const exit = task.exit_code === null ? 'no exit code' : `exit ${task.exit_code}`;
   const lines = [
-    `${task.state}: ${exit}${task.signal ? ` (${task.signal})` : ''} after ${formatDuration(task.runtime_ms)}${task.error ? `: ${task.error}` : ''}`,
+    escapeControls(
+      `${task.state}: ${exit}${task.signal ? ` (${task.signal})` : ''} after ${formatDuration(task.runtime_ms)}${task.error ? `: ${task.error}` : ''}`,
+    ),
   ];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = task[`${stream}_tail`];
-    if (tail.length > 0) lines.push(`--- ${stream} ---`, tail.replace(/\n$/, ''));
+    if (tail.length > 0) lines.push(`--- ${stream} ---`, escapeControls(tail.replace(/\n$/, ''), true));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -97,7 +100,7 @@ export const runCommand: Command = {
     });
     const finished = isFinished(task.state) && !detach;
     if (context.json) writeJson(context, task);
-    else context.write(`${task.id}\n${finished ? describeResult(task) : ''}`);
+    else context.write(`${escapeControls(task.id)}\n${finished ? describeResult(task) : ''}`);
     if (detach) return EXIT_OK;
     if (finished) return shellExitCode(task);
     if (!context.json)

@@ -1,4 +1,5 @@
 // screen: what a pty task's terminal shows now, as a person would see it (the daemon's emulator).
+import { escapeControls } from '../../shared/control-escape.js';
 import { requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { fetchOutput } from '../output-reader.js';
@@ -27,9 +28,11 @@ export const screenCommand: Command = {
       rows: number;
       cols: number;
       alternate_screen: boolean;
+      skipped_bytes?: number;
     };
-    const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}; task ${answer.state}`;
-    context.write(`${screen.text}\n${context.paint('dim', `--- ${note}`)}\n`);
+    const skipped = screen.skipped_bytes === undefined ? '' : `, ${screen.skipped_bytes} bytes of output skipped`;
+    const note = `${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}${skipped}; task ${answer.state}`;
+    context.write(`${escapeControls(screen.text, true)}\n${context.paint('dim', `--- ${note}`)}\n`);
     return 0;
   },
 };

@@ -2,6 +2,7 @@
 import { parseCount, requireIds } from '../arguments.js';
 import { writeJson, type Command } from '../command.js';
 import { formatBytes, formatDuration, stateStyle } from '../format.js';
+import { escapeControls } from '../../shared/control-escape.js';
 import { describeSandbox } from '../../shared/sandbox.js';
 import { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 import { fetchStatus, type TaskStatus } from '../tasks.js';
@@ -54,14 +55,14 @@ function describeFields(task: TaskStatus): Array<[string, string]> {
   return fields.filter((field): field is [string, string] => field[1] !== null);
 }
 
-/** The tail of one stream under a rule naming it, or nothing when it is empty. */
+/** The tail of one stream under a rule naming it, or nothing when it is empty; its controls shown escaped (logs shows them as written). */
 function describeTail(name: string, tail: string, totalBytes: number): string {
   if (tail.length === 0) return '';
   const shown =
     Buffer.byteLength(tail) < totalBytes
       ? `last ${formatBytes(Buffer.byteLength(tail))} of ${formatBytes(totalBytes)}`
       : 'all of it';
-  return `\n--- ${name} (${shown}) ---\n${tail}${tail.endsWith('\n') ? '' : '\n'}`;
+  return `\n--- ${name} (${shown}) ---\n${escapeControls(tail, true)}${tail.endsWith('\n') ? '' : '\n'}`;
 }
 
 export const statusCommand: Command = {
@@ -84,7 +85,10 @@ export const statusCommand: Command = {
     const fields = describeFields(task);
     const width = Math.max(...fields.map(([label]) => label.length));
     const lines = fields.map(([label, value]) => {
-      const shown = label === 'state' ? context.paint(stateStyle(task.state, task.exit_code), value) : value;
+      // A value's controls are shown escaped, the lines of a script indented under its first: no
+      // line of a value can pass for a field of its own.
+      const text = escapeControls(value, true).replace(/\n/g, `\n${' '.repeat(width + 2)}`);
+      const shown = label === 'state' ? context.paint(stateStyle(task.state, task.exit_code), text) : text;
       return `${context.paint('bold', label.padEnd(width))}  ${shown}`;
     });
     context.write(

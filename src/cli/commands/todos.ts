@@ -1,4 +1,5 @@
 // todos: the daemon's outbox of todos for the harness, and whether the harness is connected.
+import { escapeControls } from '../../shared/control-escape.js';
 import { writeJson, type Command } from '../command.js';
 import { formatAge, renderTable, type Column } from '../format.js';
 
@@ -61,7 +62,7 @@ export const todosCommand: Command = {
     const connection =
       report.socket === null
         ? 'none configured (--agent-socket)'
-        : `${report.socket} (${report.harness_connected ? context.paint('green', 'connected') : context.paint('red', 'not connected')})`;
+        : `${escapeControls(report.socket)} (${report.harness_connected ? context.paint('green', 'connected') : context.paint('red', 'not connected')})`;
     const lines = [`harness socket: ${connection}`, `outbox: ${report.outbox_depth} waiting`];
     if (report.outbox === undefined) {
       lines.push("(this daemon has no /todos, so the entries cannot be shown; only /healthz's counts)");

@@ -5,6 +5,7 @@ import { CliError, EXIT_TIMEOUT, UsageError } from '../cli-error.js';
 import type { DaemonClient } from '../client.js';
 import { writeJson, type Command } from '../command.js';
 import { formatDuration, shellExitCode } from '../format.js';
+import { escapeControls } from '../../shared/control-escape.js';
 import { isFinished } from '../../shared/task-states.js';
 import { MAX_WAIT_SECONDS, waitForEnd, type TaskStatus } from '../tasks.js';
 
@@ -111,7 +112,7 @@ export const waitCommand: Command = {
     if (context.json) {
       writeJson(context, { tasks: outcomes, timed_out: timedOut, exit_code: exitCode });
     } else {
-      context.write(outcomes.map((outcome) => `${describeOutcome(outcome, pattern)}\n`).join(''));
+      context.write(outcomes.map((outcome) => `${escapeControls(describeOutcome(outcome, pattern))}\n`).join(''));
       if (timedOut)
         context.warn(
           `--timeout ${String(values.timeout)} s passed first; still going: ${outcomes

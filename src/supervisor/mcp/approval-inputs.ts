@@ -8,6 +8,7 @@
 // Through the Tasks extension the same forms are the task's inputRequests, answered by tasks/update.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { escapeControls } from '../../shared/control-escape.js';
 import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
 import type { Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
 import { isObject } from './loose.js';
@@ -128,13 +129,19 @@ export class ApprovalInputs {
   }
 }
 
-/** The form that asks a person about one exec: nothing but the decision. */
+/**
+ * The form that asks a person about one exec: nothing but the decision. A client shows the message
+ * to a person, on a terminal as often as not: the task's text in it has its controls escaped.
+ */
 function elicitationOf(approval: Approval): Record<string, unknown> {
+  const { command, path } = approval.exec;
   return {
     method: 'elicitation/create',
     params: {
       mode: 'form',
-      message: `Allow \`${approval.exec.command}\`? (rule: ${approval.reason}) Task ${approval.taskId} runs ${approval.exec.path}; accept runs it, decline refuses it.`,
+      message: escapeControls(
+        `Allow \`${command}\`? (rule: ${approval.reason}) Task ${approval.taskId} runs ${path}; accept runs it, decline refuses it.`,
+      ),
       requestedSchema: { type: 'object', properties: {} },
     },
   };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { TASK_STATES } from '../../shared/task-states.js';
 import type { StreamMember } from '../output/output-read.js';
 import type { Screen } from '../output/terminal-screen.js';
+import { SCREEN_WORK_MS_PER_MINUTE } from '../output/screen-work.js';
 
 const memberSchema = z
   .object({
@@ -37,6 +38,13 @@ const screenSchema = z.object({
   rows: z.number().int(),
   cols: z.number().int(),
   alternate_screen: z.boolean().describe('A full-screen program (vim, less, top) is using the alternate screen'),
+  skipped_bytes: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      `Bytes of the output never drawn on this screen: drawing all of it would have taken the task past ${SCREEN_WORK_MS_PER_MINUTE / 1000} s of screen work a minute, so a recent part was drawn instead (absent when nothing was skipped)`,
+    ),
 });
 
 export const outputSchema = z.object({
@@ -108,7 +116,7 @@ export function describeOutput(view: OutputView): string {
   if (view.screen !== undefined) {
     const { screen } = view;
     parts.push(
-      `--- screen ${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''} ---`,
+      `--- screen ${screen.cols}x${screen.rows}, cursor at row ${screen.cursor.row} col ${screen.cursor.col}${screen.alternate_screen ? ', alternate screen' : ''}${screen.skipped_bytes === undefined ? '' : `, ${screen.skipped_bytes} bytes of output skipped`} ---`,
       screen.text,
     );
   }

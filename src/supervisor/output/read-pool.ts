@@ -2,7 +2,8 @@
 // wait_for patterns run, so that nothing a task prints and no pattern holds the main thread
 // (/healthz and every other call go on meanwhile). A job with a pattern has a budget of time; past
 // it, the job is stopped with its thread (a regular expression cannot be interrupted otherwise) and
-// the caller refuses the pattern. The threads start at the first job and stop when idle.
+// the caller refuses the pattern. Pattern jobs take turns by client (pattern-turns.ts). The threads
+// start at the first job and stop when idle.
 import { createRequire } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
@@ -10,6 +11,7 @@ import { fileSize } from './growing-file.js';
 import { MATCH_CHUNK_BYTES, type MatchChunkJob, type MatchChunkResult } from './line-match.js';
 import type { OutputCursor } from './output-cursor.js';
 import type { OutputAnswer, OutputQuery, OutputTask } from './output-read.js';
+import { PatternTurns, type WaitingJob } from './pattern-turns.js';
 import type { ReadJob, ReadResult } from './read-thread.js';
 
 const ENTRY_URL = new URL('./read-thread-entry.cjs', import.meta.url);
@@ -49,27 +51,46 @@ export class BudgetExceededError extends Error {
   }
 }
 
+/** The turn that pattern jobs of callers not named share. */
+const UNNAMED_CLIENT = 'unnamed';
+
 export class ReadPool {
   private piscina: Piscina | null = null;
   private running = 0;
   private runningPatterns = 0;
-  /** Jobs waiting for a thread, first come first served among those that may start: a job's budget starts on its thread. */
-  private readonly waiting: Array<{ pattern: boolean; start: () => void }> = [];
+  /**
+   * Jobs waiting for a thread: plain reads first come first served, pattern jobs in their clients'
+   * turns, the two kinds by age. A job's budget starts on its thread.
+   */
+  private readonly waitingReads: WaitingJob[] = [];
+  private readonly patternTurns = new PatternTurns();
+  private nextSeq = 0;
 
-  /** Reads `query.streams` of `task` from `cursor` (output-read.ts); with grep, within the pattern's budget. */
-  readOutput(task: OutputTask, cursor: OutputCursor, query: OutputQuery, restarted: boolean): Promise<OutputAnswer> {
+  /**
+   * Reads `query.streams` of `task` from `cursor` (output-read.ts); with grep, within the pattern's
+   * budget, in the turn of `client` (call-clients.ts; null, for a read without grep, names none:
+   * its caller need not be looked up).
+   */
+  readOutput(
+    task: OutputTask,
+    cursor: OutputCursor,
+    query: OutputQuery,
+    restarted: boolean,
+    client: string | null,
+  ): Promise<OutputAnswer> {
     const bytes = query.streams.reduce(
       (sum, stream) => sum + Math.max(0, fileSize(task.paths[stream]) - cursor[stream].offset),
       0,
     );
     const job: ReadJob = { type: 'read', task, cursor, query, restarted };
-    return this.run(job, query.grep === null ? null : bytes) as Promise<OutputAnswer>;
+    const pattern = query.grep === null ? null : { client: client ?? UNNAMED_CLIENT, bytes };
+    return this.run(job, pattern) as Promise<OutputAnswer>;
   }
 
-  /** Tests the lines of the next chunk of a file against a pattern (line-match.ts), within its budget. */
-  matchChunk(job: Omit<MatchChunkJob, 'type'>): Promise<MatchChunkResult> {
+  /** Tests the lines of the next chunk of a file against a pattern (line-match.ts), within its budget, in the turn of `client`. */
+  matchChunk(job: Omit<MatchChunkJob, 'type'>, client: string): Promise<MatchChunkResult> {
     const bytes = Math.min(MATCH_CHUNK_BYTES, Math.max(0, fileSize(job.path) - job.offset)) + job.carry.length;
-    return this.run({ type: 'match', ...job }, bytes) as Promise<MatchChunkResult>;
+    return this.run({ type: 'match', ...job }, { client, bytes }) as Promise<MatchChunkResult>;
   }
 
   /** Stops the threads (the daemon's stop). */
@@ -79,16 +100,18 @@ export class ReadPool {
     await piscina?.destroy();
   }
 
-  /** Runs `job` on a thread; with `patternBytes`, stopped past the budget for that many bytes. */
-  private async run(job: ReadJob, patternBytes: number | null): Promise<ReadResult> {
-    const pattern = patternBytes !== null;
-    await this.freeThread(pattern);
+  /** Runs `job` on a thread; with `pattern`, in its client's turn and stopped past the budget for its bytes. */
+  private async run(job: ReadJob, pattern: { client: string; bytes: number } | null): Promise<ReadResult> {
+    await this.freeThread(pattern?.client ?? null);
     try {
-      if (patternBytes === null) return (await this.pool().run(job)) as ReadResult;
-      return await this.runWithin(job, patternBytes);
+      if (pattern === null) return (await this.pool().run(job)) as ReadResult;
+      return await this.runWithin(job, pattern.bytes);
     } finally {
       this.running--;
-      if (pattern) this.runningPatterns--;
+      if (pattern !== null) {
+        this.runningPatterns--;
+        this.patternTurns.ended(pattern.client);
+      }
       this.startWaiting();
     }
   }
@@ -128,22 +151,25 @@ export class ReadPool {
     if (pattern) this.runningPatterns++;
   }
 
-  private async freeThread(pattern: boolean): Promise<void> {
-    if (this.mayStart(pattern)) return this.take(pattern);
-    await new Promise<void>((start) => this.waiting.push({ pattern, start }));
+  /** Waits for a thread: a plain read (`client` null) behind the reads waiting, a pattern job for its client's turn. */
+  private freeThread(client: string | null): Promise<void> {
+    return new Promise<void>((start) => {
+      const job = { seq: this.nextSeq++, start };
+      if (client === null) this.waitingReads.push(job);
+      else this.patternTurns.wait(client, job);
+      this.startWaiting();
+    });
   }
 
-  /** Gives freed threads to the first jobs waiting that may take them. */
+  /** Gives freed threads to the jobs waiting, the older kind first: a read, or the pattern job whose turn it is. */
   private startWaiting(): void {
-    for (let index = 0; index < this.waiting.length && this.running < READ_THREADS;) {
-      const next = this.waiting[index]!;
-      if (!this.mayStart(next.pattern)) {
-        index++;
-        continue;
-      }
-      this.waiting.splice(index, 1);
-      this.take(next.pattern);
-      next.start();
+    while (this.running < READ_THREADS) {
+      const read = this.waitingReads[0];
+      const patternFirst = this.mayStart(true) && this.patternTurns.oldestSeq() < (read?.seq ?? Infinity);
+      const job = patternFirst ? this.patternTurns.next() : this.waitingReads.shift();
+      if (job === undefined || job === null) return;
+      this.take(patternFirst);
+      job.start();
     }
   }
 

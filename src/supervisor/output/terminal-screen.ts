@@ -1,31 +1,20 @@
 // What a pty task's terminal shows now, as a person would see it: a headless terminal emulator
 // (@xterm/headless) fed the task's output from its file, made at the first screen asked of a run,
 // then fed only what was written since (see bench/screen-cost). It runs on the main thread, so its
-// work is bounded: the output goes through ScreenInput (after which no character costs more than
-// a pass over the screen), in slices that take about 10 ms at most (xterm.js turns the event loop
-// every 12 ms between them), and one call feeds for 2 s at most; the rest waits for the next call.
-import type { Terminal } from '@xterm/headless';
+// work is bounded (screen-feed.ts): one call feeds for 2 s at most, and the rest waits for the
+// next call; past its task's budget of screen work a minute (screen-work.ts), a call draws only a
+// recent part of what is left, so that a flood of costly output gets an answer.
 import { createRequire } from 'node:module';
-import { StringDecoder } from 'node:string_decoder';
 import { performance } from 'node:perf_hooks';
 import { ScreenTooCostlyError } from '../../errors.js';
-import { fileSize, readAt } from './growing-file.js';
-import { ScreenInput } from './screen-input.js';
+import { fileSize } from './growing-file.js';
+import { drawnBytes, feed, newEmulator, skipToRecent, type Emulator } from './screen-feed.js';
+import { ScreenWork } from './screen-work.js';
 
 /** Terminals kept, most recently asked last: about 140 KB of heap each at 120x40 ... */
 const KEPT_TERMINALS = 32;
 /** ... and a million cells in all (a terminal of run's largest size; 25 MB, a cell taking 12 bytes in each of two buffers). */
 const KEPT_CELLS = 1_000_000;
-/** Bytes read from the file at a time. */
-const READ_BYTES = 256 * 1024;
-/**
- * A slice takes about 10 ms at most: a character can cost a pass over every cell (ESC c, ESC # 8,
- * ESC [ 2 J: 3 to 7 ns a cell here), and ESC c (a reset) 8 to 16 µs more whatever the size, which
- * the cap bounds on small terminals (a 20x5 one would take 15,000 characters a slice).
- */
-const SLICE_CELL_CHARS = 1_500_000;
-const MIN_SLICE_CHARS = 4;
-const MAX_SLICE_CHARS = 256;
 /** How long one call may feed a terminal. */
 const FEED_BUDGET_MS = 2000;
 
@@ -37,20 +26,8 @@ export interface Screen {
   cols: number;
   /** A full-screen program (vim, less, top) switched to the alternate screen. */
   alternate_screen: boolean;
-}
-
-interface Emulator {
-  terminal: Terminal;
-  cells: number;
-  input: ScreenInput;
-  decoder: StringDecoder;
-  /** Bytes of the file read so far; of their text, what is not fed yet, from `at`. */
-  read: number;
-  pending: string;
-  at: number;
-  /** The feed under way (one at a time per terminal), and the calls waiting on it: a busy terminal is not dropped. */
-  feeding: Promise<void>;
-  callers: number;
+  /** Bytes of the output skipped, never drawn (present when some were). */
+  skipped_bytes?: number;
 }
 
 /**
@@ -65,6 +42,7 @@ const loadEmulator = () =>
 export class TerminalScreens {
   /** By run key, the most recently asked last. */
   private readonly emulators = new Map<string, Emulator>();
+  private readonly work = new ScreenWork();
 
   /**
    * The screen of task `id`'s run `runKey`, whose terminal (`cols` by `rows`) wrote to `path`,
@@ -82,20 +60,32 @@ export class TerminalScreens {
     fed.callers++;
     this.emulators.set(runKey, fed);
     this.dropIdle();
-    const caughtUp = fed.feeding.then(() => feed(fed, path));
-    fed.feeding = caughtUp.then(
+    const drawn = fed.feeding.then(() => this.draw(id, fed, path));
+    fed.feeding = drawn.then(
       () => {},
       () => {},
     );
     try {
-      if (!(await caughtUp)) {
-        const drawn = Math.max(0, fed.read - Buffer.byteLength(fed.pending.slice(fed.at)));
-        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, drawn, fileSize(path), FEED_BUDGET_MS);
-      }
-      return render(fed.terminal);
+      if (!(await drawn))
+        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, drawnBytes(fed), fileSize(path), FEED_BUDGET_MS);
+      return render(fed);
     } finally {
       fed.callers--;
     }
+  }
+
+  /**
+   * Feeds task `id`'s emulator for one call; whether there is a screen to show. While the task has
+   * a call's worth of work left, that is whether it caught up; past it, what is left but a recent
+   * part is skipped first, and the screen is shown however far that part was drawn.
+   */
+  private async draw(id: string, emulator: Emulator, path: string): Promise<boolean> {
+    const started = performance.now();
+    const skipping = !this.work.hasLeft(id, FEED_BUDGET_MS);
+    if (skipping) skipToRecent(emulator, path);
+    const caughtUp = await feed(emulator, path, started + FEED_BUDGET_MS);
+    this.work.spend(id, performance.now() - started);
+    return caughtUp || skipping;
   }
 
   /** Drops the least recently asked terminals nobody waits on while more are kept than allowed. */
@@ -112,54 +102,8 @@ export class TerminalScreens {
   }
 }
 
-function newEmulator(terminal: Terminal): Emulator {
-  const cells = terminal.cols * terminal.rows;
-  const input = new ScreenInput(Math.max(terminal.cols, terminal.rows));
-  const decoder = new StringDecoder('utf8');
-  return { terminal, cells, input, decoder, read: 0, pending: '', at: 0, feeding: Promise.resolve(), callers: 0 };
-}
-
-/** Feeds what the file holds past what was read, for one call's budget; whether it caught up. */
-async function feed(emulator: Emulator, path: string): Promise<boolean> {
-  const deadline = performance.now() + FEED_BUDGET_MS;
-  const size = fileSize(path);
-  for (;;) {
-    if (emulator.at >= emulator.pending.length) {
-      emulator.pending = ''; // a kept terminal holds no text it has taken
-      emulator.at = 0;
-      if (emulator.read >= size) return true;
-      if (performance.now() > deadline) return false;
-      // A read may leave no text to write (a string's body is dropped), and then no slice turns the
-      // event loop: each read turns it once, so that the whole file is never filtered in one step.
-      if (emulator.read > 0) await new Promise(setImmediate);
-      const bytes = readAt(path, emulator.read, Math.min(READ_BYTES, size - emulator.read));
-      if (bytes.length === 0) return true;
-      emulator.read += bytes.length;
-      // The decoder keeps a character cut at the end for the next read; ScreenInput, a sequence.
-      emulator.pending = emulator.input.filter(emulator.decoder.write(bytes));
-      emulator.at = 0;
-    }
-    await writeSlices(emulator, deadline);
-    if (emulator.at < emulator.pending.length) return false;
-  }
-}
-
-/** Writes the pending text a slice at a time until it is all taken or `deadline` has passed. */
-function writeSlices(emulator: Emulator, deadline: number): Promise<void> {
-  const slice = Math.min(MAX_SLICE_CHARS, Math.max(MIN_SLICE_CHARS, Math.floor(SLICE_CELL_CHARS / emulator.cells)));
-  return new Promise((resolve) => {
-    // Called back as each slice is parsed, inside xterm.js's own loop, which yields every 12 ms.
-    const next = () => {
-      if (emulator.at >= emulator.pending.length || performance.now() > deadline) return resolve();
-      const piece = emulator.pending.slice(emulator.at, emulator.at + slice);
-      emulator.at += piece.length;
-      emulator.terminal.write(piece, next);
-    };
-    next();
-  });
-}
-
-function render(terminal: Terminal): Screen {
+function render(emulator: Emulator): Screen {
+  const { terminal } = emulator;
   const buffer = terminal.buffer.active;
   const lines: string[] = [];
   for (let row = 0; row < terminal.rows; row++)
@@ -170,5 +114,6 @@ function render(terminal: Terminal): Screen {
     rows: terminal.rows,
     cols: terminal.cols,
     alternate_screen: buffer.type === 'alternate',
+    ...(emulator.skipped > 0 ? { skipped_bytes: emulator.skipped } : {}),
   };
 }

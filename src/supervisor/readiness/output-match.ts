@@ -20,10 +20,12 @@ interface StreamFile {
 /**
  * Resolves with the first matching line of the files at `paths`, reading on as they grow; with null
  * once `ended` has resolved and all written by then was read without a match (or once `signal`
- * aborts). Rejects with PatternTooCostlyError when a chunk takes the pattern past its budget.
+ * aborts). Rejects with PatternTooCostlyError when a chunk takes the pattern past its budget. Each
+ * chunk waits for the turn of `client` on the pattern thread.
  */
 export function matchOutput(
   reads: ReadPool,
+  client: string,
   paths: string[],
   pattern: GivenPattern,
   signal: AbortSignal,
@@ -45,7 +47,7 @@ export function matchOutput(
       if (scanning) return void (again = true);
       scanning = true;
       const last = endSeen; // this pass reads all the task wrote: nothing comes after it
-      readToEnd(reads, files, pattern.regexp, signal).then(
+      readToEnd(reads, client, files, pattern.regexp, signal).then(
         (line) => {
           scanning = false;
           if (line !== null || last) return finish(line);
@@ -66,16 +68,14 @@ export function matchOutput(
 }
 
 /** Reads every file a chunk at a time, in turn, to its end now; the first matching line, or null. */
-async function readToEnd(reads: ReadPool, files: StreamFile[], regexp: RegExp, signal: AbortSignal) {
+async function readToEnd(reads: ReadPool, client: string, files: StreamFile[], regexp: RegExp, signal: AbortSignal) {
   for (let more = true; more && !signal.aborted;) {
     more = false;
     for (const file of files) {
-      const found = await reads.matchChunk({
-        path: file.path,
-        offset: file.offset,
-        carry: file.carry,
-        pattern: regexp,
-      });
+      const found = await reads.matchChunk(
+        { path: file.path, offset: file.offset, carry: file.carry, pattern: regexp },
+        client,
+      );
       if (found.line !== null) return found.line;
       file.offset += found.taken;
       file.carry = found.carry;

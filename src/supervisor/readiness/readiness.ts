@@ -25,13 +25,17 @@ export interface ReadinessOutcome {
 /** How often the task's sockets are looked at while a wait_for_port waits (no event says a port opened). */
 const PORT_POLL_MS = 50;
 
-/** Waits up to `seconds` for what `want` asks of task `id`; a finished task's whole output still counts. */
+/**
+ * Waits up to `seconds` for what `want` asks of task `id`; a finished task's whole output still
+ * counts. The pattern runs in the turns of `client` (call-clients.ts).
+ */
 export async function awaitReadiness(
   tasks: TaskService,
   reads: ReadPool,
   id: string,
   want: ReadinessWant,
   seconds: number,
+  client: string,
 ): Promise<ReadinessOutcome> {
   const stop = new AbortController();
   const paths = tasks.outputPaths(id);
@@ -46,7 +50,7 @@ export async function awaitReadiness(
       // At its end, what it wrote last is read before the end is taken as the answer. The shim
       // writes the output file itself, so a line can be there before its report of the start (with
       // the pid) has arrived: a match waits for that, so that the answer carries the pid.
-      matchOutput(reads, [paths.stdout, paths.stderr], pattern, stop.signal, ended).then(async (line) => {
+      matchOutput(reads, client, [paths.stdout, paths.stderr], pattern, stop.signal, ended).then(async (line) => {
         if (stop.signal.aborted) return null;
         if (line === null) return { result: 'ended', matchedLine: null } as const;
         await started;

@@ -8,6 +8,7 @@ import { isFinished } from '../../../shared/task-states.js';
 import { decodeCursor, type StreamName } from '../../output/output-cursor.js';
 import { cursorAtEnd, hasNewOutput, startingPoint, type OutputTask } from '../../output/output-read.js';
 import { BudgetExceededError } from '../../output/read-pool.js';
+import { clientOf } from '../../callers/call-clients.js';
 import { awaitGrowth, fileSize } from '../../output/growing-file.js';
 import { TerminalScreens } from '../../output/terminal-screen.js';
 import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../process/terminals.js';
@@ -90,7 +91,7 @@ export const outputTool = defineTool({
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks, reads }) {
+  async handler(input, { tasks, reads, callers }, from) {
     checkCombinations(input);
     const pattern = input.grep === undefined ? null : compileWaitPattern(input.grep, 'grep', 'output');
     const since = input.since === undefined ? null : decodeCursor(input.since);
@@ -125,7 +126,9 @@ export const outputTool = defineTool({
       maxBytes: input.max_bytes,
       raw: input.raw,
     };
-    const answer = await reads.readOutput(task, cursor, query, restarted).catch((error: unknown) => {
+    // A read without grep takes no turn on the pattern thread: its caller is not looked up.
+    const client = pattern === null ? null : clientOf(from, callers);
+    const answer = await reads.readOutput(task, cursor, query, restarted, client).catch((error: unknown) => {
       if (pattern === null || !(error instanceof BudgetExceededError)) throw error;
       throw new PatternTooCostlyError(
         pattern,

@@ -8,6 +8,7 @@ import { runEndAdvice, type EndAdvice } from '../advice.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
 import { runCallerOf } from '../../callers/task-callers.js';
+import { clientOf } from '../../callers/call-clients.js';
 import {
   inputTextField,
   TASK_ID_ACCEPTS,
@@ -162,7 +163,7 @@ export const runTool = defineTool({
     const { record, waited } = await tasks.runAndWait(request, async (id) =>
       want.pattern === null && want.port === null
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
-        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds),
+        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
     );
     return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ToolInputError } from '../../../errors.js';
 import { echoValue } from '../../../shared/echo.js';
+import { clientOf } from '../../callers/call-clients.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
@@ -71,7 +72,7 @@ export const statusTool = defineTool({
   }),
   outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks, reads }) {
+  async handler(input, { tasks, reads, callers }, from) {
     const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
@@ -104,6 +105,7 @@ export const statusTool = defineTool({
       input.id,
       { pattern, port: input.wait_for_port ?? null },
       input.wait_seconds,
+      clientOf(from, callers),
     );
     return describeWaited(read(input.id), waited, input.verbose);
   },
