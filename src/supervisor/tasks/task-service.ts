@@ -25,7 +25,7 @@ import { createLiveTask, recordOfRun, type LiveTask, type RunRequest } from './l
 import { endDispatched, removeCgroupsOf } from './shutdown.js';
 import { TaskEvents } from './task-events.js';
 import { asKillsEnd, refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
-import { TaskQueue } from './task-queue.js';
+import { pendingBytesOf, TaskQueue } from './task-queue.js';
 import { TaskProbes } from './task-probes.js';
 import { resolveTaskLimits } from './task-limits.js';
 import { resolveSandbox } from './task-sandbox.js';
@@ -76,7 +76,8 @@ export class TaskService {
     const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.hostSetup.controllers);
     const env = { ...this.baseEnv, ...request.env };
     const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.hostSetup.sandbox);
-    this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
+    const bytes = pendingBytesOf(request);
+    this.queue.assertRoom(bytes); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
@@ -87,7 +88,7 @@ export class TaskService {
     }
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
-    this.queue.admit(task);
+    this.queue.admit(task, bytes);
     this.startPending();
     return task.record;
   }
