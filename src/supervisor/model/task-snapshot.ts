@@ -8,6 +8,8 @@ import { readTail, type StreamTail } from '../output/output-tail.js';
 import type { TaskRecord } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
+/** A todo, or a status of several tasks, shows a command's first this many characters. */
+export const COMMAND_CHARS_SHOWN = 2000;
 export { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -86,6 +88,13 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     ports: tasks.portsOf(record),
     ...(policy === null ? {} : { policy }),
   };
+}
+
+/** `command` as a todo or a status of several tasks shows it: its first COMMAND_CHARS_SHOWN characters, saying where it was cut. */
+export function shortenCommand(command: string): string {
+  return command.length > COMMAND_CHARS_SHOWN
+    ? `${command.slice(0, COMMAND_CHARS_SHOWN)}... (cut at ${COMMAND_CHARS_SHOWN} characters; status of its id with verbose gives it whole)`
+    : command;
 }
 
 /** One line: `task build-1 done: exit 0 after 12.3 s`; a running task's without its pid unless `withPid`. */

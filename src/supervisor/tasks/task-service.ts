@@ -242,8 +242,8 @@ export class TaskService {
     return null;
   }
 
-  /** The newest tasks, as the registry has them but with live ones as they are now. */
-  list(state: TaskState | null, limit: number): TaskRecord[] {
+  /** The newest tasks, as the registry has them (a command cut to its first `commandChars` characters) but with live ones as they are now. */
+  list(state: TaskState | null, limit: number, commandChars: number): TaskRecord[] {
     // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
     if (state === 'pending' || state === 'running') {
       return [...this.live.values()]
@@ -252,7 +252,9 @@ export class TaskService {
         .filter((record) => record.state === state)
         .slice(0, limit);
     }
-    const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
+    const rows = this.store
+      .list(state, limit, commandChars)
+      .map((record) => this.live.get(record.id)?.record ?? record);
     return state === null ? rows : rows.filter((record) => record.state === state);
   }
 

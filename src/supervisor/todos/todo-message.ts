@@ -4,12 +4,17 @@ import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '
 import { NO_RESOURCES } from '../../process/resources.js';
 import { describeSandbox } from '../../shared/sandbox.js';
 import type { TaskRecord } from '../model/task.js';
-import { describeStream, snapshotTask, summarizeTask, type SnapshotSource } from '../model/task-snapshot.js';
+import {
+  describeStream,
+  shortenCommand,
+  snapshotTask,
+  summarizeTask,
+  type SnapshotSource,
+} from '../model/task-snapshot.js';
 import { type TaskSnapshot } from '../../shared/task-snapshot.js';
 
 const TAIL_BYTES = 2048;
 const TAIL_LINES = 20;
-const COMMAND_CHARS = 2000;
 const SUMMARY_CHARS = 300;
 
 /**
@@ -54,11 +59,11 @@ export function composeClear(id: string): TodoClear {
 }
 
 function composeBody(snapshot: TaskSnapshot): string {
-  const command =
-    snapshot.command.length > COMMAND_CHARS
-      ? `${snapshot.command.slice(0, COMMAND_CHARS)}... (${snapshot.command.length - COMMAND_CHARS} more characters)`
-      : snapshot.command;
-  const lines = [`command: ${command}`, `state: ${snapshot.state}`, `exit: ${describeExit(snapshot)}`];
+  const lines = [
+    `command: ${shortenCommand(snapshot.command)}`,
+    `state: ${snapshot.state}`,
+    `exit: ${describeExit(snapshot)}`,
+  ];
   if (snapshot.error !== null) lines.push(`error: ${snapshot.error}`);
   if (snapshot.runtime_ms !== null) lines.push(`runtime: ${(snapshot.runtime_ms / 1000).toFixed(1)} s`);
   if (snapshot.sandbox !== null) lines.push(`sandbox: ${describeSandbox(snapshot.sandbox)}`);

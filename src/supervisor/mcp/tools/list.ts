@@ -61,7 +61,7 @@ export const listTool = defineTool({
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     // Tasks without a cgroup share one read of /proc.
     const table = new ProcessTableCache();
-    const rows = tasks.list(input.state ?? null, input.limit).map((record) => {
+    const rows = tasks.list(input.state ?? null, input.limit, COMMAND_PREVIEW_CHARS).map((record) => {
       const resources = tasks.resourcesOf(record, table);
       return {
         id: record.id,
