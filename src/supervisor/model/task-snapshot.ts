@@ -3,7 +3,8 @@
 // The MCP snapshot and the todo message are both made from it.
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { isFinished } from '../../shared/task-states.js';
-import type { ListeningPort, TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { FoundPorts } from '../../process/ports.js';
 import { readTail, type StreamTail } from '../output/output-tail.js';
 import type { TaskRecord } from './task.js';
 
@@ -21,7 +22,8 @@ export interface SnapshotSource {
   outputTails(record: TaskRecord, tailBytes: number): OutputTails;
   countLingering(record: TaskRecord): number;
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
-  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
+  /** The ports its processes listened on when last looked for. */
+  portsOf(record: TaskRecord): FoundPorts;
   stdinOpen(record: TaskRecord): boolean;
   /** What the command policy did in the task, or null where the daemon has no policy. */
   policyOf(record: TaskRecord): TaskPolicyView | null;
@@ -44,6 +46,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
   const finished = isFinished(record.state);
   const resources = tasks.resourcesOf(record);
   const policy = tasks.policyOf(record);
+  const ports = tasks.portsOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
   return {
     id: record.id,
@@ -85,7 +88,8 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     },
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,
-    ports: tasks.portsOf(record),
+    ports: ports.listed,
+    ports_unlisted: ports.unlisted,
     ...(policy === null ? {} : { policy }),
   };
 }

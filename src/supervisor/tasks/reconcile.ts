@@ -4,6 +4,7 @@
 // marked interrupted, each with its todo.
 import { allTaskCgroupDirs, leftoverRunKeys, type HostSetup } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/lingering.js';
+import { NO_PORTS } from '../../process/ports.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { policyView } from '../model/exec-denials.js';
 import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
@@ -29,7 +30,7 @@ export async function interruptStaleTasks(
     outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes),
     countLingering: () => 0,
     resourcesOf: () => NO_RESOURCES,
-    portsOf: () => [],
+    portsOf: () => NO_PORTS,
     stdinOpen: () => false,
     policyOf: (record) => (record.denials.count > 0 ? policyView(record.denials, []) : null),
   };

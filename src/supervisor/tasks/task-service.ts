@@ -9,6 +9,7 @@ import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
+import type { FoundPorts } from '../../process/ports.js';
 import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
@@ -174,9 +175,15 @@ export class TaskService {
     return record;
   }
 
-  /** What status shows of `record`: its figures read now, the last `tailBytes` of its output. */
+  /** What status shows of `record`: its figures read now, the last `tailBytes` of its output, its ports as last looked for. */
   snapshot(record: TaskRecord, tailBytes: number): TaskSnapshot {
     return snapshotTask(record, tailBytes, this.probes);
+  }
+
+  /** The snapshot with its ports looked for now. */
+  async snapshotNow(record: TaskRecord, tailBytes: number): Promise<TaskSnapshot> {
+    await this.findPorts(record);
+    return this.snapshot(record, tailBytes);
   }
 
   /** Resolves once task `id` has started (its pid known) or finished, or at once for one that is not live. */
@@ -209,16 +216,15 @@ export class TaskService {
     return this.probes.resourcesOf(record, table);
   }
 
-  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[] {
-    return this.probes.portsOf(record, table);
+  /** The ports the task listens on now (the first MAX_PORTS_LISTED, and a count of the rest); with `tcpPort`, only that one. */
+  findPorts(record: TaskRecord, tcpPort?: number, table?: ProcessTableCache): Promise<FoundPorts> {
+    return this.probes.findPorts(record, tcpPort, table);
   }
 
   /** The task whose processes listen on TCP `port`, with that listener; null when none does. */
-  listenerOn(port: number): { id: string; listener: ListeningPort } | null {
-    for (const task of this.live.values()) {
-      const listener = this.probes
-        .portsOf(task.record)
-        .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
+  async listenerOn(port: number): Promise<{ id: string; listener: ListeningPort } | null> {
+    for (const task of [...this.live.values()]) {
+      const [listener] = (await this.probes.findPorts(task.record, port)).listed;
       if (listener) return { id: task.record.id, listener };
     }
     return null;
@@ -321,6 +327,7 @@ export class TaskService {
     if (event.type === 'started' || effects.finished) task.started.reach();
     if (effects.finished) {
       task.stdinOpen = false;
+      task.ports = null; // what it listened on is looked for again, not shown from before its end
       task.ended.reach();
     }
     if (effects.released) {

@@ -72,7 +72,7 @@ export const statusTool = defineTool({
   outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks, reads }) {
-    const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
+    const read = (id: string) => tasks.snapshotNow(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
         throw new ToolInputError(
@@ -80,7 +80,8 @@ export const statusTool = defineTool({
         );
       }
       const { result, endedIds } = await awaitTasks(tasks, input.ids, input.wait, input.wait_seconds);
-      const snapshots = input.ids.map(read);
+      const snapshots = [];
+      for (const id of input.ids) snapshots.push(await read(id));
       const text = [
         `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended`,
         ...snapshots.map((snapshot) => describeTask(snapshot, input.verbose)),
@@ -95,7 +96,7 @@ export const statusTool = defineTool({
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
       await tasks.waitForEnd(input.id, input.wait_seconds);
-      return describeWaited(read(input.id), null, input.verbose);
+      return describeWaited(await read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
     const waited = await awaitReadiness(
@@ -105,6 +106,6 @@ export const statusTool = defineTool({
       { pattern, port: input.wait_for_port ?? null },
       input.wait_seconds,
     );
-    return describeWaited(read(input.id), waited, input.verbose);
+    return describeWaited(await read(input.id), waited, input.verbose);
   },
 });
