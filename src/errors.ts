@@ -72,11 +72,16 @@ export class PortBusyError extends ToolRefusal {
   }
 }
 
+/** The pending queue is full: in tasks (--max-pending), or in the bytes its runs hold (--max-pending-bytes). */
 export class QueueFullError extends ToolRefusal {
   override readonly code = 'ERR_QUEUE_FULL';
-  constructor(maxPending: number) {
+  constructor(full: { maxPending: number } | { maxPendingBytes: number; tasks: number; held: number; bytes: number }) {
+    const what =
+      'maxPending' in full
+        ? ` (${full.maxPending} tasks, --max-pending)`
+        : `: its ${full.tasks} tasks hold ${full.held} bytes of command, stdin, cwd and env, and this run's ${full.bytes} would pass --max-pending-bytes ${full.maxPendingBytes}`;
     super(
-      `the pending queue is full (${maxPending} tasks, --max-pending); nothing was started: wait for tasks to finish or kill some, then call run again`,
+      `the pending queue is full${what}; nothing was started: wait for tasks to finish or kill some, then call run again`,
     );
   }
 }

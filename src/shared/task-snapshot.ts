@@ -43,8 +43,10 @@ export interface TaskSnapshot {
   limits: { memory_limit_mb: number | null; max_processes: number | null; cpu_limit: number | null };
   oom_killed: boolean;
   pids_limit_hits: number | null;
-  /** The TCP and UDP ports its processes listen on now. */
+  /** The TCP and UDP ports its processes listen on now: the first 100 by port. */
   ports: ListeningPort[];
+  /** How many more ports they listen on than `ports` lists. */
+  ports_unlisted: number;
   /** What the command policy refused and what waits for a person; only where the daemon has a policy. */
   policy?: TaskPolicyView;
 }

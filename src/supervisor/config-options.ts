@@ -10,6 +10,9 @@ import { sandboxSchema } from './tasks/task-sandbox.js';
 import { TASKS_MAY_CALL } from './callers/task-callers.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
+/** What pending runs hold at most by default: 64 runs at the most stdin one run may give, or 256 at the longest command. */
+const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** A task limit's flags: the text they take, what it reads as, and what is limited (for --help). */
@@ -77,6 +80,15 @@ export const OPTIONS = {
     },
     integer(0, 10_000_000),
     10_000,
+  ),
+  maxPendingBytes: option(
+    {
+      flag: 'max-pending-bytes',
+      accepts: 'an integer of bytes from 0 to 1099511627776',
+      help: 'bytes of command, stdin, cwd and env the pending tasks hold in all, beyond which run is refused',
+    },
+    integer(0, 1024 ** 4),
+    DEFAULT_MAX_PENDING_BYTES,
   ),
   defaultTimeoutSeconds: option(
     { flag: 'default-timeout', accepts: 'a positive number of seconds', help: 'time limit for tasks that set none' },

@@ -163,9 +163,12 @@ async function openStorage(config: Config, hostSetup: HostSetup, log: Logger): P
     );
   }
   const interrupted = await interruptStaleTasks(store, hostSetup, files);
-  if (interrupted.length > 0)
-    log.warn({ tasks: interrupted.map((task) => task.id) }, 'marked tasks left by the last daemon as interrupted');
-  return { files, store, interrupted: interrupted.length };
+  if (interrupted.count > 0)
+    log.warn(
+      { count: interrupted.count, tasks: interrupted.ids },
+      'marked tasks left by the last daemon as interrupted (tasks: the first ones)',
+    );
+  return { files, store, interrupted: interrupted.count };
 }
 
 /** The command policy, the todos' delivery, the workers, and the task service with its retention. */

@@ -80,6 +80,7 @@ test('--help lists every flag with its variable, and --version prints the versio
     '--agent-socket',
     '--max-running',
     '--max-pending',
+    '--max-pending-bytes',
     '--default-timeout',
     '--kill-grace-ms',
     '--max-output-bytes',
@@ -124,6 +125,15 @@ test('a flag wins over its HIVE_BASH_* variable, the variable counts when no fla
       byVariable: ['5', 5],
       invalid: '0',
       accepts: 'an integer from 1 to 100000',
+    },
+    {
+      flag: '--max-pending-bytes',
+      variable: 'HIVE_BASH_MAX_PENDING_BYTES',
+      key: 'maxPendingBytes',
+      byFlag: ['0', 0],
+      byVariable: ['1048576', 1_048_576],
+      invalid: '1.5',
+      accepts: 'an integer of bytes from 0 to 1099511627776',
     },
     {
       flag: '--kill-grace-ms',

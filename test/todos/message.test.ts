@@ -25,7 +25,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
       readOutputTails({ stdout: join(dir, `${record.id}.out`), stderr: join(dir, `${record.id}.err`) }, tailBytes),
     countLingering: () => 2,
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
-    portsOf: () => [],
+    portsOf: () => ({ listed: [], unlisted: 0 }),
     stdinOpen: () => false,
     policyOf: () => null,
   };

@@ -19,6 +19,7 @@ import {
 import type { Config } from '../config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
+import { UnsentAnswers } from './unsent-answers.js';
 import type { RequestGuard } from './guard.js';
 import type { OperatorRoutes } from './operator-routes.js';
 import type { TaskCallers } from '../callers/task-callers.js';
@@ -70,6 +71,10 @@ export interface HttpRoutes {
 /** The routes, and the connections open (which one makes room for a new one). */
 interface HttpSurface extends HttpRoutes {
   connections: ConnectionTable;
+  /** Answers written and not yet taken by their clients. */
+  unsent: UnsentAnswers;
+  /** Each connection's request being served: the next one waits for it. */
+  turns: WeakMap<Socket, Promise<void>>;
   /** Bytes of bodies read and not yet whole, over every connection. */
   bodies: { held: number };
 }
@@ -80,6 +85,8 @@ export function createHttpServer(routes: HttpRoutes): Server {
     ...routes,
     connections: new ConnectionTable({ total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer }),
     bodies: { held: 0 },
+    unsent: new UnsentAnswers(),
+    turns: new WeakMap(),
   };
   const server = createServer(
     {
@@ -88,12 +95,20 @@ export function createHttpServer(routes: HttpRoutes): Server {
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
     },
     (req, res) => {
-      handle(surface, req, res).catch((error: Error) => {
-        routes.log.error({ err: error, url: req.url }, 'request failed');
-        if (!res.headersSent)
-          sendRpcError(res, new RpcError(INTERNAL_ERROR, `internal error: ${error.message}`, undefined, 500));
-        else res.end();
-      });
+      // One request of a connection at a time, the next once the answer before it was taken: a
+      // client that sends many in one write (pipelined) gets them answered in order, as it would
+      // anyway, and one that does not read has the daemon make no more than one answer for it.
+      const turn = (surface.turns.get(req.socket) ?? Promise.resolve())
+        .then(() => (req.socket.destroyed ? undefined : handle(surface, req, res)))
+        .catch((error: Error) => {
+          routes.log.error({ err: error, url: req.url }, 'request failed');
+          if (!res.headersSent)
+            sendRpcError(res, new RpcError(INTERNAL_ERROR, `internal error: ${error.message}`, undefined, 500));
+          else res.end();
+        })
+        .then(() => surface.unsent.watch(res))
+        .then(() => taken(res));
+      surface.turns.set(req.socket, turn);
     },
   );
   server.on('connection', (socket: Socket) => surface.connections.admit(socket));
@@ -127,7 +142,9 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   if (wellKnown) return sendText(res, 404, NO_OAUTH);
   if (req.method === 'GET' && (path === '/healthz' || path === '/todos')) {
     const answer =
-      path === '/healthz' ? { ...routes.health(), connections: routes.connections.counts() } : routes.todos();
+      path === '/healthz'
+        ? { ...routes.health(), connections: { ...routes.connections.counts(), ...routes.unsent.counts() } }
+        : routes.todos();
     return sendJson(res, 200, answer);
   }
   if (req.method === 'GET' && path === '/metrics') {
@@ -225,6 +242,15 @@ function answerAndClose(
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);
   socket.once('close', () => clearTimeout(linger));
+}
+
+/** Resolves once `res` was all handed to the kernel, or its connection closed. */
+function taken(res: ServerResponse): Promise<void> {
+  if (res.writableFinished || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    res.once('finish', resolve);
+    res.once('close', resolve);
+  });
 }
 
 function sendText(res: ServerResponse, status: number, message: string): void {

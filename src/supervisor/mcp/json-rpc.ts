@@ -14,6 +14,8 @@ export const INTERNAL_ERROR = -32603;
 export const TRANSPORT_REFUSED = -32000;
 /** Streamable HTTP: the Mcp-Session-Id header names no open session. */
 export const SESSION_NOT_FOUND = -32001;
+/** A request of a batch whose answer would pass the bytes a batch's answer may have: answered with this instead. */
+export const ANSWER_TOO_LARGE = -32010;
 /** 2026-07-28: the HTTP headers disagree with the body, or a required one is missing. */
 export const HEADER_MISMATCH = -32020;
 /** 2026-07-28: the request needs a client capability (an extension) it did not declare. */

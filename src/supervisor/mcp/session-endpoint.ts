@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './eras.js';
 import {
+  ANSWER_TOO_LARGE,
   checkMessage,
   INVALID_PARAMS,
   INVALID_REQUEST,
@@ -32,13 +33,21 @@ import { checkToolParams, type ToolRegistry } from './tool-registry.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
+/**
+ * The bytes of a batch's answer at most: a response that would take it past is an error instead.
+ * Each call bounds its own answer; a hundred of them in one POST could be a hundred times that.
+ */
+export const MAX_BATCH_ANSWER_BYTES = 16 * 1024 * 1024;
 const NO_STREAM = 'Method not allowed: this server answers every request in its POST response and offers no GET stream';
 
 /** The requests of one POST, answered together once every one has its response or was cancelled. */
 interface PendingPost {
   res: ServerResponse;
   ids: RequestId[];
-  responses: Map<RequestId, Loose>;
+  /** Each response as the JSON text it is sent as. */
+  responses: Map<RequestId, string>;
+  /** The bytes of those texts, in all. */
+  bytes: number;
   /** Cancelled by the client (notifications/cancelled): answered by nothing, as the spec says. */
   cancelled: Set<RequestId>;
   /** Errors for the batch's messages that were refused before dispatch. */
@@ -107,6 +116,7 @@ export class SessionEndpoint {
         res,
         ids,
         responses: new Map(),
+        bytes: 0,
         cancelled: new Set(),
         refused: sorted.refused,
         batch,
@@ -163,7 +173,12 @@ export class SessionEndpoint {
   /** Gives request `id` its answer; dropped when it was cancelled, its client went away, or the session closed meanwhile. */
   private send(post: PendingPost | null, id: RequestId, answer: RpcAnswer): void {
     if (post === null || this.posts.get(id) !== post || post.cancelled.has(id)) return;
-    post.responses.set(id, responseOf(id, answer));
+    // Counted in characters: JSON.stringify escapes nothing above ASCII, so a few bytes are more.
+    let text = JSON.stringify(responseOf(id, answer));
+    if (post.batch && post.bytes + text.length > MAX_BATCH_ANSWER_BYTES)
+      text = JSON.stringify(tooLarge(id, post.bytes));
+    post.bytes += text.length;
+    post.responses.set(id, text);
     this.answerWhenComplete(post);
   }
 
@@ -171,10 +186,13 @@ export class SessionEndpoint {
   private answerWhenComplete(post: PendingPost): void {
     if (post.ids.some((id) => !post.responses.has(id) && !post.cancelled.has(id))) return;
     for (const id of post.ids) this.posts.delete(id);
-    const answers = [...post.ids.flatMap((id) => post.responses.get(id) ?? []), ...post.refused];
+    const answers = [
+      ...post.ids.flatMap((id) => post.responses.get(id) ?? []),
+      ...post.refused.map((answer) => JSON.stringify(answer)),
+    ];
     if (answers.length === 0) post.res.writeHead(202).end();
     else
-      sendJsonText(post.res, 200, JSON.stringify(post.batch ? answers : answers[0]), [
+      sendJsonText(post.res, 200, post.batch ? `[${answers.join(',')}]` : answers[0]!, [
         'mcp-session-id',
         this.sessionId,
       ]);
@@ -239,4 +257,10 @@ function versionRefusal(req: IncomingMessage): RpcError | null {
     400,
     `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SESSION_PROTOCOL_VERSIONS.join(', ')})`,
   );
+}
+
+/** The response to request `id` of a batch whose answers already hold `bytes`, too many for this one's as well. */
+function tooLarge(id: RequestId, bytes: number): Loose {
+  const message = `Request answered with nothing: the answers of this batch before it hold ${bytes} bytes, and with this one's they would pass the ${MAX_BATCH_ANSWER_BYTES} bytes a batch's answer may have; send it in a POST of its own, or ask for less (tail_bytes, max_bytes)`;
+  return responseOf(id, { error: new RpcError(ANSWER_TOO_LARGE, message) });
 }

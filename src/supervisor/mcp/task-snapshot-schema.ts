@@ -121,7 +121,15 @@ export const taskSnapshotSchema = z.object({
         pid: z.number().int().describe('The process that holds the socket'),
       }),
     )
-    .describe("The TCP and UDP ports its processes listen on now (a dev server's 3000, say); empty once it has ended"),
+    .describe(
+      "The TCP and UDP ports its processes listen on now (a dev server's 3000, say), the first 100 by port; empty once it has ended",
+    ),
+  ports_unlisted: z
+    .number()
+    .int()
+    .describe(
+      'How many more ports its processes listen on than ports lists (it lists 100 at most); ss -tlnp lists them all',
+    ),
   policy: policySnapshotSchema
     .optional()
     .describe(
@@ -198,6 +206,7 @@ export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult 
   if ((snapshot.pids_limit_hits ?? 0) > 0) result.pids_limit_hits = snapshot.pids_limit_hits;
   if (snapshot.stdin_open) result.stdin_open = true;
   if (snapshot.ports.length > 0) result.ports = snapshot.ports;
+  if (snapshot.ports_unlisted > 0) result.ports_unlisted = snapshot.ports_unlisted;
   const policy = snapshot.policy;
   if (policy !== undefined && (policy.denied_count > 0 || policy.waiting.length > 0)) result.policy = policy;
   return result;

@@ -3,11 +3,14 @@
 // The MCP snapshot and the todo message are both made from it.
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
 import { isFinished } from '../../shared/task-states.js';
-import type { ListeningPort, TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
+import type { FoundPorts } from '../../process/ports.js';
 import { readTail, type StreamTail } from '../output/output-tail.js';
 import type { TaskRecord } from './task.js';
 
 export const DEFAULT_TAIL_BYTES = 4096;
+/** A todo, or a status of several tasks, shows a command's first this many characters. */
+export const COMMAND_CHARS_SHOWN = 2000;
 export { MAX_TAIL_BYTES } from '../../shared/tool-bounds.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -19,7 +22,8 @@ export interface SnapshotSource {
   outputTails(record: TaskRecord, tailBytes: number): OutputTails;
   countLingering(record: TaskRecord): number;
   resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
-  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[];
+  /** The ports its processes listened on when last looked for. */
+  portsOf(record: TaskRecord): FoundPorts;
   stdinOpen(record: TaskRecord): boolean;
   /** What the command policy did in the task, or null where the daemon has no policy. */
   policyOf(record: TaskRecord): TaskPolicyView | null;
@@ -42,6 +46,7 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
   const finished = isFinished(record.state);
   const resources = tasks.resourcesOf(record);
   const policy = tasks.policyOf(record);
+  const ports = tasks.portsOf(record);
   const runtimeEnd = record.endedAt ?? (record.startedAt === null ? null : Date.now());
   return {
     id: record.id,
@@ -83,9 +88,17 @@ export function snapshotTask(record: TaskRecord, tailBytes: number, tasks: Snaps
     },
     oom_killed: record.oomKilled,
     pids_limit_hits: resources.pidsLimitHits,
-    ports: tasks.portsOf(record),
+    ports: ports.listed,
+    ports_unlisted: ports.unlisted,
     ...(policy === null ? {} : { policy }),
   };
+}
+
+/** `command` as a todo or a status of several tasks shows it: its first COMMAND_CHARS_SHOWN characters, saying where it was cut. */
+export function shortenCommand(command: string): string {
+  return command.length > COMMAND_CHARS_SHOWN
+    ? `${command.slice(0, COMMAND_CHARS_SHOWN)}... (cut at ${COMMAND_CHARS_SHOWN} characters; status of its id with verbose gives it whole)`
+    : command;
 }
 
 /** One line: `task build-1 done: exit 0 after 12.3 s`; a running task's without its pid unless `withPid`. */

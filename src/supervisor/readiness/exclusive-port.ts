@@ -7,13 +7,13 @@ import { findTcpListeners } from '../../process/ports.js';
 import type { TaskService } from '../tasks/task-service.js';
 
 /** Throws PortBusyError when anything listens on TCP `port`. */
-export function assertPortFree(tasks: TaskService, port: number): void {
-  const held = tasks.listenerOn(port);
+export async function assertPortFree(tasks: TaskService, port: number): Promise<void> {
+  const held = await tasks.listenerOn(port);
   if (held) {
     const { id, listener } = held;
     throw new PortBusyError(port, `task ${JSON.stringify(id)} (pid ${listener.pid}, ${listener.address}:${port})`);
   }
-  const [outside] = findTcpListeners(port);
+  const [outside] = await findTcpListeners(port);
   if (outside)
     throw new PortBusyError(
       port,

@@ -77,8 +77,7 @@ async function waitForPort(
 ): Promise<ReadinessOutcome | null> {
   while (!signal.aborted) {
     const record = tasks.get(id);
-    if (tasks.portsOf(record).some((listening) => listening.protocol === 'tcp' && listening.port === port))
-      return { result: 'listening', matchedLine: null };
+    if ((await tasks.findPorts(record, port)).listed.length > 0) return { result: 'listening', matchedLine: null };
     if (isFinished(record.state) && !tasks.isLive(record)) return null; // the end answers
     await sleep(PORT_POLL_MS, undefined, { signal }).catch(() => {});
   }

@@ -98,6 +98,19 @@ const MIGRATIONS: Array<(db: Database.Database) => void> = [
   (db) => {
     db.exec('ALTER TABLE tasks ADD COLUMN exec_denials TEXT');
   },
+  // 7: commands in a table of their own. SQLite writes a whole row again on every update of it, and
+  // a task's row is updated at each change of its state: a command of 256 KiB in it was 256 KiB
+  // written each time (2,000 interrupted at a start: 528 MB of WAL in 2.6 s; now nothing).
+  (db) => {
+    db.exec(`
+      CREATE TABLE task_commands (seq INTEGER PRIMARY KEY, command TEXT NOT NULL);
+      INSERT INTO task_commands (seq, command) SELECT seq, command FROM tasks;
+      ALTER TABLE tasks DROP COLUMN command;
+      CREATE TRIGGER task_command_removed AFTER DELETE ON tasks BEGIN
+        DELETE FROM task_commands WHERE seq = old.seq;
+      END;
+    `);
+  },
 ];
 
 /** The schema version this code writes. */

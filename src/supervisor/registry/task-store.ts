@@ -15,6 +15,14 @@ import { prepareStatements, type TaskStatements } from './task-statements.js';
 import { TodoOutbox } from './todo-outbox.js';
 
 const FINISHED_CACHE_SIZE = 256;
+/** Unfinished tasks a start reads at once: each page's commands, cut, are all it holds of them. */
+const UNFINISHED_PAGE_ROWS = 256;
+
+/** A task a start ended, with the todo that says so. */
+export interface EndedTask {
+  record: TaskRecord;
+  todo: TodoRequest | null;
+}
 
 /** The registry in `<stateDir>/tasks.sqlite`. One connection, used from the main thread only. */
 export class TaskStore {
@@ -137,7 +145,8 @@ export class TaskStore {
       if (existing) this.statements.remove.run(id);
       if (existing?.todo_shown === 1) this.outbox.enqueue(clear(id));
       const record = build(id);
-      this.statements.insert.run(toInsertRow(record));
+      const { lastInsertRowid } = this.statements.insert.run(toInsertRow(record));
+      this.statements.insertCommand.run(lastInsertRowid, record.command);
       return { record, replaced: existing !== undefined };
     });
     if (counter !== null) this.idCounter = counter; // only once its transaction committed
@@ -162,9 +171,13 @@ export class TaskStore {
     });
   }
 
-  list(state: TaskState | null, limit: number): TaskRecord[] {
+  /** The newest `limit` tasks (of `state`), each command cut to its first `commandChars` characters (buffered ones whole). */
+  list(state: TaskState | null, limit: number, commandChars: number): TaskRecord[] {
     this.flushBeforeRead();
-    const rows = state === null ? this.statements.list.all(limit) : this.statements.listByState.all(state, limit);
+    const rows =
+      state === null
+        ? this.statements.list.all(commandChars, limit)
+        : this.statements.listByState.all(commandChars, state, limit);
     return rows.map((row) => this.buffer.get(row.id) ?? fromRow(row));
   }
 
@@ -186,15 +199,50 @@ export class TaskStore {
     return this.statements.runKeys.all().map((row) => row.run_key);
   }
 
-  /** Tasks the registry shows as pending or running: at start-up, those the last daemon left behind. */
-  listUnfinished(): TaskRecord[] {
+  /**
+   * At start-up, before anything else reads the registry: ends each task it shows as pending or
+   * running (those the last daemon left behind) as `end` says, a page at a time in the order they
+   * were run, each page written with its todos in one transaction. `end` gets each record with its
+   * command cut to `commandChars` characters: a backlog of long commands is never held, nor read
+   * whole. Returns how many were ended.
+   */
+  endUnfinished(commandChars: number, end: (record: TaskRecord) => EndedTask): number {
     this.flushBeforeRead();
-    return this.statements.unfinished.all().map(fromRow);
+    let count = 0;
+    for (let after = 0; ;) {
+      const rows = this.statements.unfinishedPage.all(commandChars, after, UNFINISHED_PAGE_ROWS);
+      if (rows.length === 0) return count;
+      if (!this.writeEnded(rows.map((row) => end(fromRow(row))))) {
+        // Held in memory as save holds what the disk refuses, and a held record overlays its row: with its whole command.
+        for (const row of rows) {
+          const whole = end(fromRow(this.statements.get.get(row.id)!));
+          this.save(whole.record, whole.todo);
+        }
+      }
+      count += rows.length;
+      after = rows.at(-1)!.seq;
+    }
   }
 
-  /** Deletes finished tasks that ended before `endedBefore` or fall beyond the newest `keepCount`; returns their ids. */
-  prune(endedBefore: number, keepCount: number): string[] {
-    return this.removeTasks(() => this.statements.expired.all(endedBefore, keepCount));
+  /** Writes `ended` at once, in one transaction; false when the disk refused it. */
+  private writeEnded(ended: EndedTask[]): boolean {
+    try {
+      this.transact(() => {
+        for (const { record, todo } of ended) {
+          this.statements.save.run(toSaveRow(record));
+          if (todo !== null) this.outbox.enqueue(todo);
+        }
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof StateDirFullError) return false;
+      throw error;
+    }
+  }
+
+  /** Deletes up to `most` finished tasks that ended before `endedBefore` or fall beyond the newest `keepCount`; returns their ids. */
+  prune(endedBefore: number, keepCount: number, most: number): string[] {
+    return this.removeTasks(() => this.statements.expired.all(endedBefore, keepCount, most));
   }
 
   /** Deletes the `count` oldest finished tasks (through their own index: a few rows read, not all); returns their ids. */

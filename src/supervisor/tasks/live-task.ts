@@ -5,6 +5,7 @@ import type { RequestedSandbox, RunCaller } from './task-sandbox.js';
 import { createTaskRecord, type TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
+import type { FoundPorts } from '../../process/ports.js';
 
 export interface RunRequest {
   command: string;
@@ -62,6 +63,8 @@ export interface LiveTask {
   stdinOpen: boolean;
   /** Inputs sent to the worker and not yet answered, by request id. */
   inputs: Map<number, (answer: InputAnswer) => void>;
+  /** The ports its processes listened on when last looked for; null before that, and from its end. */
+  ports: FoundPorts | null;
 }
 
 export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTask {
@@ -77,6 +80,7 @@ export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTas
     released: createMoment(),
     stdinOpen: request.interactive,
     inputs: new Map(),
+    ports: null,
   };
 }
 

@@ -4,21 +4,24 @@
 // marked interrupted, each with its todo.
 import { allTaskCgroupDirs, leftoverRunKeys, type HostSetup } from '../../process/containment.js';
 import { killStaleTasks } from '../../process/lingering.js';
+import { NO_PORTS } from '../../process/ports.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { policyView } from '../model/exec-denials.js';
 import { advance, STOPPED_WHILE_RUNNING } from '../model/lifecycle.js';
-import type { TaskRecord } from '../model/task.js';
-import { readOutputTails, type SnapshotSource } from '../model/task-snapshot.js';
+import { COMMAND_CHARS_SHOWN, readOutputTails, type SnapshotSource } from '../model/task-snapshot.js';
 import type { OutputFiles } from '../output/output-files.js';
 import type { TaskStore } from '../registry/task-store.js';
 import { composeTodo } from '../todos/todo-message.js';
 
-/** Ends what the registry's tasks left, marks unfinished ones interrupted, and returns those. */
+/** The ids of interrupted tasks a start names in its log, at most. */
+const IDS_LOGGED = 100;
+
+/** Ends what the registry's tasks left, marks unfinished ones interrupted; how many, and the first ids. */
 export async function interruptStaleTasks(
   store: TaskStore,
   hostSetup: HostSetup,
   files: OutputFiles,
-): Promise<TaskRecord[]> {
+): Promise<{ count: number; ids: string[] }> {
   const runKeys = new Set([...store.listRunKeys(), ...leftoverRunKeys(hostSetup)]);
   await killStaleTasks([...runKeys].map((runKey) => ({ runKey, cgroupDirs: allTaskCgroupDirs(hostSetup, runKey) })));
   // Their files remain; nothing of them runs.
@@ -27,12 +30,13 @@ export async function interruptStaleTasks(
     outputTails: (record, tailBytes) => readOutputTails(files.pathsOf(record.id), tailBytes),
     countLingering: () => 0,
     resourcesOf: () => NO_RESOURCES,
-    portsOf: () => [],
+    portsOf: () => NO_PORTS,
     stdinOpen: () => false,
     policyOf: (record) => (record.denials.count > 0 ? policyView(record.denials, []) : null),
   };
-  const interrupted: TaskRecord[] = [];
-  for (const record of store.listUnfinished()) {
+  const ids: string[] = [];
+  // A todo shows a command's first characters: one more tells whether it was cut.
+  const count = store.endUnfinished(COMMAND_CHARS_SHOWN + 1, (record) => {
     const error = record.state === 'pending' ? 'the daemon stopped before the task started' : STOPPED_WHILE_RUNNING;
     // Every one gets a todo: the agent may never have been told this task's id, let alone its end.
     const { record: ended, effects } = advance(
@@ -40,8 +44,8 @@ export async function interruptStaleTasks(
       { type: 'interrupted', error, endedAt: Date.now() },
       { stopping: true },
     );
-    store.save(ended, effects.todo === null ? null : composeTodo(ended, effects.todo, source));
-    interrupted.push(ended);
-  }
-  return interrupted;
+    if (ids.length < IDS_LOGGED) ids.push(ended.id);
+    return { record: ended, todo: effects.todo === null ? null : composeTodo(ended, effects.todo, source) };
+  });
+  return { count, ids };
 }

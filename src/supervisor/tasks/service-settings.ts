@@ -8,6 +8,7 @@ import type { SandboxPolicy } from './task-sandbox.js';
 export interface ServiceSettings {
   maxRunning: number;
   maxPending: number;
+  maxPendingBytes: number;
   defaultTimeoutSeconds: number | null;
   killGraceMs: number;
   maxOutputBytes: number;

@@ -2,8 +2,7 @@
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
 import { countLingering } from '../../process/lingering.js';
-import { listListeningPorts } from '../../process/ports.js';
-import { type ListeningPort } from '../../shared/task-snapshot.js';
+import { findListeningSockets, listPorts, NO_PORTS, type FoundPorts, type HeldSocket } from '../../process/ports.js';
 import {
   countCgroupProcesses,
   listTaskPids,
@@ -25,11 +24,16 @@ import { policyView } from '../model/exec-denials.js';
 import { type TaskPolicyView } from '../../shared/task-snapshot.js';
 import type { ApprovalBoard } from '../policy/approvals.js';
 
+/** The ports a task's snapshot lists at most, the lowest first; it counts the rest. */
+export const MAX_PORTS_LISTED = 100;
+
 /** Finished tasks whose tails (of at most the default size) are kept. */
 const FINISHED_TAILS = 256;
 
 export class TaskProbes implements SnapshotSource {
   private readonly finishedTails = new BoundedCache<string, OutputTails>(FINISHED_TAILS);
+  /** A task's look for its ports in flight, by run key: whoever asks meanwhile shares it. */
+  private readonly scans = new Map<string, Promise<HeldSocket[]>>();
 
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
@@ -122,11 +126,29 @@ export class TaskProbes implements SnapshotSource {
     };
   }
 
-  /** The ports the task's processes listen on now (none once its worker let go of it). */
-  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[] {
+  /** The ports the task's processes listened on when last looked for (none once its worker let go of it, nor since its end). */
+  portsOf(record: TaskRecord): FoundPorts {
+    const task = this.live.get(record.id);
+    return task?.record.runKey === record.runKey ? (task.ports ?? NO_PORTS) : NO_PORTS;
+  }
+
+  /**
+   * Looks for the ports the task's processes listen on now (the first MAX_PORTS_LISTED by port),
+   * and keeps them for portsOf; with `tcpPort`, only listeners on that TCP port (not kept).
+   */
+  async findPorts(record: TaskRecord, tcpPort?: number, table?: ProcessTableCache): Promise<FoundPorts> {
     const task = this.live.get(record.id);
     const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
-    return where === null ? [] : listListeningPorts(listTaskPids(where, table));
+    if (where === null) return NO_PORTS;
+    let scan = this.scans.get(record.runKey);
+    if (scan === undefined) {
+      scan = findListeningSockets(listTaskPids(where, table));
+      this.scans.set(record.runKey, scan);
+      scan.finally(() => this.scans.delete(record.runKey)).catch(() => {});
+    }
+    const found = listPorts(await scan, MAX_PORTS_LISTED, tcpPort);
+    if (tcpPort === undefined && this.live.get(record.id) === task) task!.ports = found;
+    return found;
   }
 
   /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */

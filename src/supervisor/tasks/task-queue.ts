@@ -1,30 +1,47 @@
 // Admission and the queue: tasks wait as pending, in arrival order, until one of --max-running
-// slots is free; beyond --max-pending waiting ones, run is refused.
+// slots is free; beyond --max-pending waiting ones, or --max-pending-bytes of what they hold, run
+// is refused.
 import { QueueFullError } from '../../errors.js';
-import type { LiveTask } from './live-task.js';
+import type { LiveTask, RunRequest } from './live-task.js';
 
 export interface QueueLimits {
   maxRunning: number;
   maxPending: number;
+  maxPendingBytes: number;
+}
+
+/**
+ * The bytes a pending run holds in memory until it is dispatched: its command, stdin, cwd and
+ * environment (UTF-8, at least what each string takes in V8's heap).
+ */
+export function pendingBytesOf(request: RunRequest): number {
+  let bytes = Buffer.byteLength(request.command) + Buffer.byteLength(request.cwd);
+  if (request.stdin !== null) bytes += Buffer.byteLength(request.stdin);
+  for (const [name, value] of Object.entries(request.env)) bytes += name.length + Buffer.byteLength(value);
+  return bytes;
 }
 
 export class TaskQueue {
-  /** Pending tasks in arrival order (a Map keeps insertion order and deletes in O(1)). */
-  private readonly waiting = new Map<string, LiveTask>();
+  /** Pending tasks in arrival order, with the bytes each holds (a Map keeps insertion order and deletes in O(1)). */
+  private readonly waiting = new Map<string, { task: LiveTask; bytes: number }>();
   private slotsTaken = 0;
+  private bytesHeld = 0;
 
   constructor(private readonly limits: QueueLimits) {}
 
-  /** Throws QueueFullError when both the slots and the queue are full. */
-  assertRoom(): void {
-    if (this.waiting.size >= this.limits.maxPending && this.slotsTaken >= this.limits.maxRunning) {
-      throw new QueueFullError(this.limits.maxPending);
-    }
+  /** Throws QueueFullError when every slot is taken and the queue has no room for a run holding `bytes`. */
+  assertRoom(bytes: number): void {
+    if (this.slotsTaken < this.limits.maxRunning) return;
+    const { maxPending, maxPendingBytes } = this.limits;
+    if (this.waiting.size >= maxPending) throw new QueueFullError({ maxPending });
+    if (this.bytesHeld + bytes > maxPendingBytes)
+      throw new QueueFullError({ maxPendingBytes, tasks: this.waiting.size, held: this.bytesHeld, bytes });
   }
 
-  /** Queues `task` (after assertRoom). */
-  admit(task: LiveTask): void {
-    this.waiting.set(task.record.id, task);
+  /** Queues `task`, which holds `bytes` (after assertRoom). */
+  admit(task: LiveTask, bytes: number): void {
+    this.waiting.set(task.record.id, { task, bytes });
+    this.bytesHeld += bytes;
   }
 
   /** The next task to start, its slot taken; undefined while every slot is busy or nothing waits. */
@@ -32,9 +49,9 @@ export class TaskQueue {
     if (this.slotsTaken >= this.limits.maxRunning) return undefined;
     const next = this.waiting.values().next();
     if (next.done) return undefined;
-    this.waiting.delete(next.value.record.id);
+    this.forget(next.value.task.record.id);
     this.slotsTaken++;
-    return next.value;
+    return next.value.task;
   }
 
   /** A running task ended: its slot is free. */
@@ -44,13 +61,14 @@ export class TaskQueue {
 
   /** Takes a pending task out of the queue (cancelled); false when it was not waiting. */
   remove(id: string): boolean {
-    return this.waiting.delete(id);
+    return this.forget(id);
   }
 
   /** Empties the queue (a stop) and returns what waited. */
   drain(): LiveTask[] {
-    const tasks = [...this.waiting.values()];
+    const tasks = [...this.waiting.values()].map((entry) => entry.task);
     this.waiting.clear();
+    this.bytesHeld = 0;
     return tasks;
   }
 
@@ -61,5 +79,13 @@ export class TaskQueue {
   /** Tasks holding a slot: dispatched to a worker (state running), started or not. */
   get running(): number {
     return this.slotsTaken;
+  }
+
+  private forget(id: string): boolean {
+    const entry = this.waiting.get(id);
+    if (entry === undefined) return false;
+    this.waiting.delete(id);
+    this.bytesHeld -= entry.bytes;
+    return true;
   }
 }

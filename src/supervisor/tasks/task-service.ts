@@ -9,6 +9,7 @@ import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
+import type { FoundPorts } from '../../process/ports.js';
 import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import { openTerminal } from '../../process/terminals.js';
@@ -25,7 +26,7 @@ import { createLiveTask, recordOfRun, type LiveTask, type RunRequest } from './l
 import { endDispatched, removeCgroupsOf } from './shutdown.js';
 import { TaskEvents } from './task-events.js';
 import { asKillsEnd, refuseWaitingInputs, TaskControl, type InputOutcome, type KillOutcome } from './task-control.js';
-import { TaskQueue } from './task-queue.js';
+import { pendingBytesOf, TaskQueue } from './task-queue.js';
 import { TaskProbes } from './task-probes.js';
 import { resolveTaskLimits } from './task-limits.js';
 import { resolveSandbox } from './task-sandbox.js';
@@ -76,7 +77,8 @@ export class TaskService {
     const limits = resolveTaskLimits(request.limits, this.settings.limitPolicy, this.hostSetup.controllers);
     const env = { ...this.baseEnv, ...request.env };
     const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.hostSetup.sandbox);
-    this.queue.assertRoom(); // a full queue refuses before anything is written, even an id
+    const bytes = pendingBytesOf(request);
+    this.queue.assertRoom(bytes); // a full queue refuses before anything is written, even an id
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
@@ -87,7 +89,7 @@ export class TaskService {
     }
     const task = createLiveTask(admitted.record, request);
     this.live.set(admitted.record.id, task);
-    this.queue.admit(task);
+    this.queue.admit(task, bytes);
     this.startPending();
     return task.record;
   }
@@ -173,9 +175,15 @@ export class TaskService {
     return record;
   }
 
-  /** What status shows of `record`: its figures read now, the last `tailBytes` of its output. */
+  /** What status shows of `record`: its figures read now, the last `tailBytes` of its output, its ports as last looked for. */
   snapshot(record: TaskRecord, tailBytes: number): TaskSnapshot {
     return snapshotTask(record, tailBytes, this.probes);
+  }
+
+  /** The snapshot with its ports looked for now. */
+  async snapshotNow(record: TaskRecord, tailBytes: number): Promise<TaskSnapshot> {
+    await this.findPorts(record);
+    return this.snapshot(record, tailBytes);
   }
 
   /** Resolves once task `id` has started (its pid known) or finished, or at once for one that is not live. */
@@ -208,16 +216,15 @@ export class TaskService {
     return this.probes.resourcesOf(record, table);
   }
 
-  portsOf(record: TaskRecord, table?: ProcessTableCache): ListeningPort[] {
-    return this.probes.portsOf(record, table);
+  /** The ports the task listens on now (the first MAX_PORTS_LISTED, and a count of the rest); with `tcpPort`, only that one. */
+  findPorts(record: TaskRecord, tcpPort?: number, table?: ProcessTableCache): Promise<FoundPorts> {
+    return this.probes.findPorts(record, tcpPort, table);
   }
 
   /** The task whose processes listen on TCP `port`, with that listener; null when none does. */
-  listenerOn(port: number): { id: string; listener: ListeningPort } | null {
-    for (const task of this.live.values()) {
-      const listener = this.probes
-        .portsOf(task.record)
-        .find((candidate) => candidate.protocol === 'tcp' && candidate.port === port);
+  async listenerOn(port: number): Promise<{ id: string; listener: ListeningPort } | null> {
+    for (const task of [...this.live.values()]) {
+      const [listener] = (await this.probes.findPorts(task.record, port)).listed;
       if (listener) return { id: task.record.id, listener };
     }
     return null;
@@ -241,8 +248,8 @@ export class TaskService {
     return null;
   }
 
-  /** The newest tasks, as the registry has them but with live ones as they are now. */
-  list(state: TaskState | null, limit: number): TaskRecord[] {
+  /** The newest tasks, as the registry has them (a command cut to its first `commandChars` characters) but with live ones as they are now. */
+  list(state: TaskState | null, limit: number, commandChars: number): TaskRecord[] {
     // Every pending and running task is live (a dispatched one's row still says pending): memory knows them.
     if (state === 'pending' || state === 'running') {
       return [...this.live.values()]
@@ -251,7 +258,9 @@ export class TaskService {
         .filter((record) => record.state === state)
         .slice(0, limit);
     }
-    const rows = this.store.list(state, limit).map((record) => this.live.get(record.id)?.record ?? record);
+    const rows = this.store
+      .list(state, limit, commandChars)
+      .map((record) => this.live.get(record.id)?.record ?? record);
     return state === null ? rows : rows.filter((record) => record.state === state);
   }
 
@@ -318,6 +327,7 @@ export class TaskService {
     if (event.type === 'started' || effects.finished) task.started.reach();
     if (effects.finished) {
       task.stdinOpen = false;
+      task.ports = null; // what it listened on is looked for again, not shown from before its end
       task.ended.reach();
     }
     if (effects.released) {

@@ -4,13 +4,20 @@ import { TODO_SOURCE, type TodoClear, type TodoRequest, type TodoUpsert } from '
 import { NO_RESOURCES } from '../../process/resources.js';
 import { describeSandbox } from '../../shared/sandbox.js';
 import type { TaskRecord } from '../model/task.js';
-import { describeStream, snapshotTask, summarizeTask, type SnapshotSource } from '../model/task-snapshot.js';
+import {
+  describeStream,
+  shortenCommand,
+  snapshotTask,
+  summarizeTask,
+  type SnapshotSource,
+} from '../model/task-snapshot.js';
 import { type TaskSnapshot } from '../../shared/task-snapshot.js';
 
 const TAIL_BYTES = 2048;
 const TAIL_LINES = 20;
-const COMMAND_CHARS = 2000;
 const SUMMARY_CHARS = 300;
+/** The ports a todo names, the lowest first; it counts the rest. */
+const PORTS_SHOWN = 10;
 
 /**
  * What a todo's snapshot reads through `live` (the service's own source): only a task that ended by
@@ -54,20 +61,23 @@ export function composeClear(id: string): TodoClear {
 }
 
 function composeBody(snapshot: TaskSnapshot): string {
-  const command =
-    snapshot.command.length > COMMAND_CHARS
-      ? `${snapshot.command.slice(0, COMMAND_CHARS)}... (${snapshot.command.length - COMMAND_CHARS} more characters)`
-      : snapshot.command;
-  const lines = [`command: ${command}`, `state: ${snapshot.state}`, `exit: ${describeExit(snapshot)}`];
+  const lines = [
+    `command: ${shortenCommand(snapshot.command)}`,
+    `state: ${snapshot.state}`,
+    `exit: ${describeExit(snapshot)}`,
+  ];
   if (snapshot.error !== null) lines.push(`error: ${snapshot.error}`);
   if (snapshot.runtime_ms !== null) lines.push(`runtime: ${(snapshot.runtime_ms / 1000).toFixed(1)} s`);
   if (snapshot.sandbox !== null) lines.push(`sandbox: ${describeSandbox(snapshot.sandbox)}`);
   lines.push(...describePolicy(snapshot));
   if (snapshot.lingering > 0) lines.push(`still alive: ${snapshot.lingering} process(es) of the task (kill ends them)`);
-  if (snapshot.ports.length > 0)
+  if (snapshot.ports.length > 0) {
+    const shown = snapshot.ports.slice(0, PORTS_SHOWN);
+    const rest = snapshot.ports.length - shown.length + snapshot.ports_unlisted;
     lines.push(
-      `listening: ${snapshot.ports.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}`,
+      `listening: ${shown.map((port) => `${port.protocol} ${port.address}:${port.port} (pid ${port.pid})`).join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`,
     );
+  }
   if ((snapshot.pids_limit_hits ?? 0) > 0)
     lines.push(`forks refused at max_processes ${snapshot.limits.max_processes}: ${snapshot.pids_limit_hits}`);
   for (const stream of ['stdout', 'stderr'] as const) {

@@ -46,7 +46,12 @@ export const listTool = defineTool({
             sandbox: true,
           })
           .extend({
-            ports: taskSnapshotSchema.shape.ports.optional().describe('With ports: true, the ports it listens on now'),
+            ports: taskSnapshotSchema.shape.ports
+              .optional()
+              .describe('With ports: true, the ports it listens on now (the first 100 by port)'),
+            ports_unlisted: taskSnapshotSchema.shape.ports_unlisted
+              .optional()
+              .describe('With ports: true, how many more it listens on than ports lists'),
           })
           .extend({
             command: z.string().describe('The first 200 characters of the command'),
@@ -56,14 +61,16 @@ export const listTool = defineTool({
       .describe('Newest first'),
   }),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  handler(input, { tasks }) {
+  async handler(input, { tasks }) {
     const now = Date.now();
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     // Tasks without a cgroup share one read of /proc.
     const table = new ProcessTableCache();
-    const rows = tasks.list(input.state ?? null, input.limit).map((record) => {
+    const rows = [];
+    for (const record of tasks.list(input.state ?? null, input.limit, COMMAND_PREVIEW_CHARS)) {
       const resources = tasks.resourcesOf(record, table);
-      return {
+      const ports = input.ports ? await tasks.findPorts(record, undefined, table) : null;
+      rows.push({
         id: record.id,
         name: record.name,
         state: record.state,
@@ -79,9 +86,9 @@ export const listTool = defineTool({
         memory_bytes: resources.memoryBytes,
         processes: resources.processes,
         sandbox: record.sandbox,
-        ...(input.ports ? { ports: tasks.portsOf(record, table) } : {}),
-      };
-    });
+        ...(ports === null ? {} : { ports: ports.listed, ports_unlisted: ports.unlisted }),
+      });
+    }
     const text =
       rows.length === 0
         ? 'no tasks'

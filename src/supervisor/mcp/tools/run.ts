@@ -145,7 +145,7 @@ export const runTool = defineTool({
       }
     }
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for);
-    if (input.exclusive_port !== undefined) assertPortFree(tasks, input.exclusive_port);
+    if (input.exclusive_port !== undefined) await assertPortFree(tasks, input.exclusive_port);
     const request = {
       command: input.command,
       name: input.name ?? null,
@@ -165,7 +165,7 @@ export const runTool = defineTool({
         ? (await tasks.waitForEnd(id, input.wait_seconds), null)
         : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
     );
-    return describeWaited(tasks.snapshot(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
+    return describeWaited(await tasks.snapshotNow(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },
 });
 

@@ -1,5 +1,6 @@
 // status: one task's state, exit and the end of its output, or several tasks at once; can wait for
 // the end, for a line of output or a listening port.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import { ToolInputError } from '../../../errors.js';
 import { echoValue } from '../../../shared/echo.js';
@@ -21,9 +22,33 @@ import {
   waitSecondsField,
 } from '../fields.js';
 import { describeTask, describeWaited, shapeTask, taskResultSchema } from '../task-snapshot-schema.js';
+import { COMMAND_CHARS_SHOWN, shortenCommand } from '../../model/task-snapshot.js';
+import { OneAtATime } from '../../../one-at-a-time.js';
+
+/**
+ * The bytes of output tails a status of several tasks answers with in all: each stream's tail is
+ * cut to its share when tail_bytes would pass it. Escaped in JSON, a control byte takes six: 100
+ * tasks with tails of 64 KiB were 78 MB an answer, and a client that did not read held it all.
+ */
+export const SEVERAL_TAILS_BYTES = 128 * 1024;
+
+/**
+ * Statuses of several tasks are made one after another: made side by side, each one's snapshots
+ * in the same turns, they all ended in the same turn too, and their answers were written in one go
+ * (28 of 100 tasks each held the event loop for a third of a second).
+ */
+const several = new OneAtATime();
 
 const severalSchema = z.object({
-  tasks: z.array(taskResultSchema).describe('Each task named in ids, in that order'),
+  tasks: z
+    .array(taskResultSchema)
+    .describe(`Each task named in ids, in that order; a command over ${COMMAND_CHARS_SHOWN} characters is cut there`),
+  tail_bytes: z
+    .number()
+    .int()
+    .describe(
+      `The bytes of each stream's end given for each task: tail_bytes as asked, or less where the tails of all would pass ${SEVERAL_TAILS_BYTES} bytes (status of one id gives more)`,
+    ),
   wait_result: z
     .enum(['ended', 'timeout'])
     .describe(
@@ -73,7 +98,8 @@ export const statusTool = defineTool({
   outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks, reads, callers }, from) {
-    const read = (id: string) => tasks.snapshot(input.peek ? tasks.get(id) : tasks.handOver(id), input.tail_bytes);
+    const read = (id: string, tailBytes = input.tail_bytes) =>
+      tasks.snapshotNow(input.peek ? tasks.get(id) : tasks.handOver(id), tailBytes);
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
         throw new ToolInputError(
@@ -81,13 +107,26 @@ export const statusTool = defineTool({
         );
       }
       const { result, endedIds } = await awaitTasks(tasks, input.ids, input.wait, input.wait_seconds);
-      const snapshots = input.ids.map(read);
+      const tailBytes = Math.min(input.tail_bytes, Math.floor(SEVERAL_TAILS_BYTES / (2 * input.ids.length)));
+      const snapshots = await several.run(async () => {
+        const made = [];
+        for (const id of input.ids!) {
+          const snapshot = await read(id, tailBytes);
+          made.push({ ...snapshot, command: shortenCommand(snapshot.command) });
+          await nextTurn(); // a snapshot reads files: the event loop turns between two
+        }
+        return made;
+      });
+      const cut =
+        tailBytes < input.tail_bytes
+          ? `; each tail cut to ${tailBytes} bytes, its share of the ${SEVERAL_TAILS_BYTES} the tails of several tasks take at most`
+          : '';
       const text = [
-        `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended`,
+        `wait_result ${result}: ${endedIds.length} of ${snapshots.length} ended${cut}`,
         ...snapshots.map((snapshot) => describeTask(snapshot, input.verbose)),
       ].join('\n\n');
       const shaped = snapshots.map((snapshot) => shapeTask(snapshot, input.verbose));
-      return { structured: { tasks: shaped, wait_result: result, ended_ids: endedIds }, text };
+      return { structured: { tasks: shaped, tail_bytes: tailBytes, wait_result: result, ended_ids: endedIds }, text };
     }
     if (input.id === undefined)
       throw new ToolInputError(
@@ -96,7 +135,7 @@ export const statusTool = defineTool({
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
       await tasks.waitForEnd(input.id, input.wait_seconds);
-      return describeWaited(read(input.id), null, input.verbose);
+      return describeWaited(await read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
     const waited = await awaitReadiness(
@@ -107,6 +146,6 @@ export const statusTool = defineTool({
       input.wait_seconds,
       clientOf(from, callers),
     );
-    return describeWaited(read(input.id), waited, input.verbose);
+    return describeWaited(await read(input.id), waited, input.verbose);
   },
 });
