@@ -18,12 +18,13 @@ const KEEP = ['--retention-count', '10000000', '--retention-days', '3650'];
 /** Adds `count` finished tasks straight into the registry of a stopped daemon. */
 function fillRegistry(stateDir: string, count: number): void {
   const db = new Database(join(stateDir, 'tasks.sqlite'));
-  const insert =
-    db.prepare(`INSERT INTO tasks (id, command, cwd, state, run_key, exit_code, created_at, started_at, ended_at)
-    VALUES (?, 'echo filler', '/', 'done', ?, 0, ?, ?, ?)`);
+  const insert = db.prepare(`INSERT INTO tasks (id, cwd, state, run_key, exit_code, created_at, started_at, ended_at)
+    VALUES (?, '/', 'done', ?, 0, ?, ?, ?)`);
+  // Each task's command is a row of its own, under the task's seq (src/supervisor/registry/database.ts).
+  const command = db.prepare(`INSERT INTO task_commands (seq, command) VALUES (?, 'echo filler')`);
   const now = Date.now();
   db.transaction(() => {
-    for (let i = 0; i < count; i++) insert.run(`filler-${i}`, randomUUID(), now, now, now);
+    for (let i = 0; i < count; i++) command.run(insert.run(`filler-${i}`, randomUUID(), now, now, now).lastInsertRowid);
   })();
   db.close();
 }
