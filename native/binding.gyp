@@ -15,7 +15,13 @@
     {
       "target_name": "hive-task-init",
       "type": "executable",
-      "sources": ["src/task-init.c"],
+      "sources": ["src/task-init.c", "src/task-mounts.c", "src/userns-map.c", "src/sandbox-probe.c", "src/sandbox.c", "src/sandbox-mounts.c", "src/sandbox-kernel.c", "src/sandbox-privileges.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
+    },
+    {
+      "target_name": "hive-daemon-init",
+      "type": "executable",
+      "sources": ["src/daemon-init.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
     },
     {

@@ -114,6 +114,23 @@ export class SandboxUnavailableError extends ToolRefusal {
   }
 }
 
+/**
+ * A run's limit needs a cgroup controller this host gives the daemon nowhere: refused, never run
+ * without it. The fault is the environment's, not the input's; the message says what gives it.
+ */
+export class LimitUnavailableError extends ToolRefusal {
+  override readonly code = 'ERR_LIMIT_UNAVAILABLE';
+  constructor(source: string, field: string, controller: string, why: string) {
+    super(
+      `${source} cannot be enforced here: it needs the ${controller} cgroup controller, which cannot be used here: ${why}; ${LIMITS_REMEDY}; nothing was started: run without ${field}. /healthz says where each controller is`,
+    );
+  }
+}
+
+/** What gives a daemon its cgroups, where it has none it may write. */
+export const LIMITS_REMEDY =
+  'a cgroup v2 subtree delegated to the daemon gives it (a systemd service with Delegate=yes, `systemd-run --user -p Delegate=yes hive-bash-daemon` for a user, a container run with a cgroup namespace of its own and /sys/fs/cgroup writable), or a daemon run as root on the host';
+
 /** Why input to a task was refused; each has its own code. */
 export const INPUT_REFUSALS = {
   ERR_INPUT_NOT_INTERACTIVE:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -314,10 +315,10 @@ static napi_value js_open_detached_terminal(napi_env env, napi_callback_info inf
 }
 
 /* close(fd) */
-/* tcpSocketInode(local, localPort, remote, remotePort) -> the inode of the TCP socket of this
- * network namespace with those ends (Buffers of 4 bytes for IPv4, 16 for IPv6), 0 for one in
- * TIME_WAIT or orphaned, null for none. */
-static napi_value js_tcp_socket_inode(napi_env env, napi_callback_info info) {
+/* tcpSocket(local, localPort, remote, remotePort) -> { inode, cgroupId } of the TCP socket of this
+ * network namespace with those ends (Buffers of 4 bytes for IPv4, 16 for IPv6): inode 0 for one in
+ * TIME_WAIT or orphaned, cgroupId (a BigInt) 0 where the kernel does not say; null for none. */
+static napi_value js_tcp_socket(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
   uint8_t *addresses[2];
@@ -328,13 +329,19 @@ static napi_value js_tcp_socket_inode(napi_env env, napi_callback_info info) {
       napi_get_buffer_info(env, argv[2], (void **)&addresses[1], &lengths[1]) != napi_ok ||
       get_int(env, argv[1], &ports[0]) != 0 || get_int(env, argv[3], &ports[1]) != 0 ||
       lengths[0] != lengths[1] || (lengths[0] != 4 && lengths[0] != 16))
-    return throw_errno(env, EINVAL, "tcpSocketInode");
-  uint64_t inode = 0;
-  int err = tcp_socket_inode(lengths[0] == 16, addresses[0], ports[0], addresses[1], ports[1], &inode);
-  napi_value result;
+    return throw_errno(env, EINVAL, "tcpSocket");
+  struct tcp_socket_info found = {0, 0};
+  int err = find_tcp_socket(lengths[0] == 16, addresses[0], ports[0], addresses[1], ports[1], &found);
+  napi_value result, inode, cgroup;
   if (err == -ENOENT) napi_get_null(env, &result);
   else if (err < 0) return throw_errno(env, -err, "sock_diag");
-  else napi_create_double(env, (double)inode, &result);
+  else {
+    napi_create_object(env, &result);
+    napi_create_double(env, (double)found.inode, &inode);
+    napi_create_bigint_uint64(env, found.cgroup_id, &cgroup);
+    napi_set_named_property(env, result, "inode", inode);
+    napi_set_named_property(env, result, "cgroupId", cgroup);
+  }
   return result;
 }
 
@@ -442,6 +449,44 @@ static napi_value js_reap_at_thread_end(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* exec(path, argv, env, fds): replaces this process (every thread of it) with `path`, with fds 0
+ * to 2 and each of `fds` kept open across it (Node opens its stdio close-on-exec); returns only by
+ * throwing, when execve fails. */
+static napi_value js_exec(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value args[4];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  uint32_t kept = 0;
+  if (argc < 4 || napi_get_array_length(env, args[3], &kept) != napi_ok) return throw_errno(env, EINVAL, "exec");
+  for (int fd = 0; fd <= 2; fd++) fcntl(fd, F_SETFD, 0);
+  for (uint32_t i = 0; i < kept; i++) {
+    napi_value element = NULL;
+    int fd;
+    napi_get_element(env, args[3], i, &element);
+    if (get_int(env, element, &fd) != 0 || fcntl(fd, F_SETFD, 0) != 0) return throw_errno(env, EBADF, "exec: keep an fd open");
+  }
+  char *path = copy_string(env, args[0]);
+  char **argv = path == NULL ? NULL : copy_string_array(env, args[1]);
+  char **envp = argv == NULL ? NULL : copy_string_array(env, args[2]);
+  int err = envp == NULL ? EINVAL : (execve(path, argv, envp), errno);
+  free(path);
+  free_strings(argv);
+  free_strings(envp);
+  return throw_errno(env, err, "execve");
+}
+
+/* setDumpable(on): whether other processes of this user may trace this one and read or write its
+ * memory and files in /proc (PR_SET_DUMPABLE). */
+static napi_value js_set_dumpable(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value args[1];
+  bool on;
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < 1 || napi_get_value_bool(env, args[0], &on) != napi_ok) return throw_errno(env, EINVAL, "setDumpable");
+  if (prctl(PR_SET_DUMPABLE, on ? 1 : 0, 0, 0, 0) != 0) return throw_errno(env, errno, "prctl PR_SET_DUMPABLE");
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"spawn", NULL, js_spawn, NULL, NULL, NULL, napi_default, NULL},
@@ -453,7 +498,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sandboxKernelGap", NULL, js_sandbox_kernel_gap, NULL, NULL, NULL, napi_default, NULL},
       {"kernelMountOf", NULL, js_kernel_mount_of, NULL, NULL, NULL, napi_default, NULL},
       {"openDetachedTerminal", NULL, js_open_detached_terminal, NULL, NULL, NULL, napi_default, NULL},
-      {"tcpSocketInode", NULL, js_tcp_socket_inode, NULL, NULL, NULL, napi_default, NULL},
+      {"tcpSocket", NULL, js_tcp_socket, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"setCloseOnExec", NULL, js_set_close_on_exec, NULL, NULL, NULL, napi_default, NULL},
       {"lineMode", NULL, js_line_mode, NULL, NULL, NULL, napi_default, NULL},
@@ -461,6 +506,8 @@ static napi_value init(napi_env env, napi_value exports) {
       {"pidfdOpen", NULL, js_pidfd_open, NULL, NULL, NULL, napi_default, NULL},
       {"sendSignal", NULL, js_send_signal, NULL, NULL, NULL, napi_default, NULL},
       {"reapAtThreadEnd", NULL, js_reap_at_thread_end, NULL, NULL, NULL, napi_default, NULL},
+      {"exec", NULL, js_exec, NULL, NULL, NULL, napi_default, NULL},
+      {"setDumpable", NULL, js_set_dumpable, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;

@@ -85,7 +85,7 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
     return;
   }
   if (sig != SIGKILL) {
-    if ((result = signal_descendants(getpid(), sig, &call)) < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, sig);
+    if ((result = signal_descendants(sig, &call)) < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, sig);
     return;
   }
   /* The leader's process group first, in one call: it holds the task's `&` jobs (bash -c has no
@@ -94,7 +94,7 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
   if (!*leader_done && kill(-leader, SIGKILL) != 0 && errno != ESRCH) log_failure(errno, "kill -%d SIGKILL (the leader's process group)", leader);
   /* What left the group (setsid, setpgid) is found by descent; a forking process can outrun one
    * pass, so repeat until nothing is left. */
-  for (int round = 0; round < KILL_ROUNDS && (result = signal_descendants(getpid(), SIGKILL, &call)) > 0; round++) {
+  for (int round = 0; round < KILL_ROUNDS && (result = signal_descendants(SIGKILL, &call)) > 0; round++) {
     reap_children(leader, leader_done);
     usleep(1000);
   }

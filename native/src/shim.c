@@ -83,6 +83,10 @@ static int set_close_on_exec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC) == 
 
 static int register_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? 0 : -errno; }
 
+/* No task may trace its shim, its parent and its policy's judge, nor read or write its memory in
+ * /proc; the leader's exec of bash makes the task's own processes dumpable again. */
+static int refuse_tracing(void) { return prctl(PR_SET_DUMPABLE, 0) == 0 ? 0 : -errno; }
+
 static int supervise(pid_t leader, int child_events) {
   struct pollfd fds[6] = {{.fd = child_events, .events = POLLIN},
                           {.fd = CONTROL_FD, .events = POLLIN},
@@ -213,6 +217,7 @@ int run_shim(int argc, char **argv) {
   int child_events = open_child_events();
   if (child_events < 0) return fail_setup(-child_events, "signalfd SIGCHLD");
   if ((err = register_subreaper()) < 0) return fail_setup(-err, "prctl PR_SET_CHILD_SUBREAPER");
+  if ((err = refuse_tracing()) < 0) return fail_setup(-err, "prctl PR_SET_DUMPABLE 0");
   if ((err = set_death_signal()) < 0) return fail_setup(-err, "prctl PR_SET_PDEATHSIG");
   if ((err = check_parent((pid_t)parent)) < 0) return fail_setup(-err, "getppid: the spawner is gone");
   const char *call;

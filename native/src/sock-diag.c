@@ -6,14 +6,29 @@
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-int tcp_socket_inode(int ipv6, const uint8_t *local, int local_port, const uint8_t *remote, int remote_port,
-                     uint64_t *inode) {
+#ifndef INET_DIAG_CGROUP_ID
+#define INET_DIAG_CGROUP_ID 21
+#endif
+
+/* The cgroup id among the attributes that follow `message` in `header`: 0 when none is there. */
+static uint64_t read_cgroup_id(const struct nlmsghdr *header, const struct inet_diag_msg *message) {
+  uint64_t id = 0;
+  int remaining = (int)header->nlmsg_len - (int)NLMSG_LENGTH(sizeof *message);
+  for (const struct rtattr *attribute = (const struct rtattr *)(message + 1); RTA_OK(attribute, remaining); attribute = RTA_NEXT(attribute, remaining)) {
+    if (attribute->rta_type == INET_DIAG_CGROUP_ID && RTA_PAYLOAD(attribute) >= sizeof id) memcpy(&id, RTA_DATA(attribute), sizeof id);
+  }
+  return id;
+}
+
+int find_tcp_socket(int ipv6, const uint8_t *local, int local_port, const uint8_t *remote, int remote_port,
+                    struct tcp_socket_info *info) {
   struct {
     struct nlmsghdr header;
     struct inet_diag_req_v2 request;
@@ -42,7 +57,7 @@ int tcp_socket_inode(int ipv6, const uint8_t *local, int local_port, const uint8
     close(fd);
     return -err;
   }
-  /* One answer: the socket's inet_diag_msg (with no attributes asked for), or an error. */
+  /* One answer: the socket's inet_diag_msg (with the attributes every answer has), or an error. */
   union {
     struct nlmsghdr header;
     char bytes[8192];
@@ -65,6 +80,7 @@ int tcp_socket_inode(int ipv6, const uint8_t *local, int local_port, const uint8
   /* The lookup falls back to a listener on the local port when no connection matches: that is
    * not the connection asked for. */
   if (found->id.idiag_dport != id->idiag_dport || found->id.idiag_sport != id->idiag_sport) return -ENOENT;
-  *inode = found->idiag_inode;
+  info->inode = found->idiag_inode;
+  info->cgroup_id = read_cgroup_id(header, found);
   return 0;
 }

@@ -5,11 +5,17 @@
 
 #include <stdint.h>
 
-/* The inode of the TCP socket whose local end is `local`:`local_port` and remote end
- * `remote`:`remote_port` (addresses of 4 bytes for IPv4, 16 for IPv6, in network order), in
- * *inode (0: a socket in TIME_WAIT, or an orphan its process closed). 0 when found, -ENOENT when
- * no such connection is in this namespace, else -errno. */
-int tcp_socket_inode(int ipv6, const uint8_t *local, int local_port, const uint8_t *remote, int remote_port,
-                     uint64_t *inode);
+/* What the kernel says of a TCP socket: its inode (0: a socket in TIME_WAIT, or an orphan its
+ * process closed), and the id of the cgroup v2 its maker was in when it made it (0 where the kernel
+ * does not say: before Linux 5.7). */
+struct tcp_socket_info {
+  uint64_t inode, cgroup_id;
+};
+
+/* The TCP socket whose local end is `local`:`local_port` and remote end `remote`:`remote_port`
+ * (addresses of 4 bytes for IPv4, 16 for IPv6, in network order), in *found. 0 when found, -ENOENT
+ * when no such connection is in this namespace, else -errno. */
+int find_tcp_socket(int ipv6, const uint8_t *local, int local_port, const uint8_t *remote, int remote_port,
+                    struct tcp_socket_info *found);
 
 #endif

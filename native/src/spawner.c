@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
@@ -168,14 +170,45 @@ static void reset_signal_dispositions(void) {
   }
 }
 
-/* Joins the PID (for its children), mount and user namespaces of the init behind `pidfd`. */
+/* An fd of the user namespace that owns the PID namespace of the init behind `pidfd` (its pid read
+ * from the pidfd's fdinfo), or -errno. */
+static int open_pid_namespace_owner(int pidfd) {
+  char path[64], info[512];
+  snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t length = read(fd, info, sizeof info - 1);
+  int err = length < 0 ? -errno : 0;
+  close(fd);
+  if (err < 0) return err;
+  info[length] = '\0';
+  const char *line = strstr(info, "\nPid:");
+  long pid = line == NULL ? -1 : strtol(line + 5, NULL, 10);
+  if (pid <= 0) return -ESRCH;
+  snprintf(path, sizeof path, "/proc/%ld/ns/pid", pid);
+  int namespace = open(path, O_RDONLY | O_CLOEXEC);
+  if (namespace < 0) return -errno;
+  int owner = ioctl(namespace, NS_GET_USERNS);
+  err = owner < 0 ? -errno : owner;
+  close(namespace);
+  return err;
+}
+
+/* Joins the namespaces of the init behind `pidfd`: first the user namespace that owns its PID
+ * namespace (one made for it where the daemon may not make namespaces itself; the daemon's own
+ * as root), in which this process may then join its PID (for its children) and mount namespaces,
+ * then its own user namespace, which owns that mount namespace. Joining the user namespace this
+ * process is in already fails with EINVAL, and is skipped. */
 static void join_task_namespace(const char *text) {
   long pidfd;
   if (parse_decimal(text, ANSWER_FD + 1, 1024, &pidfd) < 0) exit_with_error(1, EINVAL, "parse INIT_PIDFD '%.32s'", text);
   struct pollfd init = {.fd = (int)pidfd, .events = POLLIN};
   if (poll(&init, 1, 0) != 0) exit_with_error(1, ESRCH, "poll INIT_PIDFD %ld: the tasks' init is gone", pidfd);
+  int owner = open_pid_namespace_owner((int)pidfd);
+  if (owner < 0) exit_with_error(1, -owner, "ioctl NS_GET_USERNS of INIT_PIDFD %ld's PID namespace", pidfd);
+  if (setns(owner, CLONE_NEWUSER) != 0 && errno != EINVAL) exit_with_error(1, errno, "setns the owner of INIT_PIDFD %ld's PID namespace", pidfd);
+  close(owner);
   if (setns((int)pidfd, CLONE_NEWPID | CLONE_NEWNS) != 0) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWPID|CLONE_NEWNS", pidfd);
-  /* Then its user namespace, which owns that mount namespace (EINVAL: the init has none of its own). */
   if (setns((int)pidfd, CLONE_NEWUSER) != 0 && errno != EINVAL) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWUSER", pidfd);
   if (fcntl((int)pidfd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %ld", pidfd);
   init_pidfd = (int)pidfd;
@@ -185,6 +218,8 @@ int main(int argc, char **argv) {
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit_with_error(1, errno, "prctl PR_SET_PDEATHSIG");
   if (getppid() != parent) exit_with_error(1, ESRCH, "getppid: the daemon is gone");
+  /* No task may trace this process, nor read or write its memory in /proc. */
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) exit_with_error(1, errno, "prctl PR_SET_DUMPABLE 0");
   for (int fd = SOCKET_FD; fd <= ANSWER_FD; fd++) {
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %d", fd);
   }

@@ -2,27 +2,27 @@
  *
  *   hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...
  *
- * Started once by the daemon's main thread. It unshares a PID and a mount namespace and forks
- * their first process, the init (pid 1 inside), which
- *   - makes every mount a slave of the host's (the host's later mounts still show inside; nothing
- *     mounted inside shows outside);
- *   - mounts a /proc of its own namespace, so that ps, pgrep, pkill, killall and kill -1 in a task
- *     see and reach the tasks' processes only, never the daemon or its spawners; what of it changes
- *     the whole host (/proc/sys, /proc/sysrq-trigger, ...) read-only;
- *   - binds each -r DIR onto itself read-only (the daemon's state dir: tasks read their output and
- *     change nothing there), /dev/null over each -h FILE, and an empty read-only tmpfs over each
- *     -H DIR (the folders of the daemon's token, policy file and harness socket: what is renamed
- *     into a hidden folder stays hidden, where a bind over a file goes with the file it covered);
- *   - moves into a user namespace of its own, which this process maps to the ids of its own (the
- *     same ids inside and out), and then into a mount namespace of its own, a copy of the one set
- *     up above that this user namespace owns: the kernel locks every mount so copied, so that no
- *     task, root inside or not, can unmount or remount what hides or guards the daemon's files;
+ * Started once by the daemon's main thread. It unshares a PID and a mount namespace (or, where the
+ * daemon may not make namespaces: a user that is not root, root in a container without
+ * CAP_SYS_ADMIN, it clones the init into a user namespace of its own too, in which the init may)
+ * and forks their first process, the init (pid 1 inside), which
+ *   - sets up the mounts of task-mounts.h: every mount a slave of the host's, a /proc of its own
+ *     (so that ps, pgrep, pkill, killall and kill -1 in a task see and reach the tasks' processes
+ *     only), the state dir (-r) read-only, the token and policy file (-h) or their folders and the
+ *     harness socket's (-H) hidden;
+ *   - moves into a user namespace of its own, which a child it forks first maps to the ids of its
+ *     own (the same ids inside and out), and then into a mount namespace that this user namespace
+ *     owns: a copy of the one set up, in which the kernel locks every mount, so that no task, root
+ *     inside or not, can unmount or remount what hides or guards the daemon's files;
  *   - reaps every orphan that comes to it, for good.
- * Once the init is set up, this process writes "ready PID" (the init's pid outside) on fd 1, or
- * "ready PID unlocked ERRNO" when the kernel refused the user namespace (the mounts are then made,
- * but a task that is root can undo them); or "error ERRNO CALL" when a step failed, and exits 1.
- * The daemon's spawners join the namespaces through a pidfd of the init (setns), so every shim
- * they fork, and every task, runs inside.
+ * Once the init is set up, this process writes on fd 1 a line "note ..." for each thing the init
+ * could not have ("note nouser ERRNO": a user namespace of its own, so the mounts are made but a
+ * task that is root can undo them; "note noproc ERRNO": a /proc of its own, so tasks see the old
+ * one, its processes, whose pids mean other processes or none inside; "note nosandbox ERRNO CALL
+ * [OBJECT]": a task's sandbox, tried by a child of the init, failed at CALL), then "ready PID"
+ * (the init's pid outside); or "error ERRNO CALL" when a step failed, and exits 1. The daemon's
+ * spawners join the namespaces
+ * through a pidfd of the init (setns), so every shim they fork, and every task, runs inside.
  *
  * From inside its namespace the kernel delivers an init no signal it has no handler for, so a
  * task's `kill -9 -1` or `kill -9 1` cannot end it. This process stays as the init's parent and
@@ -40,73 +40,69 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox-probe.h"
+#include "userns-map.h"
+#include "task-mounts.h"
+
 #define USAGE "usage: hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...\n"
-#define MAX_PATHS 16
 
-/* The paths given with one option, in their order. */
-struct path_list {
-  const char *paths[MAX_PATHS];
-  int count;
-};
-static struct path_list read_only_dirs, hidden_files, hidden_dirs;
+static struct task_mounts plan;
 
-/* In the init: "ERRNO CALL" on `sync`, then exit. */
+/* In the init: "ERRNO CALL OBJECT" on `sync`, then exit. */
 static void fail_setup(int sync, int err, const char *call, const char *object) __attribute__((noreturn));
 static void fail_setup(int sync, int err, const char *call, const char *object) {
   dprintf(sync, "%d %s %s", err, call, object);
   _exit(1);
 }
 
-/* What of /proc changes the whole host, read-only as container runtimes mount it: sysctls (a
- * core_pattern of `|PROGRAM` is run by the kernel as root on the host), the magic SysRq keys, IRQ
- * affinities, bus devices. */
-static const char *const READ_ONLY_PROC[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"};
-
-/* An empty read-only folder over `dir`: nothing in it, nor renamed into it, shows inside. */
-#define HIDDEN_DIR_OPTIONS "mode=0555,size=4k"
-
-static void set_up_mounts(int sync) {
-  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) fail_setup(sync, errno, "mount --make-rslave", "/");
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail_setup(sync, errno, "mount proc", "/proc");
-  for (size_t i = 0; i < sizeof READ_ONLY_PROC / sizeof *READ_ONLY_PROC; i++) {
-    const char *path = READ_ONLY_PROC[i];
-    if (mount(path, path, NULL, MS_BIND, NULL) != 0) {
-      if (errno == ENOENT) continue; /* not in this kernel */
-      fail_setup(sync, errno, "mount --bind", path);
-    }
-    if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail_setup(sync, errno, "mount -o remount,bind,ro", path);
-  }
-  for (int i = 0; i < read_only_dirs.count; i++) {
-    const char *dir = read_only_dirs.paths[i];
-    if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) != 0) fail_setup(sync, errno, "mount --rbind", dir);
-    if (mount(NULL, dir, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0) fail_setup(sync, errno, "mount -o remount,bind,ro", dir);
-  }
-  for (int i = 0; i < hidden_files.count; i++) {
-    if (mount("/dev/null", hidden_files.paths[i], NULL, MS_BIND, NULL) != 0) fail_setup(sync, errno, "mount --bind /dev/null", hidden_files.paths[i]);
-  }
-  for (int i = 0; i < hidden_dirs.count; i++) {
-    unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (mount("tmpfs", hidden_dirs.paths[i], "tmpfs", flags, HIDDEN_DIR_OPTIONS) != 0) fail_setup(sync, errno, "mount tmpfs -o ro", hidden_dirs.paths[i]);
-  }
+/* In the init's mapper, a child forked in the init's namespaces: once the init has a user namespace
+ * of its own (a byte on `ask`), maps it from here, its parent namespace, through the init's /proc
+ * directory open at `init_dir`; exits with 0 or the errno. */
+static void map_parent(int ask, int init_dir) __attribute__((noreturn));
+static void map_parent(int ask, int init_dir) {
+  char byte;
+  if (read(ask, &byte, 1) != 1) _exit(0); /* the init has none */
+  int err = write_identity_map(init_dir, "uid_map");
+  if (err == 0) err = write_identity_map(init_dir, "gid_map");
+  _exit(-err);
 }
 
-/* In the init: a user namespace of its own, mapped by this process's parent once asked on `sync`
- * ("user\n", answered with a byte on `go`), then a mount namespace that it owns: a copy of the one
- * set up, in which the kernel locks every mount. Where the kernel refuses the user namespace, says
- * "nouser ERRNO\n" and goes on without: the mounts stay as they are, and unlocked. */
-static void lock_mounts(int sync, int go) {
-  if (unshare(CLONE_NEWUSER) != 0) {
-    dprintf(sync, "nouser %d\n", errno);
+/* In the init: a user namespace of its own, mapped by a child it forks first (which stays in the
+ * parent namespace, where it may write the map), then a mount namespace that it owns: a copy of
+ * the one set up, in which the kernel locks every mount. Where the kernel refuses the user
+ * namespace, says "nouser ERRNO\n" on `sync` and goes on without: the mounts stay, unlocked. */
+static void lock_mounts(int sync) {
+  int ask[2];
+  if (pipe2(ask, O_CLOEXEC) != 0) fail_setup(sync, errno, "pipe2", "(to its mapper)");
+  /* Its own entry of whatever /proc is mounted, not one by pid: where the kernel refused the init a
+   * /proc of its own, this one is of another PID namespace, in which pid 1 is another process. */
+  int own_dir = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (own_dir < 0) fail_setup(sync, errno, "open", "/proc/self");
+  pid_t mapper = fork();
+  if (mapper < 0) fail_setup(sync, errno, "fork", "(its mapper)");
+  if (mapper == 0) {
+    close(ask[1]);
+    map_parent(ask[0], own_dir);
+  }
+  close(ask[0]);
+  close(own_dir);
+  int refused = unshare(CLONE_NEWUSER) != 0 ? errno : 0;
+  if (refused == 0 && write(ask[1], "u", 1) != 1) fail_setup(sync, errno, "write", "(to its mapper)");
+  close(ask[1]);
+  int status;
+  while (waitpid(mapper, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (refused != 0) {
+    dprintf(sync, "nouser %d\n", refused);
     return;
   }
-  char mapped;
-  dprintf(sync, "user\n");
-  if (read(go, &mapped, 1) != 1) fail_setup(sync, EPIPE, "read", "the map of its user namespace");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_setup(sync, WIFEXITED(status) ? WEXITSTATUS(status) : ECHILD, "write /proc/self/uid_map and gid_map", "(its mapper)");
   if (unshare(CLONE_NEWNS) != 0) fail_setup(sync, errno, "unshare", "CLONE_NEWNS (in its user namespace)");
 }
 
@@ -142,9 +138,17 @@ static void run_init(int sync, int go) {
   sigprocmask(SIG_BLOCK, &all, NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail_setup(sync, errno, "prctl", "PR_SET_PDEATHSIG");
   prctl(PR_SET_NAME, "hive-task-init", 0, 0, 0);
-  set_up_mounts(sync);
-  lock_mounts(sync, go);
+  char mapped;
+  if (read(go, &mapped, 1) != 1) fail_setup(sync, EPIPE, "read", "(the outer process's go-ahead)");
   close(go);
+  const char *call, *object;
+  int proc_refused = 0;
+  int err = set_up_task_mounts(&plan, &proc_refused, &call, &object);
+  if (err < 0) fail_setup(sync, -err, call, object);
+  if (proc_refused != 0) dprintf(sync, "noproc %d\n", proc_refused);
+  lock_mounts(sync);
+  char reason[512];
+  if (probe_sandbox(reason, sizeof reason) < 0) dprintf(sync, "nosandbox %s\n", reason);
   if (chdir("/") != 0) fail_setup(sync, errno, "chdir", "/");
   /* Only the outer process holds the daemon's pipe, so that it reads EOF when that one ends. */
   if (dup2(0, 1) < 0) fail_setup(sync, errno, "dup2", "fd 0 to 1");
@@ -154,28 +158,15 @@ static void run_init(int sync, int go) {
 
 static int parse_arguments(int argc, char **argv) {
   for (int i = 1; i < argc; i += 2) {
-    struct path_list *list = strcmp(argv[i], "-r") == 0   ? &read_only_dirs
-                             : strcmp(argv[i], "-h") == 0 ? &hidden_files
-                             : strcmp(argv[i], "-H") == 0 ? &hidden_dirs
+    struct path_list *list = strcmp(argv[i], "-r") == 0   ? &plan.read_only
+                             : strcmp(argv[i], "-h") == 0 ? &plan.hidden_files
+                             : strcmp(argv[i], "-H") == 0 ? &plan.hidden_dirs
                                                           : NULL;
     if (list == NULL || i + 1 >= argc || argv[i + 1][0] != '/') return -EINVAL;
-    if (list->count == MAX_PATHS) return -E2BIG;
+    if (list->count == TASK_MOUNTS_MAX_PATHS) return -E2BIG;
     list->paths[list->count++] = argv[i + 1];
   }
   return 0;
-}
-
-/* Reads from `sync` up to a newline (kept out) or its end, at most `size` - 1 bytes: the init's
- * first word, or what it said when it failed before it. */
-static void read_line(int sync, char *text, size_t size) {
-  size_t used = 0;
-  while (used < size - 1) {
-    ssize_t got = read(sync, text + used, 1);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0 || text[used] == '\n') break;
-    used++;
-  }
-  text[used] = '\0';
 }
 
 /* Reads the init's set-up result from `sync`: 0 once it closed it with nothing said. */
@@ -190,58 +181,30 @@ static int await_setup(int sync, char *reason, size_t size) {
   return used > 0 ? -1 : 0;
 }
 
-/* The host's /proc, opened before the init mounts its own over it in the namespace this process shares. */
-static int host_proc = -1;
-
-/* Writes to /proc/PID/FILE (uid_map or gid_map) the ranges of this process's own map, each as the
- * same ids inside and out: root is root inside, and a file's owner is the same on both sides. */
-static int write_identity_map(pid_t pid, const char *file) {
-  char path[64], own[4096], map[4096];
-  snprintf(path, sizeof path, "self/%s", file);
-  int fd = openat(host_proc, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t length = read(fd, own, sizeof own - 1);
-  int err = length < 0 ? -errno : 0;
-  close(fd);
-  if (err < 0) return err;
-  own[length] = '\0';
-  size_t used = 0;
-  unsigned long inside, outside, count;
-  for (char *line = own; line != NULL && sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3; line = strchr(line + 1, '\n')) {
-    int wrote = snprintf(map + used, sizeof map - used, "%lu %lu %lu\n", inside, inside, count);
-    if (wrote < 0 || (size_t)wrote >= sizeof map - used) return -E2BIG;
-    used += (size_t)wrote;
-  }
-  snprintf(path, sizeof path, "%d/%s", (int)pid, file);
-  fd = openat(host_proc, path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  err = write(fd, map, used) == (ssize_t)used ? 0 : -errno;
-  close(fd);
+/* Maps the user namespace the init at `pid` was cloned into (map_own_ids), through its /proc entry. */
+static int map_init_ids(pid_t pid, const char **file) {
+  char path[32];
+  snprintf(path, sizeof path, "/proc/%d", (int)pid);
+  *file = "";
+  int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -errno;
+  int err = map_own_ids(dir, file);
+  close(dir);
   return err;
 }
 
-/* Answers the init's first word: "user" is mapped (0, or -errno with `*file` the map that failed);
- * "nouser ERRNO" leaves `*unlocked` that errno. Anything else is the init's failure: -1. */
-static int answer_init(pid_t init, const char *word, int go, int *unlocked, const char **file) {
-  if (sscanf(word, "nouser %d", unlocked) == 1) return 0;
-  if (strcmp(word, "user") != 0) return -1;
-  *file = "uid_map";
-  int err = write_identity_map(init, *file);
-  if (err == 0) err = write_identity_map(init, *file = "gid_map");
-  if (err == 0 && write(go, "m", 1) != 1) err = -errno;
-  return err;
-}
-
-/* Forks the init with its two pipes; "error ..." on fd 1 and -1 when it fails. */
-static pid_t start_init(int *sync, int *go) {
+/* Starts the init with its two pipes: forked after this process unshared the namespaces, or cloned
+ * into new ones with `flags`; "error ..." on fd 1 and -1 when it fails. */
+static pid_t start_init(int *sync, int *go, unsigned long flags) {
   int to_outer[2], to_init[2];
   if (pipe2(to_outer, O_CLOEXEC) != 0 || pipe2(to_init, O_CLOEXEC) != 0) {
     printf("error %d pipe2\n", errno);
     return -1;
   }
-  pid_t init = fork();
+  /* With no stack given, clone forks as fork does (and glibc keeps no pid of its own to go stale). */
+  pid_t init = flags == 0 ? fork() : (pid_t)syscall(SYS_clone, SIGCHLD | flags, NULL, NULL, NULL, NULL);
   if (init < 0) {
-    printf("error %d fork\n", errno);
+    printf("error %d %s\n", errno, flags == 0 ? "fork" : "clone CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNS");
     return -1;
   }
   if (init == 0) {
@@ -256,23 +219,40 @@ static pid_t start_init(int *sync, int *go) {
   return init;
 }
 
-/* Sees the init through its set-up: 0, with `*unlocked` the errno of a refused user namespace
- * (or 0); or -1 once "error ..." is on fd 1. */
-static int set_up_init(pid_t init, int sync, int go, int *unlocked) {
-  char text[512];
+/* The words the init starts a line of what it could not have with ("nouser ERRNO": a user namespace
+ * of its own; "noproc ERRNO": a /proc of its own; "nosandbox ERRNO CALL [OBJECT]": a task's
+ * sandbox), each relayed on fd 1 as "note LINE" before the "ready" line. */
+static const char *const NOTES[] = {"nouser ", "noproc ", "nosandbox "};
+
+/* Relays each line of `text` that is a note; returns where the rest (a failure, or nothing) starts. */
+static const char *relay_notes(const char *text) {
+  for (;;) {
+    const char *end = strchr(text, '\n');
+    int known = 0;
+    for (size_t i = 0; end != NULL && i < sizeof NOTES / sizeof *NOTES; i++) known |= strncmp(text, NOTES[i], strlen(NOTES[i])) == 0;
+    if (!known) return text;
+    printf("note %.*s\n", (int)(end - text), text);
+    text = end + 1;
+  }
+}
+
+/* Maps the init's first user namespace where it has one (`own_user`), lets it go on, and relays its
+ * set-up: 0 once it is set up; or -1 once "error ..." is on fd 1. */
+static int set_up_init(pid_t init, int sync, int go, int own_user) {
   const char *file = "";
-  read_line(sync, text, sizeof text);
-  int err = answer_init(init, text, go, unlocked, &file);
+  int err = own_user ? map_init_ids(init, &file) : 0;
+  if (err == 0 && write(go, "g", 1) != 1) err = -errno, file = "(the go-ahead)";
   close(go);
-  if (err < -1) {
+  if (err < 0) {
     printf("error %d write /proc/%d/%s\n", -err, (int)init, file);
     return -1;
   }
-  if (err == -1 || await_setup(sync, text, sizeof text) < 0) {
-    printf("error %s\n", text[0] != '\0' ? text : "the init exited as it started");
-    return -1;
-  }
-  return 0;
+  char text[1024];
+  if (await_setup(sync, text, sizeof text) == 0) return 0;
+  const char *rest = relay_notes(text);
+  if (*rest == '\0') return 0;
+  printf("error %s\n", rest);
+  return -1;
 }
 
 int main(int argc, char **argv) {
@@ -287,19 +267,30 @@ int main(int argc, char **argv) {
     printf("error %d prctl PR_SET_PDEATHSIG (or the daemon is gone)\n", errno ? errno : ESRCH);
     return 1;
   }
-  host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (host_proc < 0) {
-    printf("error %d open /proc\n", errno);
-    return 1;
-  }
+  /* Without CAP_SYS_ADMIN here (a user's daemon, root in a container), the init is made in a user
+   * namespace of its own too, in which it has it. */
+  unsigned long flags = 0;
   if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
-    printf("error %d unshare CLONE_NEWPID|CLONE_NEWNS\n", errno);
+    if (errno != EPERM) {
+      printf("error %d unshare CLONE_NEWPID|CLONE_NEWNS\n", errno);
+      return 1;
+    }
+    flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+  }
+  int sync, go;
+  pid_t init = start_init(&sync, &go, flags);
+  if (init < 0) return 1;
+  if (set_up_init(init, sync, go, flags != 0) < 0) {
+    kill(init, SIGKILL);
     return 1;
   }
-  int sync, go, unlocked = 0;
-  pid_t init = start_init(&sync, &go);
-  if (init < 0) return 1;
-  if (set_up_init(init, sync, go, &unlocked) < 0) {
+  /* Not a task's to trace or to read in /proc (where tasks see this /proc); only now: the maps of a
+   * user namespace are written through /proc, as its owner, which a process that is not dumpable
+   * is not there. The init stays dumpable: the spawners find the owner of its PID namespace in its
+   * /proc entry, and a task that traces it gains nothing it had not (it is in the tasks' user
+   * namespace, with their capabilities). */
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+    printf("error %d prctl PR_SET_DUMPABLE 0\n", errno);
     kill(init, SIGKILL);
     return 1;
   }
@@ -311,8 +302,7 @@ int main(int argc, char **argv) {
     printf("error %d sigaction SIGTERM\n", errno);
     return 1;
   }
-  if (unlocked != 0) printf("ready %d unlocked %d\n", (int)init, unlocked);
-  else printf("ready %d\n", (int)init);
+  printf("ready %d\n", (int)init);
   fflush(stdout);
   int status;
   while (waitpid(init, &status, 0) < 0 && errno == EINTR) {

@@ -71,11 +71,11 @@ pid_t outer_pid_of_child(int proc_fd, pid_t child, const char **call) {
   return 0;
 }
 
-/* The parent pid from /proc/PID/stat, or -errno (-ESRCH for a zombie). The name field may hold
- * spaces and parentheses, so parse after the last ')'. */
-static pid_t read_parent_pid(pid_t pid, const char **call) {
+/* The parent pid from the stat file at `path` (relative to `dir`), or -errno (-ESRCH for a zombie).
+ * The name field may hold spaces and parentheses, so parse after the last ')'. */
+static pid_t read_parent_at(int dir, const char *path, const char **call) {
   char buffer[1024];
-  int length = read_proc_file(pid, "stat", buffer, sizeof buffer);
+  int length = read_file_at(dir, path, buffer, sizeof buffer);
   *call = "read /proc/PID/stat";
   if (length < 0) return length;
   char *end = strrchr(buffer, ')');
@@ -84,6 +84,12 @@ static pid_t read_parent_pid(pid_t pid, const char **call) {
   *call = "parse /proc/PID/stat";
   if (end == NULL || sscanf(end + 1, " %c %d", &state, &ppid) != 2) return -EINVAL;
   return state == 'Z' ? -ESRCH : ppid;
+}
+
+static pid_t read_parent_pid(pid_t pid, const char **call) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  return read_parent_at(AT_FDCWD, path, call);
 }
 
 struct process_list {
@@ -193,20 +199,37 @@ static int send_signal(int pidfd, int sig, const char **call) {
   return errno == ESRCH ? 0 : -errno;
 }
 
-/* Opens a pidfd for `pid`, then checks that the process it names still has `parent` as parent:
- * if the pid was reused in between, the check fails (or the pidfd names a dead process). */
+/* Opens /proc/PID (which pidfd_send_signal takes as it takes a pidfd), then checks through it that
+ * the process still has `parent` as parent: if the pid was reused before the open, the check fails;
+ * after it, the fd names the process that is gone. Pids as the mounted /proc numbers them, which is
+ * not this process's PID namespace where the tasks' init was refused a /proc of its own. */
 static int signal_checked(pid_t pid, pid_t parent, int sig, const char **call) {
-  int pidfd = open_pidfd(pid, call);
-  if (pidfd < 0) return is_gone(pidfd) ? 0 : pidfd;
-  pid_t now = read_parent_pid(pid, call);
-  int result = now == parent ? send_signal(pidfd, sig, call) : now < 0 && !is_gone(now) ? now : 0;
-  close(pidfd);
+  char path[32];
+  snprintf(path, sizeof path, "/proc/%d", pid);
+  int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  *call = "open /proc/PID";
+  if (dir < 0) return errno == ENOENT ? 0 : -errno;
+  pid_t now = read_parent_at(dir, "stat", call);
+  int result = now == parent ? send_signal(dir, sig, call) : now < 0 && !is_gone(now) ? now : 0;
+  close(dir);
   return result;
 }
 
-int signal_descendants(pid_t root, int sig, const char **call) {
+/* This process's pid as the mounted /proc numbers it (its own PID namespace's, or an outer one's), or -errno. */
+static pid_t own_proc_pid(const char **call) {
+  char self[32];
+  *call = "readlink /proc/self";
+  ssize_t length = readlink("/proc/self", self, sizeof self - 1);
+  if (length <= 0) return length < 0 ? -errno : -EINVAL;
+  self[length] = '\0';
+  long pid;
+  return parse_decimal(self, 1, INT_MAX, &pid) == 0 ? (pid_t)pid : -EINVAL;
+}
+
+int signal_descendants(int sig, const char **call) {
   struct process_list list = {0};
-  int err = list_processes(&list, call);
+  pid_t root = own_proc_pid(call);
+  int err = root < 0 ? root : list_processes(&list, call);
   unsigned char *marks = err == 0 ? calloc(list.count + 1, 1) : NULL;
   if (err == 0 && (marks == NULL || mark_descendants(&list, root, marks) < 0)) {
     *call = "calloc the descendants' marks";

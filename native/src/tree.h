@@ -6,9 +6,10 @@
 /* Each function here returns -errno on failure and sets `*call` to the name of the call that
  * failed. A process that is gone meanwhile is no failure. */
 
-/* Sends `sig` to every descendant of `root` (not `root` itself), each through a pidfd taken and
- * then checked against /proc, so a reused pid is never signalled. Returns how many were signalled. */
-int signal_descendants(pid_t root, int sig, const char **call);
+/* Sends `sig` to every descendant of the calling process, each through its /proc entry opened and
+ * then checked, so a reused pid is never signalled; the tree is read from the mounted /proc, in its
+ * numbering, whichever PID namespace it is of. Returns how many were signalled. */
+int signal_descendants(int sig, const char **call);
 
 /* Sends `sig` to every process in the cgroup folder `dir` (through checked pidfds); returns how
  * many were signalled. */

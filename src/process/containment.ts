@@ -14,7 +14,7 @@ import {
 } from './cgroups.js';
 import { findControllerPlaces, LIMIT_CONTROLLERS, type ControllerPlaces } from './limits.js';
 import { loadNative } from './native.js';
-import { probeSandboxSupport, type SandboxSupport } from './sandbox.js';
+import type { SandboxSupport } from './sandbox.js';
 import { releaseTaskCpuWeight, setTaskCpuWeight, type TaskCpuWeight } from './cpu-weight.js';
 import type { TaskNamespace } from './task-namespace.js';
 
@@ -45,7 +45,7 @@ export interface HostSetup {
 }
 
 /** The containment chosen for a host: its setup before the tasks' namespace is started. */
-export type ChosenContainment = Omit<HostSetup, 'namespace'>;
+export type ChosenContainment = Omit<HostSetup, 'namespace' | 'sandbox'>;
 
 /** Every cgroup folder a run of a task may have: its v2 one and one in each v1 hierarchy of a limit (for clean-ups). */
 export function allTaskCgroupDirs(hostSetup: HostSetup, runKey: string): string[] {
@@ -99,7 +99,7 @@ export function chooseContainment(
       ? nowhere('limits need the native spawner, whose shim puts a task in its cgroups')
       : findControllerPlaces(chosen.cgroupRoot, daemonFolder);
   const cpuWeight = setTaskCpuWeight({ ...chosen, controllers, daemonFolder });
-  return { ...chosen, controllers, cpuWeight, sandbox: probeSandboxSupport(chosen.spawner) };
+  return { ...chosen, controllers, cpuWeight };
 }
 
 function nowhere(why: string): ControllerPlaces {
@@ -110,7 +110,7 @@ function chooseMode(
   choice: ContainmentChoice,
   cgroupRoot: string | null,
   daemonFolder: string,
-): Omit<ChosenContainment, 'controllers' | 'cpuWeight' | 'sandbox'> {
+): Omit<ChosenContainment, 'controllers' | 'cpuWeight'> {
   if (choice === 'node')
     return {
       mode: 'process-group',

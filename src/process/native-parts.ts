@@ -6,7 +6,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADDON_PATH, INIT_PATH, loadNative, SHIM_PATH, SPAWNER_PATH } from './native.js';
+import { ADDON_PATH, DAEMON_INIT_PATH, INIT_PATH, loadNative, SHIM_PATH, SPAWNER_PATH } from './native.js';
 
 const require = createRequire(import.meta.url);
 const PACKAGE_DIR = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
@@ -24,7 +24,7 @@ function checkAddon(): string | null {
 }
 
 function checkExecutables(): string | null {
-  for (const path of [SPAWNER_PATH, SHIM_PATH, INIT_PATH]) {
+  for (const path of [SPAWNER_PATH, SHIM_PATH, INIT_PATH, DAEMON_INIT_PATH]) {
     try {
       accessSync(path, constants.X_OK);
     } catch (error) {

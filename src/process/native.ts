@@ -11,6 +11,8 @@ export const SHIM_PATH = `${BUILD_DIR}hive-task-shim`;
 export const SPAWNER_PATH = `${BUILD_DIR}hive-task-spawner`;
 /** The maker and init of the tasks' own PID and mount namespace (native/src/task-init.c). */
 export const INIT_PATH = `${BUILD_DIR}hive-task-init`;
+/** PID 1 above a daemon that is a container's first process (native/src/daemon-init.c). */
+export const DAEMON_INIT_PATH = `${BUILD_DIR}hive-daemon-init`;
 /** The shim's name in the command lines it shows: no path (whose folders may read like the daemon's name). */
 export const SHIM_NAME = 'hive-task-shim';
 
@@ -48,11 +50,17 @@ export interface NativeAddon {
    */
   openDetachedTerminal(cols: number, rows: number): { mountFd: number; masterFd: number; number: number };
   /**
-   * The inode of the TCP socket of this network namespace whose local end is `local`:`localPort`
-   * and remote end `remote`:`remotePort` (4 bytes each for IPv4, 16 for IPv6): 0 for one in
-   * TIME_WAIT or orphaned, null for none. A lookup in the kernel's connection hash (sock_diag).
+   * The TCP socket of this network namespace whose local end is `local`:`localPort` and remote end
+   * `remote`:`remotePort` (4 bytes each for IPv4, 16 for IPv6): its inode (0 for one in TIME_WAIT or
+   * orphaned) and the id of the cgroup v2 its maker was in (0n: not said); null for none. A lookup
+   * in the kernel's connection hash (sock_diag).
    */
-  tcpSocketInode(local: Buffer, localPort: number, remote: Buffer, remotePort: number): number | null;
+  tcpSocket(
+    local: Buffer,
+    localPort: number,
+    remote: Buffer,
+    remotePort: number,
+  ): { inode: number; cgroupId: bigint } | null;
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */
@@ -70,6 +78,10 @@ export interface NativeAddon {
    * calling thread ends (however it ends); without, that is undone, before the caller reaps it.
    */
   reapAtThreadEnd(pidfd: number, bound: boolean): void;
+  /** Replaces this process, every thread of it, with `path` (execve), fds 0 to 2 and `fds` kept open; returns only by throwing. */
+  exec(path: string, argv: string[], env: string[], fds: number[]): never;
+  /** Whether other processes of this user may trace this one and reach its memory and files in /proc. */
+  setDumpable(on: boolean): void;
 }
 
 /** An error from the addon: `code` is the errno name (ENOENT, EACCES, ...), the message `CALL failed: TEXT`. */

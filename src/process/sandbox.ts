@@ -19,15 +19,23 @@ export interface SandboxSupport {
   landlockAbi: number;
 }
 
-/** Bits of /proc/self/status's CapEff: the namespaces need CAP_SYS_ADMIN, dropping capabilities CAP_SETPCAP. */
+/** Bits of /proc/self/status's CapEff: the namespaces need CAP_SYS_ADMIN, loopback up CAP_NET_ADMIN, dropping capabilities CAP_SETPCAP. */
 const CAP_SYS_ADMIN = 21n;
 const CAP_SETPCAP = 8n;
+const CAP_NET_ADMIN = 12n;
 
 /**
- * Probes once at start. HIVE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail, so that a test can
- * see how a host without it is told (this project's machines all have it).
+ * Probes once at start. In the tasks' namespace (`inNamespace`) a shim holds every capability of
+ * the user namespace of the daemon's that tasks run in, so what decides is whether a sandbox's
+ * set-up, which the init tries there, got through (`refusedThere`: why not, or null); elsewhere
+ * the daemon's own capabilities. HIVE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail, so that a
+ * test can see how a host without it is told (this project's machines all have it).
  */
-export function probeSandboxSupport(spawner: 'native' | 'node'): SandboxSupport {
+export function probeSandboxSupport(
+  spawner: 'native' | 'node',
+  inNamespace: boolean,
+  refusedThere: string | null,
+): SandboxSupport {
   const native = loadNative();
   if (spawner === 'node' || 'error' in native) {
     const why = 'needs the native spawner, whose shim sets the sandbox up';
@@ -36,21 +44,34 @@ export function probeSandboxSupport(spawner: 'native' | 'node'): SandboxSupport 
   const abi = process.env.HIVE_TEST_NO_LANDLOCK === '1' ? 0 : native.addon.landlockAbi();
   const writes =
     abi > 0 ? null : 'this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)';
+  if (inNamespace) return withIsolation({ isolation: refusedThere, writes, network: null, landlockAbi: abi });
   const gap = native.addon.sandboxKernelGap();
   const isolation = !hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)
-    ? 'a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have (run it as root)'
+    ? `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`
     : gap === null
       ? null
       : `this kernel lacks ${gap}`;
-  return {
+  return withIsolation({
     isolation,
     writes,
-    network: hasCapabilities(CAP_SYS_ADMIN)
+    network: hasCapabilities(CAP_SYS_ADMIN, CAP_NET_ADMIN)
       ? null
-      : 'a network namespace needs CAP_SYS_ADMIN, which the daemon does not have (run it as root)',
+      : `a network namespace with its loopback up needs CAP_SYS_ADMIN and CAP_NET_ADMIN, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`,
     landlockAbi: abi,
-  };
+  });
 }
+
+/** Every sandbox needs its isolation: without it, no part of one can be enforced, and each part says why. */
+function withIsolation(support: SandboxSupport): SandboxSupport {
+  const { isolation } = support;
+  return isolation === null
+    ? support
+    : { ...support, writes: support.writes ?? isolation, network: support.network ?? isolation };
+}
+
+/** Why tasks hold no capability of their own: the tasks' namespace, in a user namespace of the daemon's, is not in force. */
+const NO_NAMESPACE =
+  "the tasks' namespace, which gives them a user namespace of their own, is not in force (see task_isolation.namespace)";
 
 function hasCapabilities(...bits: bigint[]): boolean {
   const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
@@ -59,8 +80,8 @@ function hasCapabilities(...bits: bigint[]): boolean {
 
 /** What of `sandbox` this host cannot enforce, in words: empty when it can enforce it all. */
 export function sandboxGaps(sandbox: Sandbox, support: SandboxSupport): string[] {
+  if (support.isolation !== null) return [`the task cannot be isolated: ${support.isolation}`];
   return [
-    support.isolation !== null ? `the task cannot be isolated: ${support.isolation}` : null,
     confinesWrites(sandbox) && support.writes !== null ? `writes cannot be confined: ${support.writes}` : null,
     !sandbox.network && support.network !== null ? `the network cannot be cut: ${support.network}` : null,
   ].filter((why) => why !== null);

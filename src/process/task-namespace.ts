@@ -9,6 +9,7 @@ import { describeErrno } from '../errors.js';
 import { within } from '../within.js';
 import { INIT_PATH, nativeAddon } from './native.js';
 import { signalNumber } from '../shared/signals.js';
+import { NO_NOTES, takeNote, type InitNotes } from './task-init-notes.js';
 
 export type NamespaceChoice = 'auto' | 'off';
 
@@ -41,8 +42,8 @@ interface RunningInit {
 export class TaskNamespace {
   private running: RunningInit | null = null;
   private why: string;
-  /** Why a task that is root could undo the mounts (the kernel refused the init a user namespace), or null. */
-  private unlocked: string | null = null;
+  /** What the init could not have, in words. */
+  private notes: InitNotes = { ...NO_NOTES };
   private stopping = false;
 
   private constructor(
@@ -79,7 +80,10 @@ export class TaskNamespace {
     read_only: string[];
     hidden: string[];
     mounts_locked: boolean;
+    own_proc: boolean;
     reason: string | null;
+    /** Why no task can be sandboxed where tasks run (tried by the init), or null. */
+    sandbox_refused: string | null;
   } {
     const on = this.running !== null;
     return {
@@ -87,8 +91,12 @@ export class TaskNamespace {
       init_pid: this.running?.pid ?? null,
       read_only: on ? this.plan.readOnly : [],
       hidden: on ? [...this.plan.hiddenDirs, ...this.plan.hidden] : [],
-      mounts_locked: on && this.unlocked === null,
-      reason: on ? this.unlocked : this.why,
+      mounts_locked: on && this.notes.unlocked === null,
+      own_proc: on && this.notes.noOwnProc === null,
+      reason: on
+        ? [this.notes.unlocked, this.notes.noOwnProc].filter((why) => why !== null).join('; ') || null
+        : this.why,
+      sandbox_refused: on ? this.notes.noSandbox : null,
     };
   }
 
@@ -139,7 +147,8 @@ export class TaskNamespace {
     const output = new Socket({ fd: readEnd, readable: true, writable: false });
     let answer!: (line: string) => void;
     const first = new Promise<string>((resolve) => (answer = resolve));
-    readLines(output, (line) => answer(line));
+    const notes: InitNotes = { ...NO_NOTES };
+    readLines(output, (line) => (line.startsWith('note ') ? takeNote(notes, line.slice(5)) : answer(line)));
     output.on('error', () => {}); // 'close' follows
     // Once closed (the outer process exited), its pidfd is reaped and closed: never signalled again.
     let gone = false;
@@ -152,14 +161,14 @@ export class TaskNamespace {
       reaped();
     });
     const line = (await within(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
-    const ready = gone ? null : /^ready (\d+)(?: unlocked (\d+))?$/.exec(line);
+    const ready = gone ? null : /^ready (\d+)$/.exec(line);
     if (ready === null) {
       this.why = describeInitError(gone && line.startsWith('ready') ? 'error the init died as it started' : line);
       if (!gone) addon.sendSignal(outer.pidfd, signalNumber('SIGKILL'));
       return;
     }
     const pid = Number(ready[1]);
-    this.unlocked = describeUnlocked(ready[2]);
+    this.notes = notes;
     // The init is the outer process's child, unreaped while the outer lives: this pid is still it.
     let pidfd: number;
     try {
@@ -187,12 +196,6 @@ export class TaskNamespace {
     this.why = why;
     void this.startInit().then(() => this.onLost(why, this.running !== null));
   }
-}
-
-/** Why the init's mounts are not locked, from the errno of its refused user namespace; null when they are. */
-function describeUnlocked(errno: string | undefined): string | null {
-  if (errno === undefined) return null;
-  return `unshare CLONE_NEWUSER: ${describeErrno(Number(errno))}: a task that is root can unmount what keeps the state dir read-only and hides the daemon's files`;
 }
 
 /** "error ERRNO CALL" from hive-task-init, in words. */

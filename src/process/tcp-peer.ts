@@ -16,10 +16,21 @@ export interface TcpEnds {
   remotePort: number;
 }
 
-/** Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`, processes whose fds could not be read. */
+/**
+ * Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`,
+ * processes whose fds could not be read; `cgroupId`, the cgroup v2 its maker was in when it made it
+ * (null where sock_diag cannot say), which it keeps wherever it goes.
+ */
 export interface PeerHolder {
   holder: number | null;
   unreadable: number[];
+  cgroupId: bigint | null;
+}
+
+/** The peer's socket: its inode (0: an orphan, closed by its process, or in TIME_WAIT) and its maker's cgroup (null: unknown). */
+interface PeerSocket {
+  inode: number;
+  cgroupId: bigint | null;
 }
 
 /**
@@ -29,36 +40,61 @@ export interface PeerHolder {
  * gives no holder.
  */
 export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
-  const inode = findPeerInode(connection);
-  if (inode === null) return null;
-  if (inode === 0) return { holder: null, unreadable: [] };
-  return findSocketHolder(inode, skipPid);
+  const socket = findPeerSocket(connection);
+  if (socket === null) return null;
+  const { cgroupId } = socket;
+  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId };
+  return { ...findSocketHolder(socket.inode, skipPid), cgroupId };
+}
+
+/**
+ * The cgroup v2 our own end of `connection` was made in (an accepted socket takes its listener's,
+ * so the daemon's own), from sock_diag; null where it cannot say.
+ */
+export function findOwnSocketCgroup(connection: TcpEnds): bigint | null {
+  const native = loadNative();
+  if ('error' in native) return null;
+  const swapped = {
+    localAddress: connection.remoteAddress,
+    localPort: connection.remotePort,
+    remoteAddress: connection.localAddress,
+    remotePort: connection.localPort,
+  };
+  return lookUpPeerSocket(native.addon, swapped)?.cgroupId ?? null;
 }
 
 /**
  * The inode of the peer's socket (0: an orphan, closed by its process, or in TIME_WAIT), or null
- * when it is not in this namespace. Synchronous, so that a call that asks is answered in the order
- * it came (a run is admitted in the turn its request is read, before a later request on another
- * connection is seen).
+ * when it is not in this namespace.
  */
 export function findPeerInode(connection: TcpEnds): number | null {
-  const native = loadNative();
-  if ('addon' in native) {
-    const found = lookUpPeerInode(native.addon, connection);
-    if (found !== undefined) return found;
-  }
-  return findPeerInodeInTables(connection);
+  return findPeerSocket(connection)?.inode ?? null;
 }
 
 /**
- * The peer's inode through sock_diag, a lookup in the kernel's connection hash (about 0.1 ms
+ * The peer's socket, or null when it is not in this namespace. Synchronous, so that a call that
+ * asks is answered in the order it came (a run is admitted in the turn its request is read, before
+ * a later request on another connection is seen).
+ */
+function findPeerSocket(connection: TcpEnds): PeerSocket | null {
+  const native = loadNative();
+  if ('addon' in native) {
+    const found = lookUpPeerSocket(native.addon, connection);
+    if (found !== undefined) return found;
+  }
+  const inode = findPeerInodeInTables(connection);
+  return inode === null ? null : { inode, cgroupId: null };
+}
+
+/**
+ * The peer's socket through sock_diag, a lookup in the kernel's connection hash (about 0.1 ms
  * here, whatever the table holds); undefined where sock_diag cannot tell: it fails, or
  * does not find our own end either (no inet_diag in this kernel).
  */
-function lookUpPeerInode(
+function lookUpPeerSocket(
   addon: NativeAddon,
   { localAddress, localPort, remoteAddress, remotePort }: TcpEnds,
-): number | null | undefined {
+): PeerSocket | null | undefined {
   const [ours, peer] = [addressBytes(localAddress), addressBytes(remoteAddress)];
   // An IPv4 peer is looked up by its IPv4 address: the kernel finds an IPv4 socket, or an IPv6 one with a mapped address.
   const [ours4, peer4] = [asIpv4(ours), asIpv4(peer)];
@@ -67,14 +103,14 @@ function lookUpPeerInode(
       ? [Buffer.from(ours4), Buffer.from(peer4)]
       : [Buffer.from(asIpv6(ours)), Buffer.from(asIpv6(peer))];
   try {
-    const inode = addon.tcpSocketInode(peerKey, remotePort, oursKey, localPort);
-    if (inode !== null) {
+    const found = addon.tcpSocket(peerKey, remotePort, oursKey, localPort);
+    if (found !== null) {
       sockDiagFinds = true;
-      return inode;
+      return { inode: found.inode, cgroupId: found.cgroupId === 0n ? null : found.cgroupId };
     }
     if (sockDiagFinds) return null;
     // Not found: whether sock_diag finds connections here at all is learnt from our own end.
-    sockDiagFinds = addon.tcpSocketInode(oursKey, localPort, peerKey, remotePort) !== null;
+    sockDiagFinds = addon.tcpSocket(oursKey, localPort, peerKey, remotePort) !== null;
     return sockDiagFinds ? null : undefined;
   } catch {
     return undefined;
@@ -146,7 +182,7 @@ function searchTable(path: string, needle: string): number | null {
  * (hive-bash, curl), so a scan of every process's fds (about 10 us an fd here, more on a loaded
  * machine) mostly ends after a few.
  */
-export function findSocketHolder(inode: number, skipPid: number): PeerHolder {
+export function findSocketHolder(inode: number, skipPid: number): Omit<PeerHolder, 'cgroupId'> {
   const link = `socket:[${inode}]`;
   const unreadable: number[] = [];
   for (const pid of newestFirst(readdirSync('/proc').map(Number))) {
@@ -162,8 +198,12 @@ export function findSocketHolder(inode: number, skipPid: number): PeerHolder {
     for (const fd of fds) {
       try {
         if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return { holder: pid, unreadable };
-      } catch {
-        // closed meanwhile
+      } catch (error) {
+        // A process this one may list but not trace (another user namespace's root, say): unread.
+        const { code } = error as NodeJS.ErrnoException;
+        if (code !== 'EACCES' && code !== 'EPERM') continue; // closed meanwhile
+        unreadable.push(pid);
+        break;
       }
     }
   }

@@ -23,8 +23,10 @@ import {
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
 import { planHiding, type SecretFile } from '../process/hidden-paths.js';
+import { probeSandboxSupport } from '../process/sandbox.js';
+import { loadNative } from '../process/native.js';
 import { countOwnChildren } from '../process/process-table.js';
-import { describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
+import { checkSandboxPolicy, describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
 import { OutputFiles } from './output/output-files.js';
@@ -38,6 +40,8 @@ import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { TaskCallers } from './callers/task-callers.js';
 import { watchStorage } from './registry/storage-watch.js';
+import { StateDirCheck } from './registry/state-dir-check.js';
+import { unheldPromises } from './unheld-promises.js';
 import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
 import { ApprovalInputs } from './mcp/approval-inputs.js';
 import { describePolicy, loadPolicy, type LoadedPolicy } from './policy/policy-file.js';
@@ -74,7 +78,9 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
   const chosen = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
   try {
-    return { ...chosen, namespace: await startTaskNamespace(config, chosen.spawner, log) };
+    const namespace = await startTaskNamespace(config, chosen.spawner, log);
+    const { in_force: inForce, sandbox_refused: refused } = namespace.describe();
+    return { ...chosen, namespace, sandbox: probeSandboxSupport(chosen.spawner, inForce, refused) };
   } catch (error) {
     await removeSharedCgroups(chosen);
     throw error;
@@ -85,6 +91,8 @@ async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
 interface Storage {
   files: OutputFiles;
   store: TaskStore;
+  /** Whether the state dir is still the one opened. */
+  check: StateDirCheck;
   /** How many tasks were marked interrupted at this start. */
   interrupted: number;
 }
@@ -120,7 +128,7 @@ async function serve(
   const storage = await openStorage(config, hostSetup, log);
   const taskSide = startTaskSide(config, hostSetup, storage, policy, log);
   const mcp = startMcpSide(config, hostSetup, taskSide, log);
-  const storageWatch = watchStorage(storage.store, config.stateDir, log);
+  const storageWatch = watchStorage(storage, config.stateDir, log);
   const setup = () => describeSetup(config, hostSetup, taskSide);
   const server = createHttpServer({
     guard: createRequestGuard(config.host, token),
@@ -168,7 +176,7 @@ async function openStorage(config: Config, hostSetup: HostSetup, log: Logger): P
       { count: interrupted.count, tasks: interrupted.ids },
       'marked tasks left by the last daemon as interrupted (tasks: the first ones)',
     );
-  return { files, store, interrupted: interrupted.count };
+  return { files, store, check: new StateDirCheck(config.stateDir, files.dir), interrupted: interrupted.count };
 }
 
 /** The command policy, the todos' delivery, the workers, and the task service with its retention. */
@@ -186,6 +194,7 @@ function startTaskSide(
   const pool = new WorkerPool(config.workerIdleSeconds * 1000);
   const limitPolicy = limitPolicyOf(config, hostSetup.controllers);
   const sandboxPolicy = sandboxPolicyOf(config.defaultSandbox, config.sandboxFloor);
+  checkSandboxPolicy(sandboxPolicy, hostSetup.sandbox);
   const tasks = new TaskService(
     store,
     pool,
@@ -208,7 +217,8 @@ function startTaskSide(
 function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, log: Logger): McpSide {
   const { tasks, approvals } = taskSide;
   const reads = new ReadPool();
-  const callers = new TaskCallers(tasks, hostSetup, config.tasksMayCall, log);
+  const tokenHidden = config.authTokenFile !== null && hostSetup.namespace.describe().in_force;
+  const callers = new TaskCallers(tasks, hostSetup, config.tasksMayCall, log, tokenHidden);
   const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
   const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
     todos: config.agentSocket !== null,
@@ -236,12 +246,13 @@ type SetupView = ReturnType<typeof describeSetup>;
 /** /healthz: the state dir, the setup, the tasks by state, the sessions, threads and children, the todos, the registry. */
 function healthOf(config: Config, storage: Storage, taskSide: TaskSide, mcp: McpSide, setup: SetupView) {
   const { store } = storage;
+  const fault = store.storageFault ?? storage.check.problem();
   return {
-    ok: store.storageFault === null,
+    ok: fault === null,
     state_dir: {
       path: config.stateDir,
       writable: store.storageFault === null,
-      fault: store.storageFault,
+      fault,
       held_writes: store.heldWrites,
       free: describeFreeBytes(config.stateDir),
     },
@@ -303,15 +314,10 @@ async function listen(server: Server, config: Config): Promise<string> {
   return `http://${host}:${address.port}/mcp`;
 }
 
-/** The start line, and a warning when tasks share the daemon's namespaces. */
+/** The start line, and a warning for each promise that does not hold here. */
 function announce(log: Logger, url: string, setup: SetupView, config: Config): void {
   log.info({ url, ...setup, state_dir: config.stateDir, version: VERSION }, 'serving');
-  const isolation = setup.task_isolation;
-  if (!isolation.namespace.in_force)
-    log.warn(
-      { reason: isolation.namespace.reason },
-      "tasks share the daemon's PID and mount namespaces: they can see and signal it, and write its state dir",
-    );
+  for (const line of unheldPromises(setup)) log.warn(line);
 }
 
 /** At a stop: the tasks ended as interrupted, their todos drained to the harness, the workers and reads closed. */
@@ -340,7 +346,11 @@ async function startTaskNamespace(config: Config, spawner: HostSetup['spawner'],
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
     log.error({ why, task_isolation: describeIsolation(namespace) }, `${why}: ${next}`);
   });
-  if (namespace.describe().in_force) for (const warning of warnings) log.warn(warning);
+  const { in_force: inForce, own_proc: ownProc } = namespace.describe();
+  if (inForce) for (const warning of warnings) log.warn(warning);
+  // Where tasks see the daemon in /proc, none may trace it or reach its memory there as its user.
+  const native = loadNative();
+  if ((!inForce || !ownProc) && 'addon' in native) native.addon.setDumpable(false);
   return namespace;
 }
 

@@ -39,9 +39,17 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
+  const { execUnderDaemonInit, needsDaemonInit } = await import('../process/daemon-init.js');
+  // As PID 1 the daemon runs again under an init of its own, and this process is replaced by it.
+  const underInit = needsDaemonInit() ? execUnderDaemonInit() : null;
   // Only now the daemon's modules (most of its start): --help, --version and a refused flag need none.
   const [{ createLogger }, { startDaemon }] = await Promise.all([import('./log.js'), import('./daemon.js')]);
   const log = createLogger(config.logLevel);
+  if (underInit !== null)
+    log.warn(
+      { reason: underInit },
+      'the daemon is PID 1 and could not put hive-daemon-init above itself: the orphans its PID namespace hands it stay zombies',
+    );
   let daemon;
   try {
     daemon = await startDaemon(config, token, log);

@@ -1,6 +1,7 @@
 // Per-task limits with real processes in real cgroups: memory (an OOM end that says so), processes
 // (a fork bomb that stays inside), CPU, the daemon's defaults and ceilings, and every refusal.
 import assert from 'node:assert/strict';
+import { LIMITS_REMEDY } from '../../src/errors.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -313,10 +314,10 @@ test('a limit no cgroup can enforce is refused, never run without it', async (t)
   const { daemon, tools } = await setUp(t, 'node');
   const refused = await tools.call('run', { command: 'true', memory_limit_mb: 64 });
   assert.equal(refused.isError, true);
-  assert.equal(
-    refused.text,
-    'Invalid run input: "memory_limit_mb" needs the memory cgroup controller, which cannot be used here: limits need the native spawner, whose shim puts a task in its cgroups; run without memory_limit_mb',
-  );
+  assert.deepEqual(refused.structured.error, {
+    code: 'ERR_LIMIT_UNAVAILABLE',
+    message: `"memory_limit_mb" cannot be enforced here: it needs the memory cgroup controller, which cannot be used here: limits need the native spawner, whose shim puts a task in its cgroups; ${LIMITS_REMEDY}; nothing was started: run without memory_limit_mb. /healthz says where each controller is`,
+  });
   const health = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
   assert.match(health.limits.memory, /^unavailable: limits need the native spawner/);
   const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-no-limits-'));

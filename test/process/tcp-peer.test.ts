@@ -1,14 +1,17 @@
 // The peer of an accepted TCP connection, found through sock_diag and in the kernel's tables (the
 // two agree) and /proc: the process that holds its socket, over IPv4, IPv6 and an IPv4 client of a
-// dual-stack listener; none once the peer has closed it, and no entry at all once it has reset it;
+// dual-stack listener, and the cgroup its maker was in; none once the peer has closed it, and no entry at all once it has reset it;
 // nothing for ends that no connection of this host has, a listener on the peer's port included;
 // and which addresses are this host's.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { readFileSync, statSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { cgroup2Mount } from '../../src/process/cgroups.js';
 import {
   findPeerHolder,
   findPeerInode,
@@ -16,6 +19,12 @@ import {
   isLocalAddress,
   type TcpEnds,
 } from '../../src/process/tcp-peer.js';
+
+/** The id of process `pid`'s cgroup v2 (its folder's inode), as sock_diag gives a socket's maker's. */
+function cgroupIdOf(pid: number): bigint {
+  const path = /^0::(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, 'utf8'))![1]!;
+  return statSync(join(cgroup2Mount()!, path), { bigint: true }).ino;
+}
 
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
@@ -69,7 +78,7 @@ for (const [host, connectHost] of [
 ]) {
   test(`the peer of a connection to ${host} from ${connectHost} is the process holding its socket`, async (t) => {
     const { ends, childPid } = await acceptFromChild(t, host!, connectHost!);
-    assert.deepEqual(findPeerHolder(ends), { holder: childPid, unreadable: [] });
+    assert.deepEqual(findPeerHolder(ends), { holder: childPid, unreadable: [], cgroupId: cgroupIdOf(childPid) });
     const inode = findPeerInode(ends);
     assert.ok(
       inode! > 0 && inode === findPeerInodeInTables(ends),
@@ -85,7 +94,8 @@ test('a peer that closed its socket is held by no process', async (t) => {
   await ended;
   assert.equal(findPeerInode(ends), 0, 'its socket is an orphan');
   assert.equal(findPeerInodeInTables(ends), 0, 'its socket is an orphan in the table');
-  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [] });
+  // An orphan's cgroup is not said.
+  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [], cgroupId: null });
 });
 
 test('a peer that reset its connection leaves no entry: only its local address tells it from another host', async (t) => {

@@ -7,13 +7,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { startHarnessPeer } from '../helpers/harness-peer.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/processes.js';
 
 /** How long an answer may take here before the test calls it held up (a bound of the negative check, not a speed target). */
 const ANSWER_BOUND_MS = 20_000;
@@ -145,3 +146,19 @@ async function assertRestartServes(t: TestContext, daemon: TestDaemon, files: st
   const run = await (await connectClient(t, second.url)).ok('run', { command: 'echo after', wait_seconds: 30 });
   assert.equal(run.stdout_tail, 'after\n');
 }
+
+test("where tasks share the daemon's namespace, a task's rm -rf of the state dir turns /healthz not ok with the fault, and later runs go on", async (t) => {
+  const daemon = await startTestDaemon(t, { args: ['--task-namespace', 'off'] });
+  const tools = await connectClient(t, daemon.url);
+  await tools.ok('run', { command: `rm -rf ${daemon.stateDir}/*`, wait_seconds: 30 });
+  const registry = join(daemon.stateDir, 'tasks.sqlite');
+  const health = (await (await fetch(new URL('/healthz', daemon.url))).json()) as any;
+  assert.equal(health.ok, false);
+  assert.equal(
+    health.state_dir.fault,
+    `the registry ${registry} was removed: the daemon writes to a file no longer there, lost at its next start; restart it to make a new one`,
+  );
+  // The output folder is made again, so runs go on until the restart the fault asks for.
+  await waitFor(() => existsSync(join(daemon.stateDir, 'harness', 'bash-tasks')), 10_000);
+  assert.equal((await tools.ok('run', { command: 'echo on', wait_seconds: 30 })).stdout_tail, 'on\n');
+});

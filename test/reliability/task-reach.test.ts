@@ -158,7 +158,7 @@ test("a daemon's crash takes every task in its namespace with it, setsid'd and d
 });
 
 test(
-  'without CAP_SYS_ADMIN the namespace is reported missing, with why, and the protections that need none still hold',
+  "without CAP_SYS_ADMIN (a container's root) tasks still get their namespace, in a user namespace of the daemon's, its mounts locked and the token hidden",
   { timeout: 120_000 },
   async (t) => {
     const { path: tokenFile, token } = makeTokenFile(t);
@@ -168,13 +168,34 @@ test(
       args: ['--auth-token-file', tokenFile],
     });
     const tools = await connectClient(t, daemon.url, { authorization: `Bearer ${token}` });
+    const { namespace } = (await health(daemon, token)).task_isolation;
+    assert.deepEqual([namespace.in_force, namespace.mounts_locked, namespace.own_proc], [true, true, true]);
+    const tried = await tools.ok('run', {
+      command: `cat ${tokenFile} 2>/dev/null; umount ${daemon.stateDir} 2>/dev/null; touch ${daemon.stateDir}/x 2>/dev/null; kill -9 -1; echo survived`,
+      wait_seconds: 30,
+    });
+    assert.ok(!tried.stdout_tail.includes(token), 'the token is hidden');
+    assert.equal((await health(daemon, token)).ok, true);
+    assert.ok(!existsSync(join(daemon.stateDir, 'x')), 'the state dir stays read-only to tasks');
+  },
+);
+
+test(
+  'with the namespace off the start says, once each, what no longer holds; its name and a command text in no argv still do',
+  { timeout: 120_000 },
+  async (t) => {
+    const { path: tokenFile, token } = makeTokenFile(t);
+    const daemon = await startTestDaemon(t, {
+      containment: nativeContainment(),
+      args: ['--auth-token-file', tokenFile, '--task-namespace', 'off'],
+    });
+    const tools = await connectClient(t, daemon.url, { authorization: `Bearer ${token}` });
     const { namespace, process_title } = (await health(daemon, token)).task_isolation;
-    assert.equal(namespace.in_force, false);
-    assert.match(namespace.reason, /^unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM.*needs root/);
+    assert.deepEqual([namespace.in_force, namespace.reason], [false, 'off by --task-namespace off']);
     assert.equal(process_title, 'hive-bash-daemon');
     assert.match(
       daemon.stderr(),
-      /"reason":"unshare CLONE_NEWPID\|CLONE_NEWNS: EPERM[^"]*","msg":"tasks share the daemon's PID and mount namespaces/,
+      /"level":40,[^\n]*"msg":"tasks can reach the daemon: they share its PID and mount namespaces \(off by --task-namespace off\), so they can see and signal it, write its state dir and read its token; /,
     );
     // Without the namespace the token file is the daemon's user's to read, and so its tasks'.
     const read = await tools.ok('run', { command: `cat ${tokenFile}`, wait_seconds: 30 });

@@ -4,7 +4,7 @@
 // operator's default and floor, over MCP and through hive-bash; a sandboxed task's own terminal;
 // a host without Landlock, and a daemon without CAP_SYS_ADMIN, refused.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -69,20 +69,18 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         (await tools.ok('run', { command: reach, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail,
         'refused\n',
       );
-      // pid 1 is the tasks' init, in the host's network: an unsandboxed task shares it, a sandboxed
-      // one has left it and cannot enter it again.
-      const escape =
-        '[ "$(readlink /proc/1/ns/net)" = "$(readlink /proc/self/ns/net)" ] && echo same || echo own; nsenter --net=/proc/1/ns/net true 2>/dev/null; echo "nsenter: $?"';
+      // An unsandboxed task is in the host's network, a sandboxed one has left it; neither may enter
+      // pid 1's (the tasks' init's) network: it is no task's to trace.
+      const escape = 'readlink /proc/self/ns/net; nsenter --net=/proc/1/ns/net true 2>/dev/null; echo "nsenter: $?"';
+      const hostNetwork = readlinkSync('/proc/self/ns/net');
       assert.equal(
         (await tools.ok('run', { command: escape, wait_seconds: 30 })).stdout_tail,
-        'same\nnsenter: 1\n',
-        "unsandboxed, it is in the host's network, and enters no namespace (it is not root outside its own user namespace)",
+        `${hostNetwork}\nnsenter: 1\n`,
+        "unsandboxed, it is in the host's network",
       );
-      assert.equal(
-        (await tools.ok('run', { command: escape, sandbox: { network: false }, wait_seconds: 30 })).stdout_tail,
-        'own\nnsenter: 1\n',
-        'it cannot enter the network it left',
-      );
+      const sandboxed = await tools.ok('run', { command: escape, sandbox: { network: false }, wait_seconds: 30 });
+      assert.notEqual(sandboxed.stdout_tail.split('\n')[0], hostNetwork);
+      assert.match(sandboxed.stdout_tail, /\nnsenter: 1\n$/, 'it cannot enter the network it left');
       const server = await tools.ok('run', {
         command: 'python3 -m http.server 0 --bind 127.0.0.1',
         sandbox: { network: false },
@@ -285,6 +283,20 @@ test('a default sandbox wider than the floor stops the start with exit code 2', 
   );
 });
 
+test('a default sandbox or a floor this host cannot enforce stops the start with exit code 2, as an unenforceable limit default does', async (t) => {
+  const { runDaemonBinary } = await import('../helpers/daemon.js');
+  const work = makeScratchDir(t, 'unenforceable');
+  for (const flag of ['--default-sandbox', '--sandbox-floor']) {
+    const args = ['--port', '0', '--state-dir', makeScratchDir(t, 'state'), flag, JSON.stringify({ write: [work] })];
+    const result = await runDaemonBinary(args, { HIVE_TEST_NO_LANDLOCK: '1' });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(
+      result.stderr.split('\n').at(-2) + '\n',
+      `hive-bash-daemon: ${flag} cannot be enforced here (writes cannot be confined: this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)); /healthz says what sandboxing this host supports\n`,
+    );
+  }
+});
+
 test('where Landlock is missing a sandbox that confines writes is refused, naming what is missing, never run unconfined', async (t) => {
   const dir = makeScratchDir(t, 'nolandlock');
   const daemon = await startTestDaemon(t, { containment: nativeContainment(), env: { HIVE_TEST_NO_LANDLOCK: '1' } });
@@ -310,23 +322,38 @@ test('where Landlock is missing a sandbox that confines writes is refused, namin
   assert.equal(networkOnly.stdout_tail, 'fine\n', 'a sandbox that needs no Landlock still runs');
 });
 
-test('a daemon without CAP_SYS_ADMIN refuses every sandbox, naming what is missing, and says so in /healthz', async (t) => {
+test('a daemon without CAP_SYS_ADMIN sandboxes its tasks in their user namespace; with no namespace it refuses every sandbox, naming what is missing', async (t) => {
   const dir = makeScratchDir(t, 'nosysadmin');
-  const daemon = await startTestDaemon(t, {
-    containment: nativeContainment(),
-    wrapper: ['setpriv', '--bounding-set', '-sys_admin', '--'],
-  });
+  const wrapper = ['setpriv', '--bounding-set', '-sys_admin', '--'];
+  const daemon = await startTestDaemon(t, { containment: nativeContainment(), wrapper });
   const tools = await connectClient(t, daemon.url);
+  const confined = await tools.ok('run', {
+    command: `touch ${dir}/inside && echo inside; touch ${dir}/../outside-${daemon.marker} 2>/dev/null || echo outside-refused`,
+    sandbox: { write: [dir], network: false },
+    wait_seconds: 30,
+  });
+  assert.equal(confined.stdout_tail, 'inside\noutside-refused\n');
+  const without = await startTestDaemon(t, {
+    containment: nativeContainment(),
+    wrapper,
+    args: ['--task-namespace', 'off'],
+  });
+  const refusing = await connectClient(t, without.url);
   const missing =
-    'the task cannot be isolated: a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have (run it as root)';
+    "the task cannot be isolated: a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: the tasks' namespace, which gives them a user namespace of their own, is not in force (see task_isolation.namespace)";
   for (const sandbox of [{ write: [dir] }, { write: ['/'] }]) {
-    const refused = await tools.call('run', { command: `touch ${dir}/never`, sandbox, wait_seconds: 5 });
+    const refused = await refusing.call('run', { command: `touch ${dir}/never`, sandbox, wait_seconds: 5 });
     assert.deepEqual(refused.structured.error, {
       code: 'ERR_SANDBOX_UNAVAILABLE',
       message: `"sandbox" cannot be enforced here (${missing}); nothing was started: a task never runs less confined than it asked. /healthz says what sandboxing this host supports`,
     });
   }
   assert.ok(!existsSync(join(dir, 'never')));
-  const health = (await (await request(`${daemon.origin}/healthz`)).body.json()) as { sandbox: { isolation: string } };
-  assert.equal(health.sandbox.isolation, `unavailable: ${missing.replace('the task cannot be isolated: ', '')}`);
+  const health = (await (await request(`${without.origin}/healthz`)).body.json()) as {
+    sandbox: Record<string, string>;
+  };
+  const why = missing.replace('the task cannot be isolated: ', '');
+  assert.deepEqual([health.sandbox.isolation, health.sandbox.writes], [`unavailable: ${why}`, `unavailable: ${why}`]);
+  assert.match(health.sandbox.network!, /^unavailable: a network namespace with its loopback up needs CAP_SYS_ADMIN/);
+  assert.match(without.stderr(), /"level":40,[^\n]*"msg":"no run can be sandboxed here: a mount namespace per task/);
 });

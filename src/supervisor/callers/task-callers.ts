@@ -18,11 +18,19 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { CallerUnknownError } from '../../errors.js';
+import { join } from 'node:path';
 import { cgroup2Mount, cgroupPathOf } from '../../process/cgroups.js';
 import type { HostSetup } from '../../process/containment.js';
-import { readProcessEntry } from '../../process/process-table.js';
+import { readProcessEntry, SHIM_PROCESS_NAME } from '../../process/process-table.js';
+import { findCgroupById, isAlive, readAncestry } from './process-clues.js';
 import type { Sandbox } from '../../shared/sandbox.js';
-import { findPeerHolder, isLocalAddress, type PeerHolder } from '../../process/tcp-peer.js';
+import {
+  findOwnSocketCgroup,
+  findPeerHolder,
+  isLocalAddress,
+  type PeerHolder,
+  type TcpEnds,
+} from '../../process/tcp-peer.js';
 import type { TaskRecord } from '../model/task.js';
 import type { RunCaller } from '../tasks/task-sandbox.js';
 import { widerThanFloor } from '../tasks/write-dirs.js';
@@ -32,8 +40,11 @@ export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
 
 export type Caller =
   | { kind: 'outside' }
-  /** A process of task `taskId` (the one holding the connection, `pid`), whose sandbox bounds what it may ask for. */
-  | { kind: 'task'; taskId: string; sandbox: Sandbox | null; pid: number }
+  /**
+   * A process of task `taskId` (the one holding the connection, `pid`; null: none seen, the socket
+   * told by the task's cgroup it was made in), whose sandbox bounds what it may ask for.
+   */
+  | { kind: 'task'; taskId: string; sandbox: Sandbox | null; pid: number | null }
   /** Maybe a task's, and which one cannot be told: `why`, in words to finish "the call comes from ...". */
   | { kind: 'unknown'; why: string };
 
@@ -46,25 +57,33 @@ export interface TaskLookup {
 }
 
 const OUTSIDE: Caller = { kind: 'outside' };
-/** Parents followed at most from a process towards pid 1. */
-const MAX_ANCESTRY = 4096;
 
 export class TaskCallers {
   private readonly known = new WeakMap<Socket, Caller>();
   /** Task cgroups' path beneath the cgroup2 mount, then `/task-` (`/hive-bash-daemon/state-HASH/task-`); null without. */
   private readonly cgroupPrefix: string | null;
 
+  /** The folder of the task cgroups, where tasks have them; null without. */
+  private readonly cgroupRoot: string | null;
+  /** The tasks' namespace, whose init is one of the daemon's helpers. */
+  private readonly namespace: HostSetup['namespace'];
+
+  /**
+   * `tokenHidden`: every request carries the daemon's token (--auth-token-file), which no task can
+   * read (it is hidden in the tasks' namespace).
+   */
   constructor(
     private readonly tasks: TaskLookup,
     hostSetup: HostSetup,
     private readonly tasksMayCall: TasksMayCall,
     private readonly log: Logger,
+    private readonly tokenHidden: boolean,
   ) {
+    this.namespace = hostSetup.namespace;
     const mount = hostSetup.cgroupRoot === null ? null : cgroup2Mount();
-    this.cgroupPrefix =
-      mount === null || !hostSetup.cgroupRoot!.startsWith(`${mount}/`)
-        ? null
-        : `${hostSetup.cgroupRoot!.slice(mount.length)}/task-`;
+    const inMount = mount !== null && hostSetup.cgroupRoot!.startsWith(`${mount}/`);
+    this.cgroupPrefix = inMount ? `${hostSetup.cgroupRoot!.slice(mount.length)}/task-` : null;
+    this.cgroupRoot = inMount ? hostSetup.cgroupRoot : null;
   }
 
   /**
@@ -99,7 +118,10 @@ export class TaskCallers {
   taskCallerOf(req: IncomingMessage): string | null {
     const caller = this.of(req);
     if (caller.kind === 'outside') return null;
-    return caller.kind === 'task' ? `process ${caller.pid} of task ${caller.taskId}` : caller.why;
+    if (caller.kind === 'unknown') return caller.why;
+    return caller.pid === null
+      ? `a socket made in the cgroup of task ${caller.taskId}`
+      : `process ${caller.pid} of task ${caller.taskId}`;
   }
 
   /** Why --tasks-may-call refuses request `req` (off: it comes from a task, or may); null: it does not (no lookup under same-sandbox). */
@@ -130,12 +152,58 @@ export class TaskCallers {
     if (peer === null)
       return isLocalAddress(remoteAddress) ? unknown('a connection its caller has reset and left') : OUTSIDE;
     if (peer.holder !== null) return this.callerOfProcess(peer.holder);
-    if (peer.unreadable.length === 0)
-      return unknown(
-        'a connection whose calling end no process holds (it was closed, or is in flight between processes)',
-      );
-    // The holder is among the processes this daemon may not look into: none of them may be a task's.
-    return joinCallers(peer.unreadable.map((pid) => this.callerOfProcess(pid)));
+    return this.callerOfUnheld(peer, ends);
+  }
+
+  /**
+   * A socket that no process this daemon can read holds: held by one it may not look into (another
+   * user's, or one that is not dumpable), closed, in flight between processes (a task's may be), or
+   * held in a PID namespace it cannot see into (a client in another container that shares its
+   * network, or on the host of the daemon's container). Where tasks have cgroups of their own, the
+   * cgroup its maker was in tells; else the processes it may not look into (its own helpers left
+   * out: none holds a caller's socket), the cgroup where tasks share one apart from every other
+   * process, and the token, which every request carries and no task can read.
+   */
+  private callerOfUnheld(peer: PeerHolder, ends: TcpEnds): Caller {
+    const byCgroup = peer.cgroupId === null ? undefined : this.callerOfCgroup(peer.cgroupId, ends);
+    if (byCgroup !== undefined && this.cgroupRoot !== null) return byCgroup;
+    const unreadable = peer.unreadable.filter((pid) => !this.isOwnHelper(pid));
+    // One that exited since the scan held the socket no longer (what it passed on, a child holds).
+    const callers = unreadable.map((pid) => this.callerOfProcess(pid)).filter((_, i) => isAlive(unreadable[i]!));
+    if (callers.length > 0) return joinCallers(callers);
+    if (byCgroup !== undefined) return byCgroup;
+    if (this.tokenHidden) return OUTSIDE;
+    return unknown(
+      'a connection whose calling end no process this daemon can see holds: a client in a PID namespace it cannot see into (another container sharing its network, or the host of its own container), or a socket a task closed or passed on; the cgroup it was made in cannot tell which (tasks have no cgroup of their own here), nor a token: give the daemon --auth-token-file, which no task can read, and such a client the token',
+    );
+  }
+
+  /**
+   * Whose socket is one made in cgroup `id`: a task's where it is a task's cgroup (or within one),
+   * else from outside; where tasks share the daemon's cgroup, from outside where it is another, and
+   * undefined (it cannot be said) where it is that one.
+   */
+  private callerOfCgroup(id: bigint, ends: TcpEnds): Caller | undefined {
+    if (this.cgroupRoot !== null) {
+      const path = findCgroupById(this.cgroupRoot, id);
+      if (path === null) return OUTSIDE;
+      const runKey = /^task-([^/]+)/.exec(path)?.[1];
+      const record = runKey === undefined ? null : this.tasks.recordOfRun(runKey);
+      if (record !== null) return taskCaller(record, null);
+      return unknown(`a socket made in the cgroup ${join(this.cgroupRoot, path)}, of no task this daemon holds`);
+    }
+    // Tasks share the daemon's cgroup (its own end of the connection was made in it): a socket made
+    // there may be a task's; one made elsewhere is not.
+    const shared = findOwnSocketCgroup(ends);
+    return shared === null || id === shared ? undefined : OUTSIDE;
+  }
+
+  /** Whether `pid` is one of the daemon's own helpers: its child (a spawner, the init's outer process), the tasks' init, or a task's shim. */
+  private isOwnHelper(pid: number): boolean {
+    if (pid === this.namespace.describe().init_pid) return true;
+    const entry = readProcessEntry(pid);
+    if (entry === null) return false;
+    return entry.ppid === process.pid || (entry.name === SHIM_PROCESS_NAME && this.tasks.recordRootedAt(pid) !== null);
   }
 
   /** Whose process `pid` is: by its cgroup where tasks have one, else by the processes it descends from. */
@@ -182,7 +250,7 @@ export function beyondCallerSandbox(target: Sandbox | null, caller: RunCaller): 
 
 const unknown = (why: string): Caller => ({ kind: 'unknown', why });
 
-const taskCaller = (record: TaskRecord, pid: number): Caller => ({
+const taskCaller = (record: TaskRecord, pid: number | null): Caller => ({
   kind: 'task',
   taskId: record.id,
   sandbox: record.sandbox,
@@ -198,17 +266,4 @@ function joinCallers(callers: Caller[]): Caller {
   const ids = new Set(inside.map((caller) => (caller.kind === 'task' ? caller.taskId : '')));
   if (ids.size === 1) return inside[0]!;
   return unknown(`a connection held by a process of one of several tasks (${[...ids].join(', ')})`);
-}
-
-/** `pid`, its parent, and so on up to this process or one whose parent is 1 or unseen (0); null when one exits meanwhile. */
-function readAncestry(pid: number): number[] | null {
-  const chain: number[] = [];
-  for (let at = pid; chain.length < MAX_ANCESTRY;) {
-    const entry = readProcessEntry(at);
-    if (entry === null) return null;
-    chain.push(at);
-    if (at === process.pid || entry.ppid <= 1) return chain;
-    at = entry.ppid;
-  }
-  return null;
 }

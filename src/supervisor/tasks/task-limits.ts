@@ -1,6 +1,6 @@
 // Which limits a task runs under: what its run asks for, else the daemon's defaults; never above the
 // operator's ceilings, and never one that no cgroup here can enforce (refused, not run without it).
-import { ConfigError, ToolInputError } from '../../errors.js';
+import { ConfigError, LimitUnavailableError, LIMITS_REMEDY, ToolInputError } from '../../errors.js';
 import { echoValue } from '../../shared/echo.js';
 import { LIMIT_CONTROLLER, type ControllerPlaces, type TaskLimits } from '../../process/limits.js';
 
@@ -52,7 +52,7 @@ export function limitPolicyOf(flags: LimitFlags, places: ControllerPlaces): Limi
           : null;
     if (flag !== null && 'missing' in place)
       throw new ConfigError(
-        `${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}`,
+        `${flag} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}; ${LIMITS_REMEDY}`,
       );
   }
   return { defaults, ceilings };
@@ -82,9 +82,7 @@ export function resolveTaskLimits(
     const place = places[LIMIT_CONTROLLER[key]];
     if (limits[key] !== null && 'missing' in place) {
       const source = asked === undefined || asked === null ? `the daemon's default (${flag})` : `"${field}"`;
-      throw new ToolInputError(
-        `Invalid run input: ${source} needs the ${LIMIT_CONTROLLER[key]} cgroup controller, which cannot be used here: ${place.missing}; run without ${field}`,
-      );
+      throw new LimitUnavailableError(source, field, LIMIT_CONTROLLER[key], place.missing);
     }
   }
   return limits;

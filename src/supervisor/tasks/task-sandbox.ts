@@ -193,6 +193,27 @@ export function sandboxPolicyOf(defaults: RequestedSandbox | null, floorGiven: R
   return { defaults, floor };
 }
 
+/**
+ * Throws a ConfigError where the operator's default or floor needs what this host cannot enforce
+ * (as an unenforceable limit default does): every run it covers would be refused.
+ */
+export function checkSandboxPolicy({ defaults, floor }: SandboxPolicy, support: SandboxSupport): void {
+  for (const [flag, sandbox] of [
+    // A default without `write` confines each run's writes to its cwd (and the temporary directory).
+    [
+      '--default-sandbox',
+      defaults === null ? null : { write: defaults.write ?? [tmpdir()], network: defaults.network ?? true },
+    ],
+    ['--sandbox-floor', floor],
+  ] as const) {
+    const gaps = sandbox === null ? [] : sandboxGaps(sandbox, support);
+    if (gaps.length > 0)
+      throw new ConfigError(
+        `${flag} cannot be enforced here (${gaps.join('; ')}); /healthz says what sandboxing this host supports`,
+      );
+  }
+}
+
 /** What sandboxing this host can enforce, and the operator's policy (with --tasks-may-call), for the start line and /healthz. */
 export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy, tasksMayCall: string) {
   return {

@@ -1,0 +1,8 @@
+// The battery of ./battery.ts against a daemon started as the first process (PID 1) of a default Podman container.
+import { test } from 'node:test';
+import { podmanMissing, startIn } from '../helpers/environments.js';
+import { BATTERY_ARGS, runBattery } from './battery.js';
+
+test('podman: the battery holds', { timeout: 240_000, skip: podmanMissing() ?? false }, async (t) => {
+  await runBattery(t, await startIn(t, 'podman', BATTERY_ARGS));
+});
