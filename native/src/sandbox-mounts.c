@@ -136,8 +136,10 @@ static int reopen_after_mounts(const char **call, const char **object) {
 int confine_mounts(const char *const *dirs, int count, int read_only, int devpts_fd, int *dir_fds, const char **call,
                    const char **object) {
   *object = "";
-  *call = "unshare CLONE_NEWNS";
-  if (unshare(CLONE_NEWNS) != 0) return -errno;
+  /* An IPC namespace too: SysV shared memory, queues and semaphores of its own, gone with it, so a
+   * sandboxed task neither reads the host's nor leaves any behind. */
+  *call = "unshare CLONE_NEWNS|CLONE_NEWIPC";
+  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) return -errno;
   *object = "/";
   *call = "mount --make-rprivate";
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -errno;

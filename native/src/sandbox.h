@@ -16,7 +16,7 @@ int landlock_abi(void);
 /* Moves the calling process into a network namespace of its own with loopback up. */
 int isolate_network(const char **call);
 
-/* Moves the calling process into a mount namespace of its own, private (no mount propagates in or
+/* Moves the calling process into a mount namespace and an IPC namespace of its own, the mount one private (no mount propagates in or
  * out), whose /dev/pts is a devpts instance of its own: `devpts_fd`, a detached devpts mount that
  * holds the task's terminal (open_detached_terminal), or a new one when it is -1; /dev/ptmx leads
  * there, and /dev/shm is a tmpfs of its own. Every mount is made nodev but /dev/null, zero, full,

@@ -82,16 +82,18 @@ static void kill_tree(int sig, pid_t leader, int *leader_done) {
     if (sig == SIGKILL && (result = kill_cgroup(shim.cgroup_dir, &call)) < 0) log_failure(-result, "%s %s/cgroup.kill", call, shim.cgroup_dir);
     if (sig == SIGKILL && result == 0) watch_cgroup_empty();
     if (sig != SIGKILL && (result = signal_cgroup(shim.cgroup_dir, sig, &call)) < 0) log_failure(-result, "%s (signal %d to cgroup %s)", call, sig, shim.cgroup_dir);
-    return;
-  }
-  if (sig != SIGKILL) {
+    /* A process that moved itself out of the cgroup (a task that is root may write the cgroup.procs
+     * of the tasks' folder) is still a descendant of this subreaper: SIGKILL finds it by descent too. */
+    if (sig != SIGKILL) return;
+  } else if (sig != SIGKILL) {
     if ((result = signal_descendants(sig, &call)) < 0) log_failure(-result, "%s (signal %d to the shim's descendants)", call, sig);
     return;
   }
   /* The leader's process group first, in one call: it holds the task's `&` jobs (bash -c has no
    * job control), so most of the task is dying before the walk reads /proc. Only while the leader
    * is unreaped: until then no other process can take its pid, so the group of that id is the task's. */
-  if (!*leader_done && kill(-leader, SIGKILL) != 0 && errno != ESRCH) log_failure(errno, "kill -%d SIGKILL (the leader's process group)", leader);
+  if (shim.cgroup_dir == NULL && !*leader_done && kill(-leader, SIGKILL) != 0 && errno != ESRCH)
+    log_failure(errno, "kill -%d SIGKILL (the leader's process group)", leader);
   /* What left the group (setsid, setpgid) is found by descent; a forking process can outrun one
    * pass, so repeat until nothing is left. */
   for (int round = 0; round < KILL_ROUNDS && (result = signal_descendants(SIGKILL, &call)) > 0; round++) {

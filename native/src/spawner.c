@@ -196,7 +196,7 @@ static int open_pid_namespace_owner(int pidfd) {
 
 /* Joins the namespaces of the init behind `pidfd`: first the user namespace that owns its PID
  * namespace (one made for it where the daemon may not make namespaces itself; the daemon's own
- * as root), in which this process may then join its PID (for its children) and mount namespaces,
+ * as root), in which this process may then join its PID (for its children), mount and IPC namespaces,
  * then its own user namespace, which owns that mount namespace. Joining the user namespace this
  * process is in already fails with EINVAL, and is skipped. */
 static void join_task_namespace(const char *text) {
@@ -208,7 +208,7 @@ static void join_task_namespace(const char *text) {
   if (owner < 0) exit_with_error(1, -owner, "ioctl NS_GET_USERNS of INIT_PIDFD %ld's PID namespace", pidfd);
   if (setns(owner, CLONE_NEWUSER) != 0 && errno != EINVAL) exit_with_error(1, errno, "setns the owner of INIT_PIDFD %ld's PID namespace", pidfd);
   close(owner);
-  if (setns((int)pidfd, CLONE_NEWPID | CLONE_NEWNS) != 0) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWPID|CLONE_NEWNS", pidfd);
+  if (setns((int)pidfd, CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC", pidfd);
   if (setns((int)pidfd, CLONE_NEWUSER) != 0 && errno != EINVAL) exit_with_error(1, errno, "setns INIT_PIDFD %ld CLONE_NEWUSER", pidfd);
   if (fcntl((int)pidfd, F_SETFD, FD_CLOEXEC) != 0) exit_with_error(1, errno, "fcntl F_SETFD FD_CLOEXEC fd %ld", pidfd);
   init_pidfd = (int)pidfd;

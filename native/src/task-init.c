@@ -1,15 +1,15 @@
 /* hive-task-init: makes the namespaces that every task runs in, and is their init.
  *
- *   hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...
+ *   hive-task-init [-r DIR]... [-h FILE]... [-H DIR]... [-c DIR]...
  *
- * Started once by the daemon's main thread. It unshares a PID and a mount namespace (or, where the
+ * Started once by the daemon's main thread. It unshares a PID, a mount and an IPC namespace (or, where the
  * daemon may not make namespaces: a user that is not root, root in a container without
  * CAP_SYS_ADMIN, it clones the init into a user namespace of its own too, in which the init may)
  * and forks their first process, the init (pid 1 inside), which
  *   - sets up the mounts of task-mounts.h: every mount a slave of the host's, a /proc of its own
  *     (so that ps, pgrep, pkill, killall and kill -1 in a task see and reach the tasks' processes
  *     only), the state dir (-r) read-only, the token and policy file (-h) or their folders and the
- *     harness socket's (-H) hidden;
+ *     harness socket's (-H) hidden, every cgroup mount read-only but the tasks' own folders (-c);
  *   - moves into a user namespace of its own, which a child it forks first maps to the ids of its
  *     own (the same ids inside and out), and then into a mount namespace that this user namespace
  *     owns: a copy of the one set up, in which the kernel locks every mount, so that no task, root
@@ -49,7 +49,7 @@
 #include "userns-map.h"
 #include "task-mounts.h"
 
-#define USAGE "usage: hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...\n"
+#define USAGE "usage: hive-task-init [-r DIR]... [-h FILE]... [-H DIR]... [-c DIR]...\n"
 
 static struct task_mounts plan;
 
@@ -130,6 +130,13 @@ static void stop_init(int signal) {
   kill(init_pid, SIGKILL);
 }
 
+/* Closes every fd from `first` on but `keep`. */
+static void close_from(int first, int keep) {
+  long max = sysconf(_SC_OPEN_MAX);
+  for (int fd = first; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+    if (fd != keep) close(fd);
+}
+
 static void run_init(int sync, int go) __attribute__((noreturn));
 static void run_init(int sync, int go) {
   /* Blocked, not ignored: SIGCHLD stays pending for sigwaitinfo, and the rest wait unseen. */
@@ -150,8 +157,11 @@ static void run_init(int sync, int go) {
   char reason[512];
   if (probe_sandbox(reason, sizeof reason) < 0) dprintf(sync, "nosandbox %s\n", reason);
   if (chdir("/") != 0) fail_setup(sync, errno, "chdir", "/");
-  /* Only the outer process holds the daemon's pipe, so that it reads EOF when that one ends. */
-  if (dup2(0, 1) < 0) fail_setup(sync, errno, "dup2", "fd 0 to 1");
+  /* Only the outer process holds the daemon's pipe, so that it reads EOF when that one ends; and
+   * the init holds nothing but /dev/null (fd 0) a task could open again through /proc/1/fd: not
+   * the daemon's stderr, nor anything else it was given. */
+  if (dup2(0, 1) < 0 || dup2(0, 2) < 0) fail_setup(sync, errno, "dup2", "fd 0 to 1 and 2");
+  close_from(3, sync);
   close(sync); /* EOF: set up */
   reap_forever();
 }
@@ -161,6 +171,7 @@ static int parse_arguments(int argc, char **argv) {
     struct path_list *list = strcmp(argv[i], "-r") == 0   ? &plan.read_only
                              : strcmp(argv[i], "-h") == 0 ? &plan.hidden_files
                              : strcmp(argv[i], "-H") == 0 ? &plan.hidden_dirs
+                             : strcmp(argv[i], "-c") == 0 ? &plan.cgroup_dirs
                                                           : NULL;
     if (list == NULL || i + 1 >= argc || argv[i + 1][0] != '/') return -EINVAL;
     if (list->count == TASK_MOUNTS_MAX_PATHS) return -E2BIG;
@@ -270,12 +281,12 @@ int main(int argc, char **argv) {
   /* Without CAP_SYS_ADMIN here (a user's daemon, root in a container), the init is made in a user
    * namespace of its own too, in which it has it. */
   unsigned long flags = 0;
-  if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+  if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0) {
     if (errno != EPERM) {
-      printf("error %d unshare CLONE_NEWPID|CLONE_NEWNS\n", errno);
+      printf("error %d unshare CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC\n", errno);
       return 1;
     }
-    flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS;
+    flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC;
   }
   int sync, go;
   pid_t init = start_init(&sync, &go, flags);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* What of /proc changes the whole host, read-only as container runtimes mount it: sysctls (a
  * core_pattern of `|PROGRAM` is run by the kernel as root on the host), the magic SysRq keys, IRQ
@@ -18,16 +19,18 @@ static const char *const READ_ONLY_PROC[] = {"/proc/sys", "/proc/sysrq-trigger",
 #define EMPTY_DIR_OPTIONS "mode=0555,size=4k"
 #define EMPTY_DIR_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
-/* A mount beneath the old /proc, and how it is made again over the new one: a bind of proc itself
+/* How a mount beneath the old /proc is made again over the new one: a bind of proc itself
  * (read-only, as /proc/sys in a container) again as a read-only bind, any other directory as an
  * empty tmpfs, any other file as /dev/null (a container's masks: /proc/acpi, /proc/kcore). */
 enum mask_kind { MASK_READ_ONLY, MASK_EMPTY_DIR, MASK_NULL_FILE };
-struct proc_mask {
-  char path[PATH_MAX];
-  enum mask_kind kind;
+
+/* A mount of this mount namespace, as /proc/self/mountinfo lists it. */
+struct mount_entry {
+  char point[PATH_MAX];
+  char type[64];
 };
-#define MAX_PROC_MASKS 64
-static struct proc_mask masks[MAX_PROC_MASKS];
+#define MAX_MOUNTS 256
+static struct mount_entry mounts[MAX_MOUNTS];
 
 /* A read-only bind of `path` onto itself, with what is mounted beneath it. */
 static int bind_read_only(const char *path, const char **call) {
@@ -51,33 +54,35 @@ static int cover_dir(const char *path, const char **call) {
   return mount("tmpfs", path, "tmpfs", EMPTY_DIR_FLAGS, EMPTY_DIR_OPTIONS) == 0 ? 0 : -errno;
 }
 
-/* The mounts beneath /proc in /proc/self/mountinfo, each with its kind; their count, or -errno. */
-static int read_proc_masks(void) {
+/* The mounts of this namespace, read once before any is changed (names with escapes, which no
+ * runtime makes, left out): their count, or -errno. */
+static int read_mounts(void) {
   FILE *info = fopen("/proc/self/mountinfo", "re");
   if (info == NULL) return -errno;
-  char line[2 * PATH_MAX], point[PATH_MAX], type[64];
+  char line[2 * PATH_MAX];
   int count = 0;
-  while (count < MAX_PROC_MASKS && fgets(line, sizeof line, info) != NULL) {
+  while (count < MAX_MOUNTS && fgets(line, sizeof line, info) != NULL) {
+    struct mount_entry *entry = &mounts[count];
     const char *separator = strstr(line, " - ");
-    if (separator == NULL || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 || sscanf(separator, " - %63s", type) != 1) continue;
-    if (strncmp(point, "/proc/", 6) != 0 || strchr(point, '\\') != NULL) continue; /* escaped names: none of a runtime's */
-    struct stat status;
-    if (stat(point, &status) != 0) continue;
-    struct proc_mask *mask = &masks[count++];
-    snprintf(mask->path, sizeof mask->path, "%s", point);
-    mask->kind = strcmp(type, "proc") == 0 ? MASK_READ_ONLY : S_ISDIR(status.st_mode) ? MASK_EMPTY_DIR : MASK_NULL_FILE;
+    if (separator == NULL || sscanf(line, "%*s %*s %*s %*s %4095s", entry->point) != 1) continue;
+    if (sscanf(separator, " - %63s", entry->type) != 1 || strchr(entry->point, '\\') != NULL) continue;
+    count++;
   }
   fclose(info);
   return count;
 }
 
+/* How the mount at `entry` is made again over the new /proc; -1 for one not beneath /proc, or gone. */
+static int mask_kind_of(const struct mount_entry *entry) {
+  struct stat status;
+  if (strncmp(entry->point, "/proc/", 6) != 0 || stat(entry->point, &status) != 0) return -1;
+  return strcmp(entry->type, "proc") == 0 ? MASK_READ_ONLY : S_ISDIR(status.st_mode) ? MASK_EMPTY_DIR : MASK_NULL_FILE;
+}
+
 /* A /proc of this PID namespace over /proc, with the old one's masks made again; `*refused` set,
  * and the old /proc kept, where the kernel refuses it (EPERM: it would show what a mask hides). */
-static int mount_own_proc(int *refused, const char **call, const char **object) {
+static int mount_own_proc(int count, int *refused, const char **call, const char **object) {
   *object = "/proc";
-  *call = "read /proc/self/mountinfo";
-  int count = read_proc_masks();
-  if (count < 0) return count;
   *call = "mount proc";
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
     if (errno != EPERM) return -errno;
@@ -85,11 +90,41 @@ static int mount_own_proc(int *refused, const char **call, const char **object) 
     return 0;
   }
   for (int i = 0; i < count; i++) {
-    *object = masks[i].path;
-    int err = masks[i].kind == MASK_READ_ONLY ? bind_read_only(masks[i].path, call)
-              : masks[i].kind == MASK_EMPTY_DIR ? cover_dir(masks[i].path, call)
-                                                : cover_file(masks[i].path, call);
+    int kind = mask_kind_of(&mounts[i]);
+    if (kind < 0) continue;
+    *object = mounts[i].point;
+    int err = kind == MASK_READ_ONLY   ? bind_read_only(mounts[i].point, call)
+              : kind == MASK_EMPTY_DIR ? cover_dir(mounts[i].point, call)
+                                       : cover_file(mounts[i].point, call);
     if (err < 0 && err != -ENOENT) return err; /* ENOENT: not in this /proc */
+  }
+  return 0;
+}
+
+/* Every cgroup mount read-only (a task that is root could freeze or kill the daemon's own cgroup,
+ * or leave its own), then the tasks' own cgroup folders in them (`writable`) bound back writable,
+ * keeping the mount's other flags: their shims join and kill the tasks' cgroups there. */
+static int guard_cgroups(int count, const struct path_list *writable, const char **call, const char **object) {
+  for (int i = 0; i < count; i++) {
+    if (strcmp(mounts[i].type, "cgroup") != 0 && strcmp(mounts[i].type, "cgroup2") != 0) continue;
+    *object = mounts[i].point;
+    int err = bind_read_only(mounts[i].point, call);
+    if (err < 0 && err != -ENOENT) return err;
+  }
+  for (int i = 0; i < writable->count; i++) {
+    const char *dir = writable->paths[i];
+    struct statvfs status;
+    *object = dir;
+    *call = "statvfs";
+    if (statvfs(dir, &status) != 0) {
+      if (errno == ENOENT) continue; /* not made yet: none of its tasks runs */
+      return -errno;
+    }
+    unsigned long kept = (status.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (status.f_flag & ST_NODEV ? MS_NODEV : 0) | (status.f_flag & ST_NOEXEC ? MS_NOEXEC : 0);
+    *call = "mount --rbind";
+    if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) != 0) return -errno;
+    *call = "mount -o remount,bind,rw";
+    if (mount(NULL, dir, NULL, MS_BIND | MS_REMOUNT | kept, NULL) != 0) return -errno;
   }
   return 0;
 }
@@ -108,7 +143,11 @@ int set_up_task_mounts(const struct task_mounts *plan, int *proc_refused, const 
   *object = "/";
   *call = "mount --make-rslave";
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) return -errno;
-  int err = mount_own_proc(proc_refused, call, object);
+  *call = "read /proc/self/mountinfo";
+  int count = read_mounts();
+  if (count < 0) return count;
+  int err = mount_own_proc(count, proc_refused, call, object);
+  if (err == 0) err = guard_cgroups(count, &plan->cgroup_dirs, call, object);
   for (size_t i = 0; err == 0 && i < sizeof READ_ONLY_PROC / sizeof *READ_ONLY_PROC; i++) {
     *object = READ_ONLY_PROC[i];
     err = bind_read_only(READ_ONLY_PROC[i], call);

@@ -21,6 +21,8 @@ export interface NamespacePlan {
   hidden: string[];
   /** Folders tasks see empty (those of the token, the policy file and the harness socket, where nothing else is in them). */
   hiddenDirs: string[];
+  /** The tasks' cgroup folders: the only ones tasks may write, every cgroup mount read-only else. */
+  cgroupDirs: string[];
 }
 
 /** How long the init may take to set up (a mount on a hung file system would hold it). */
@@ -120,18 +122,13 @@ export class TaskNamespace {
 
   private async startInit(): Promise<void> {
     const addon = nativeAddon();
-    const args = [
-      ...this.plan.readOnly.flatMap((dir) => ['-r', dir]),
-      ...this.plan.hidden.flatMap((file) => ['-h', file]),
-      ...this.plan.hiddenDirs.flatMap((dir) => ['-H', dir]),
-    ];
     const [readEnd, writeEnd] = addon.pipe();
     const devNull = openSync('/dev/null', 'r');
     let outer: { pid: number; pidfd: number };
     try {
       outer = addon.spawn({
         path: INIT_PATH,
-        argv: ['hive-task-init', ...args],
+        argv: ['hive-task-init', ...initArguments(this.plan)],
         env: [],
         cwd: '/',
         fds: [devNull, writeEnd, 2],
@@ -196,6 +193,16 @@ export class TaskNamespace {
     this.why = why;
     void this.startInit().then(() => this.onLost(why, this.running !== null));
   }
+}
+
+/** hive-task-init's options for `plan`. */
+function initArguments(plan: NamespacePlan): string[] {
+  return [
+    ...plan.readOnly.flatMap((dir) => ['-r', dir]),
+    ...plan.hidden.flatMap((file) => ['-h', file]),
+    ...plan.hiddenDirs.flatMap((dir) => ['-H', dir]),
+    ...plan.cgroupDirs.flatMap((dir) => ['-c', dir]),
+  ];
 }
 
 /** "error ERRNO CALL" from hive-task-init, in words. */

@@ -19,6 +19,8 @@ import {
   describeContainment,
   describeControllers,
   removeSharedCgroups,
+  taskCgroupDirs,
+  type ChosenContainment,
   type HostSetup,
 } from '../process/containment.js';
 import { TaskNamespace } from '../process/task-namespace.js';
@@ -78,7 +80,7 @@ export async function startDaemon(config: Config, token: string | null, log: Log
 async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
   const chosen = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
   try {
-    const namespace = await startTaskNamespace(config, chosen.spawner, log);
+    const namespace = await startTaskNamespace(config, chosen, log);
     const { in_force: inForce, sandbox_refused: refused } = namespace.describe();
     return { ...chosen, namespace, sandbox: probeSandboxSupport(chosen.spawner, inForce, refused) };
   } catch (error) {
@@ -332,15 +334,15 @@ async function stopTaskSide(taskSide: TaskSide, store: TaskStore, reads: ReadPoo
 }
 
 /** The tasks' own namespace (made once; again should its init die), which the spawners join. */
-async function startTaskNamespace(config: Config, spawner: HostSetup['spawner'], log: Logger): Promise<TaskNamespace> {
+async function startTaskNamespace(config: Config, chosen: ChosenContainment, log: Logger): Promise<TaskNamespace> {
   const secrets: SecretFile[] = [
     { path: config.authTokenFile, what: 'the token file (--auth-token-file)' },
     { path: config.policyFile, what: 'the policy file (--policy)' },
     { path: config.agentSocket, what: "the harness's socket (--agent-socket)" },
   ].flatMap(({ path, what }) => (path === null ? [] : [{ path, what }]));
   const { warnings, ...hiding } = planHiding(secrets);
-  const plan = { readOnly: [config.stateDir], ...hiding };
-  const namespace = await TaskNamespace.start(config.taskNamespace, spawner, plan, (why, replaced) => {
+  const plan = { readOnly: [config.stateDir], ...hiding, cgroupDirs: taskCgroupDirs(chosen) };
+  const namespace = await TaskNamespace.start(config.taskNamespace, chosen.spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'
       : `the next tasks start in the daemon's namespaces (${namespace.describe().reason})`;
