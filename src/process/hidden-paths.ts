@@ -3,7 +3,8 @@
 // renamed into it (sed -i, an editor, a configuration manager, a harness making its socket again)
 // stays hidden. A file that shares its folder is covered alone, by a bind that goes with the file it
 // covered: a rename over it shows the new one to tasks until the next start, which the start says.
-import { existsSync, readdirSync } from 'node:fs';
+// A symlink is hidden with the file it leads to.
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /** A file to hide, and what it is to the operator ("the token file (--auth-token-file)"). */
@@ -24,7 +25,7 @@ const ENTRIES_NAMED = 3;
 
 /** How each of `files` is hidden from tasks. */
 export function planHiding(files: SecretFile[]): HidingPlan {
-  const secrets = files.map((file) => ({ ...file, path: resolve(file.path) }));
+  const secrets = files.flatMap((file) => withTarget({ ...file, path: resolve(file.path) }));
   const secretPaths = new Set(secrets.map((file) => file.path));
   const plan: HidingPlan = { hiddenDirs: [], hidden: [], warnings: [] };
   for (const { path, what } of secrets) {
@@ -46,6 +47,21 @@ export function planHiding(files: SecretFile[]): HidingPlan {
     }
   }
   return plan;
+}
+
+/**
+ * `file`, and the file it leads to where it is a symlink (or lies in a symlinked folder): hiding
+ * the link alone would leave the file itself where a task reads it (a secret manager's
+ * `/run/agenix/x -> /run/agenix.d/1/x`).
+ */
+function withTarget(file: SecretFile): SecretFile[] {
+  let target: string;
+  try {
+    target = realpathSync(file.path);
+  } catch {
+    return [file]; // not there yet
+  }
+  return target === file.path ? [file] : [{ ...file, path: target }, file];
 }
 
 /** The entries of `dir` that are not among `secrets`, or why it cannot be read. */
