@@ -100,6 +100,11 @@ export class ApprovalBoard {
     for (const wake of watchers ?? []) wake();
   }
 
+  /** How many approvals wait. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
   /** What waits, oldest first. */
   list(): Approval[] {
     return [...this.waiting.values()].map((entry) => entry.approval);
