@@ -29,6 +29,12 @@ import { describeWaited, taskResultSchema } from '../task-snapshot-schema.js';
 export const MAX_COMMAND_BYTES = 256 * 1024;
 export const DEFAULT_WAIT_SECONDS = 3;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A run's own variables at most: past about 2 MiB of strings an exec fails anyway (E2BIG). */
+const MAX_ENV_VARIABLES = 4096;
+const MAX_ENV_BYTES = 1024 * 1024;
+/** The bytes of `env` as an exec's environment holds it: NAME=VALUE and a NUL each. */
+const envBytes = (env: Record<string, string>): number =>
+  Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(value) + 2, 0);
 
 const terminalSizeField = (name: string, defaultSize: number) =>
   field(
@@ -67,8 +73,11 @@ const inputSchema = z.strictObject({
     "The working directory; a relative path is taken from the daemon's own. Default: the daemon's working directory.",
   ),
   env: field(
-    z.record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul)).optional(),
-    'an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL',
+    z
+      .record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul))
+      .refine((env) => Object.keys(env).length <= MAX_ENV_VARIABLES && envBytes(env) <= MAX_ENV_BYTES)
+      .optional(),
+    `an object of at most ${MAX_ENV_VARIABLES} variables (${MAX_ENV_BYTES} bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL`,
     'Environment variables added to the daemon\'s task environment, e.g. {"NODE_ENV": "test"}.',
   ),
   stdin: inputTextField(
