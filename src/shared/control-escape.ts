@@ -9,8 +9,8 @@
 // command's own backslashes read as written (`\e` may then be those two characters: --json and
 // the tools' answers give the text exactly).
 
-/** The characters shown escaped. */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+/** The characters shown escaped (U+2800, the blank Braille pattern, draws as nothing but is none of them). */
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 /** What joins or styles an emoji: kept right after a pictograph, as part of it. */
 const EMOJI_PARTS = new Set(['\u200d', '\ufe0e', '\ufe0f']);
 const AFTER_PICTOGRAPH = /\p{Extended_Pictographic}$/u;
