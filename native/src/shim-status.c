@@ -101,14 +101,19 @@ void report_line(const char *line, size_t length) {
 }
 
 /* Reports "start PID", or "start PID HOST_PID" with -P. The leader is unreaped until the shim's
- * loop runs, so the outer /proc still shows it as this shim's child. */
+ * loop runs, so the outer /proc still shows it as this shim's child. The host's /proc is closed
+ * before the report: whoever reads "start" finds no fd of it left in the shim. */
 void report_start(pid_t leader) {
   const char *call;
-  pid_t outer = shim.host_proc_fd < 0 ? 0 : outer_pid_of_child(shim.host_proc_fd, leader, &call);
+  pid_t outer = 0;
+  if (shim.host_proc_fd >= 0) {
+    outer = outer_pid_of_child(shim.host_proc_fd, leader, &call);
+    close(shim.host_proc_fd);
+    shim.host_proc_fd = -1;
+  }
   if (outer < 0) log_failure(-outer, "%s", call);
   if (outer > 0) report("start %d %d", leader, outer);
   else report("start %d", leader);
-  if (shim.host_proc_fd >= 0) close(shim.host_proc_fd);
 }
 
 /* The CPU time of every child reaped here: with the shim as subreaper, the task's whole subtree. */

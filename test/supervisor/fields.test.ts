@@ -50,7 +50,7 @@ test('a value nested thousands deep is echoed shallowly, arrays as objects', () 
   assert.equal(echoValue(objects), '{"a":{"a":{"a":{"a":{...}}}}} (object)');
   assert.match(
     refusal(() => parseToolInput(runTool, { command: 'true', env: arrays })).message,
-    /^Invalid run input: "env" must be an object mapping/,
+    /^Invalid run input: "env" must be an object of at most 4096 variables/,
   );
 });
 

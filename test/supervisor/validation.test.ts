@@ -70,12 +70,12 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: 'true', env: { 'A=B': 'x' } },
-      'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)',
     ],
     [
       'run',
       { command: 'true', env: { A: 1 } },
-      'Invalid run input: "env" must be an object mapping variable names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)',
     ],
     [
       'run',
