@@ -17,6 +17,15 @@ export interface ToolContext {
   callers: TaskCallers;
 }
 
+/** How a call may be answered, beyond its arguments. */
+export interface CallOptions {
+  /**
+   * The caller's client can be handed a form asking a person (a 2026-07-28 run from a client that
+   * declared elicitation): run's wait ends when an exec of its task begins to wait for one.
+   */
+  askable?: boolean;
+}
+
 export interface ToolResult<Output> {
   structured: Output;
   /** A short text for clients and readers that do not use structured content. */
@@ -44,6 +53,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
     input: z.output<Input>,
     context: ToolContext,
     from: IncomingMessage,
+    options: CallOptions,
   ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 

@@ -142,7 +142,7 @@ export const runTool = defineTool({
   inputSchema,
   outputSchema: taskResultSchema.extend(waitOutcomeFields),
   annotations: { destructiveHint: true, openWorldHint: true },
-  async handler(input, { tasks, reads, callers }, from) {
+  async handler(input, { tasks, reads, callers }, from, options) {
     const caller = runCallerOf(callers.of(from));
     const cwd = resolve(input.cwd ?? process.cwd());
     checkDirectory(cwd, input.cwd);
@@ -171,7 +171,7 @@ export const runTool = defineTool({
     const want = { pattern, port: input.wait_for_port ?? null };
     const { record, waited } = await tasks.runAndWait(request, async (id) =>
       want.pattern === null && want.port === null
-        ? (await tasks.waitForEnd(id, input.wait_seconds), null)
+        ? (await tasks.waitForEnd(id, input.wait_seconds, options.askable), null)
         : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
     );
     return describeWaited(await tasks.snapshotNow(record, DEFAULT_TAIL_BYTES), waited, input.verbose);

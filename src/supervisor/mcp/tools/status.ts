@@ -97,7 +97,7 @@ export const statusTool = defineTool({
   }),
   outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks, reads, callers }, from) {
+  async handler(input, { tasks, reads, callers }, from, options) {
     const read = (id: string, tailBytes = input.tail_bytes) =>
       tasks.snapshotNow(input.peek ? tasks.get(id) : tasks.handOver(id), tailBytes);
     if (input.ids !== undefined) {
@@ -134,7 +134,7 @@ export const statusTool = defineTool({
       );
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
-      await tasks.waitForEnd(input.id, input.wait_seconds);
+      await tasks.waitForEnd(input.id, input.wait_seconds, options.askable);
       return describeWaited(await read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
