@@ -148,3 +148,62 @@ test('the first answer decides, and a later one is told who decided and when', a
     );
   });
 });
+
+test('through the Tasks extension a cancel leaves the exec waiting: tasks/get says working until the operator answers', async (t) => {
+  const daemon = await startPolicyDaemon(t);
+  const options = { tasks: true, capabilities: ELICITATION };
+  const created = await modernResult(
+    daemon.url,
+    'tools/call',
+    { name: 'run', arguments: { command: 'hive-asked task; echo "task=$?"', env: daemon.env, wait_seconds: 0 } },
+    options,
+  );
+  const { taskId } = created;
+  const [waiting] = await waitForApprovals(daemon, taskId);
+  const asked = await modernResult(daemon.url, 'tasks/get', { taskId }, options);
+  assert.equal(asked.status, 'input_required');
+  const [key] = Object.keys(asked.inputRequests);
+  await modernResult(daemon.url, 'tasks/update', { taskId, inputResponses: { [key!]: { action: 'cancel' } } }, options);
+  const after = await modernResult(daemon.url, 'tasks/get', { taskId }, options);
+  assert.deepEqual([after.status, after.inputRequests], ['working', undefined], 'the client is not asked again');
+  assert.deepEqual(
+    (await listApprovals(daemon)).map((exec) => exec.id),
+    [waiting!.id],
+    'the exec still waits',
+  );
+  await operatorAnswers(daemon, waiting!.id, 'approve');
+  const late = await modernResult(
+    daemon.url,
+    'tasks/update',
+    { taskId, inputResponses: { [key!]: { action: 'decline' } } },
+    options,
+  );
+  assert.match(
+    late._meta['hive-bash/notes'][0],
+    /^Your decline of approval .* came too late .*: the operator approved it/,
+  );
+  const end = await modernResult(daemon.url, 'tools/call', {
+    name: 'status',
+    arguments: { id: taskId, wait_seconds: 30 },
+  });
+  assert.equal(end.structuredContent.stdout_tail, 'hive-asked ran: task\ntask=0\n');
+});
+
+test('under a policy the instructions and run and status say what a pending approval looks like', async (t) => {
+  const daemon = await startPolicyDaemon(t);
+  const discovered = await modernResult(daemon.url, 'server/discover');
+  assert.match(
+    discovered.instructions,
+    /may wait for a person's approval: its task stays running, and the result's notes and policy\.waiting name the command and the `hive-bash approve ID`/,
+  );
+  assert.match(discovered.instructions, /status with wait_seconds waits through it for the decision and the end/);
+  const { tools } = await modernResult(daemon.url, 'tools/list');
+  const described = Object.fromEntries(
+    tools.map((tool: { name: string; description: string }) => [tool.name, tool.description]),
+  );
+  assert.match(
+    described.run,
+    /waits for a person: the result says so in notes, with the `hive-bash approve ID` the user runs; status with wait_seconds waits through it/,
+  );
+  assert.match(described.status, /A program waiting for approval \(see notes\) does not end the wait/);
+});

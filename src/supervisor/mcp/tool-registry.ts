@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal } from '../../errors.js';
-import { instructionsFor, type EndAdvice } from './advice.js';
+import { toolInstructions, type ToolAdvice } from './approval-advice.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 import { isObject, type Loose } from './loose.js';
 import {
@@ -44,11 +44,11 @@ export function createToolRegistry(
   context: ToolContext,
   version: string,
   log: Logger,
-  advice: EndAdvice,
+  advice: ToolAdvice,
 ): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listing = { tools: tools.map((tool) => listedTool(tool, advice)) };
-  const instructions = instructionsFor(advice);
+  const instructions = toolInstructions(advice);
   // zod compiles an object schema's check (a generated function) at its first parse: each tool's
   // is compiled here, at the start, not in its first call (a first kill's took 0.55 to 0.84 ms of
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
