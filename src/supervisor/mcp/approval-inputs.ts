@@ -103,14 +103,14 @@ export class ApprovalInputs {
     const ids = Object.keys(inputResponses)
       .filter((key) => key.startsWith(KEY_PREFIX))
       .map((key) => key.slice(KEY_PREFIX.length))
-      .filter((id) => this.approvals?.forTask(taskId).some((approval) => approval.id === id) || this.decided(id));
+      .filter(
+        (id) =>
+          this.approvals?.forTask(taskId).some((approval) => approval.id === id) ||
+          this.approvals?.decidedFor(id, taskId),
+      );
     const caller = ids.length > 0 ? this.fromTask(from) : null;
     if (caller !== null) throw new ApprovalFromTaskError('this tasks/update', caller);
     return this.answerAll(ids, inputResponses).notes;
-  }
-
-  private decided(id: string): boolean {
-    return this.approvals?.decisionOf(id) != null;
   }
 
   private answerAll(ids: string[], responses: Record<string, unknown>): Answered {

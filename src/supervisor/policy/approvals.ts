@@ -30,6 +30,7 @@ export interface Approval {
 
 /** How an approval was settled: by whom (the timeout, when no one answered), which way, and when. */
 export interface Decision {
+  taskId: string;
   by: Answerer | 'timeout';
   allow: boolean;
   at: number;
@@ -103,7 +104,7 @@ export class ApprovalBoard {
         : by === 'operator'
           ? 'the operator denied it (hive-bash deny)'
           : 'the person asked through the MCP client declined it';
-    this.settle(entry, { by, allow: answer === 'approve', at: Date.now() }, reason);
+    this.settle(entry, { taskId: entry.approval.taskId, by, allow: answer === 'approve', at: Date.now() }, reason);
     return entry.approval;
   }
 
@@ -119,6 +120,11 @@ export class ApprovalBoard {
   decisionOf(id: string): string | null {
     const decision = this.decisions.get(id);
     return decision === undefined ? null : describeDecision(decision, this.askTimeoutMs);
+  }
+
+  /** Whether approval `id` was one of task `taskId`'s, settled recently. */
+  decidedFor(id: string, taskId: string): boolean {
+    return this.decisions.get(id)?.taskId === taskId;
   }
 
   /** The exec of ask `seq` of run `runKey` waits no more (its process died, or asked again). */
@@ -170,7 +176,7 @@ export class ApprovalBoard {
     if (entry === undefined) return;
     this.settle(
       entry,
-      { by: 'timeout', allow: false, at: Date.now() },
+      { taskId: entry.approval.taskId, by: 'timeout', allow: false, at: Date.now() },
       `no one approved it within ${Math.round(this.askTimeoutMs / 1000)} s`,
     );
   }
