@@ -224,6 +224,7 @@ function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, 
   const fromTask: TaskCallCheck = (req) => callers.taskCallerOf(req);
   const tools = createToolRegistry(TOOLS, { tasks, reads, callers }, VERSION, log, {
     todos: config.agentSocket !== null,
+    approvals: approvals !== null,
   });
   const sessions = new SessionManager(tools, config, log);
   const inputs = new ApprovalInputs(approvals, fromTask);

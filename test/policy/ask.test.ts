@@ -1,5 +1,6 @@
 // An exec that a rule asks about waits, blocked, until a person answers: through the agent's own
-// 2026-07-28 client (MRTR during run's wait; the Tasks extension's tasks/get and tasks/update),
+// 2026-07-28 client (MRTR during run's wait; the Tasks extension's tasks/get and tasks/update;
+// cancel and the first answer's precedence are answers.test.ts's),
 // through hive-bash approve and deny from a shell, or not at all (the timeout refuses it). Each
 // answer reaches the real exec: accepted, the program runs; refused, it fails with EACCES.
 import assert from 'node:assert/strict';
@@ -24,7 +25,7 @@ function formOf(daemon: PolicyDaemon, command: string, taskId: string) {
   };
 }
 
-/** The task's snapshot once it has ended (a status wait also ends when an exec of it begins to wait). */
+/** The task's snapshot once it has ended (a status wait waits through its execs' approvals). */
 async function endOf(url: string, id: string): Promise<any> {
   const view = await waitFor(async () => {
     const got = await modernResult(url, 'tools/call', { name: 'status', arguments: { id, wait_seconds: 5 } });
@@ -139,7 +140,7 @@ test('execs that ask wait for a person, and each answer reaches the exec', async
     );
     const second = await asked('hive-asked second');
     assert.notEqual(second, first, 'each exec has a key of its own');
-    await modernResult(url, 'tasks/update', { taskId, inputResponses: { [second]: { action: 'cancel' } } }, options);
+    await modernResult(url, 'tasks/update', { taskId, inputResponses: { [second]: { action: 'decline' } } }, options);
     const done = await waitFor(async () => {
       const got = await modernResult(url, 'tasks/get', { taskId }, options);
       return got.status === 'completed' ? got : null;
@@ -151,16 +152,27 @@ test('execs that ask wait for a person, and each answer reaches the exec', async
     // A client that cannot be asked (no elicitation) gets the task running, its exec waiting.
     const started = await modernResult(url, 'tools/call', {
       name: 'run',
-      arguments: { command: TWO_ASKS, env: daemon.env, wait_seconds: 30 },
+      arguments: { command: TWO_ASKS, env: daemon.env, wait_seconds: 0 },
     });
-    const view = started.structuredContent;
+    const [first] = await waitForApprovals(daemon, started.structuredContent.id);
+    const shown = await modernResult(url, 'tools/call', {
+      name: 'status',
+      arguments: { id: started.structuredContent.id },
+    });
+    const view = shown.structuredContent;
     assert.equal(view.state, 'running');
-    const [first] = await waitForApprovals(daemon, view.id);
     assert.deepEqual(
       view.policy.waiting.map((exec: { id: string }) => exec.id),
       [first!.id],
-      'run returned as the exec began to wait',
+      'status shows the exec that waits',
     );
+    assert.match(
+      view.notes[0],
+      new RegExp(
+        `^\`hive-asked first\` waits for a person's approval until .*: the user approves it with \`hive-bash approve ${first!.id}\``,
+      ),
+    );
+    assert.match(shown.content[0].text, new RegExp(`^\`hive-asked first\` waits for a person's approval`, 'm'));
     const todo = await peer.waitForTodo(view.id, (request) => (request.body ?? '').includes(first!.id));
     assert.match(
       todo.body!,

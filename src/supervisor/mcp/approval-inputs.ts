@@ -1,11 +1,15 @@
 // A person's approval asked through the agent's own MCP client (2026-07-28): to a client that
 // declared `elicitation`, a run whose task has an exec waiting answers `input_required` with one
 // form per exec ("Allow `git push --force origin main`? (rule: no force pushes)"; accept approves,
-// decline or cancel refuses) and a requestState; its retry, with the person's inputResponses and
-// that state, answers the approvals and resumes the same task's wait. The state is HMAC-signed
-// with a key of this daemon's, bound to the tool, a digest of its arguments, the task and the
-// approvals, and expires with them (the spec's MRTR section: it is attacker-controlled input).
-// Through the Tasks extension the same forms are the task's inputRequests, answered by tasks/update.
+// decline refuses) and a requestState; its retry, with the person's inputResponses and that state,
+// answers the approvals and resumes the same task's wait. Only a person declines: `cancel` (what a
+// headless client answers without asking anyone) leaves the exec waiting for the operator's
+// hive-bash approve until --policy-ask-timeout, and the client is not asked about it again. An
+// answer that comes after another decided is told so (who decided, and when), never dropped.
+// The state is HMAC-signed with a key of this daemon's, bound to the tool, a digest of its
+// arguments, the task and the approvals, and expires with them (the spec's MRTR section: it is
+// attacker-controlled input). Through the Tasks extension the same forms are the task's
+// inputRequests, answered by tasks/update.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { escapeControls } from '../../shared/control-escape.js';
@@ -26,8 +30,18 @@ interface StatePayload {
   exp: number;
 }
 
-/** What a retry carried: the task to resume, or why its answers were refused. */
-export type Retry = { taskId: string } | { refused: ApprovalFromTaskError };
+/**
+ * What a retry carried: the task to resume (`cancelled`: the client cancelled a form, so the
+ * caller is told at once that the exec waits for the operator; `notes`: answers that came too
+ * late), or why its answers were refused.
+ */
+export type Retry = { taskId: string; cancelled: boolean; notes: string[] } | { refused: ApprovalFromTaskError };
+
+/** What answering a set of responses came to: a form cancelled, and what is to be told of answers too late. */
+interface Answered {
+  cancelled: boolean;
+  notes: string[];
+}
 
 /** Whether the request's client capabilities declare elicitation (so it may be sent elicitation/create). */
 export function declaresElicitation(capabilities: Record<string, unknown>): boolean {
@@ -44,14 +58,14 @@ export class ApprovalInputs {
 
   /** The forms asking about task `taskId`'s waiting execs, by key; null when none waits. */
   requestsFor(taskId: string): Record<string, unknown> | null {
-    const waiting = this.approvals?.forTask(taskId) ?? [];
+    const waiting = this.approvals?.askable(taskId) ?? [];
     if (waiting.length === 0) return null;
     return Object.fromEntries(waiting.map((approval) => [`${KEY_PREFIX}${approval.id}`, elicitationOf(approval)]));
   }
 
   /** run's input_required result for task `taskId` when execs of it wait; else null. */
   inputRequired(tool: string, args: unknown, taskId: string): Record<string, unknown> | null {
-    const waiting = this.approvals?.forTask(taskId) ?? [];
+    const waiting = this.approvals?.askable(taskId) ?? [];
     const inputRequests = this.requestsFor(taskId);
     if (inputRequests === null) return null;
     const payload: StatePayload = {
@@ -77,29 +91,43 @@ export class ApprovalInputs {
     const answered = state.approvals.filter((id) => `${KEY_PREFIX}${id}` in responses);
     const caller = answered.length > 0 ? this.fromTask(from) : null;
     if (caller !== null) return { refused: new ApprovalFromTaskError('this retry of run', caller) };
-    for (const id of answered) this.answer(id, responses[`${KEY_PREFIX}${id}`]);
-    return { taskId: state.task };
+    return { taskId: state.task, ...this.answerAll(answered, responses) };
   }
 
-  /** tasks/update: answers task `taskId`'s approvals its inputResponses name (others are ignored, as the extension says). */
-  update(taskId: string, inputResponses: unknown, from: IncomingMessage): void {
-    if (!isObject(inputResponses)) return;
-    const ids = (this.approvals?.forTask(taskId) ?? [])
-      .map((approval) => approval.id)
-      .filter((id) => `${KEY_PREFIX}${id}` in inputResponses);
+  /**
+   * tasks/update: answers task `taskId`'s approvals its inputResponses name, waiting or decided
+   * meanwhile (keys of none are ignored, as the extension says); returns the notes on late answers.
+   */
+  update(taskId: string, inputResponses: unknown, from: IncomingMessage): string[] {
+    if (!isObject(inputResponses)) return [];
+    const ids = Object.keys(inputResponses)
+      .filter((key) => key.startsWith(KEY_PREFIX))
+      .map((key) => key.slice(KEY_PREFIX.length))
+      .filter(
+        (id) =>
+          this.approvals?.forTask(taskId).some((approval) => approval.id === id) ||
+          this.approvals?.decidedFor(id, taskId),
+      );
     const caller = ids.length > 0 ? this.fromTask(from) : null;
     if (caller !== null) throw new ApprovalFromTaskError('this tasks/update', caller);
-    for (const id of ids) this.answer(id, inputResponses[`${KEY_PREFIX}${id}`]);
+    return this.answerAll(ids, inputResponses).notes;
   }
 
-  /** accept approves; decline, cancel and anything else refuses. One answered meanwhile (the operator, the timeout) is left as it is. */
-  private answer(id: string, response: unknown): void {
-    const accepted = isObject(response) && response.action === 'accept';
-    try {
-      this.approvals?.answer(id, accepted ? 'approve' : 'deny', 'client');
-    } catch (error) {
-      if (!(error instanceof ApprovalError)) throw error;
+  private answerAll(ids: string[], responses: Record<string, unknown>): Answered {
+    const answered: Answered = { cancelled: false, notes: [] };
+    for (const id of ids) {
+      const action = actionOf(responses[`${KEY_PREFIX}${id}`]);
+      try {
+        if (action === 'cancel') {
+          this.approvals?.cancelByClient(id);
+          answered.cancelled = true;
+        } else this.approvals?.answer(id, action === 'accept' ? 'approve' : 'deny', 'client');
+      } catch (error) {
+        if (!(error instanceof ApprovalError)) throw error;
+        answered.notes.push(lateAnswer(id, action, error.decided));
+      }
     }
+    return answered;
   }
 
   private sign(payload: StatePayload): string {
@@ -145,6 +173,18 @@ function elicitationOf(approval: Approval): Record<string, unknown> {
       requestedSchema: { type: 'object', properties: {} },
     },
   };
+}
+
+/** accept approves and decline refuses; cancel, or anything else (no answer a person gave), leaves the exec waiting. */
+function actionOf(response: unknown): 'accept' | 'decline' | 'cancel' {
+  const action = isObject(response) ? response.action : undefined;
+  return action === 'accept' || action === 'decline' ? action : 'cancel';
+}
+
+/** What the caller is told of an answer to an approval that was decided before it came. */
+function lateAnswer(id: string, action: string, decided: string | null): string {
+  const what = action === 'cancel' ? 'cancel' : action;
+  return `Your ${what} of approval ${id} came too late and changed nothing: ${decided ?? 'it was answered already, expired, or its task ended'}.`;
 }
 
 /** A digest of a call's arguments, the same for the same JSON whatever the order of its members. */

@@ -12,11 +12,7 @@ export const TASK_ID_ACCEPTS =
   '1 to 64 characters of letters, digits, ".", "_" and "-", starting with a letter or digit';
 
 export const taskIdField = () =>
-  field(
-    z.string().regex(TASK_ID_PATTERN),
-    `a task id: ${TASK_ID_ACCEPTS}`,
-    'The task id that run returned (its name, or a generated task-N).',
-  );
+  field(z.string().regex(TASK_ID_PATTERN), `a task id: ${TASK_ID_ACCEPTS}`, 'Task id from run.');
 
 export const waitSecondsField = (defaultSeconds: number, description: string) =>
   field(
@@ -25,18 +21,13 @@ export const waitSecondsField = (defaultSeconds: number, description: string) =>
     description,
   );
 
-export const verboseField = () =>
-  field(
-    z.boolean().default(false),
-    'true or false',
-    'Give every member of the task: its command, files, pids, times, limits, sandbox and figures, null where there is none. By default only what to act on.',
-  );
+export const verboseField = () => field(z.boolean().default(false), 'true or false', 'Every member, nulls too.');
 
 export const tailBytesField = () =>
   field(
     z.number().int().min(0).max(MAX_TAIL_BYTES).default(DEFAULT_TAIL_BYTES),
     `an integer from 0 to ${MAX_TAIL_BYTES}`,
-    `How many bytes from the end of each output stream to return (default ${DEFAULT_TAIL_BYTES}). The output tool reads the whole of it.`,
+    `Bytes of each output's end, 0-${MAX_TAIL_BYTES} (default ${DEFAULT_TAIL_BYTES}).`,
   );
 
 /** stdin and input text: a pipe or terminal takes it in pieces, so one call carries a bounded amount. */
@@ -53,14 +44,14 @@ export const waitForField = () =>
   field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
-    'Return as soon as a line of the task\'s output (stdout or stderr; the terminal with pty) matches this regular expression, e.g. "ready|listening on" for a dev server, instead of waiting for its end. Output written before the call counts. RE2 semantics (no backreferences or lookaround); matched off the daemon\'s main thread, and refused (ERR_PATTERN_TOO_COSTLY) if matching takes longer than 2 s plus 2 µs a byte of output, as nested quantifiers such as (a+)+ repeated do. The answer says wait_result "matched" with matched_line, or "ended", or "timeout" after wait_seconds.',
+    'RE2 regular expression: return once an output line matches.',
   );
 
 export const waitForPortField = () =>
   field(
     z.number().int().min(1).max(65_535).optional(),
     'a TCP port from 1 to 65535',
-    'Return as soon as one of the task\'s processes listens on this TCP port (any address): wait_result "listening". Use it to know a server is up before calling it.',
+    'TCP port: return once the task listens on it.',
   );
 
 /** What run and status add to a task's snapshot when they waited for readiness. */

@@ -16,6 +16,8 @@ import { describeTask, shapeTask } from './task-snapshot-schema.js';
 import type { ApprovalInputs } from './approval-inputs.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** Where tasks/update's answer says what became of answers that came too late. */
+export const NOTES_META = 'hive-bash/notes';
 /** How often a client should poll tasks/get; a task's end also reaches the harness as a todo. */
 export const POLL_INTERVAL_MS = 1000;
 /** Run's answers that are still going but were asked to wait for readiness, not for the end. */
@@ -94,16 +96,21 @@ export class McpTasks {
     return { resultType: 'complete' };
   }
 
-  /** tasks/update: answers the task's waiting execs its inputResponses name (accept approves); a key of none is ignored. */
+  /**
+   * tasks/update: answers the task's execs its inputResponses name (accept approves, decline
+   * refuses, cancel leaves it waiting for the operator); a key of none is ignored. An answer to one
+   * decided before is told so in `_meta` notes.
+   */
   update(taskId: string, inputResponses: unknown, from: IncomingMessage): Record<string, unknown> {
     this.find(taskId);
+    let notes: string[];
     try {
-      this.inputs.update(taskId, inputResponses, from);
+      notes = this.inputs.update(taskId, inputResponses, from);
     } catch (error) {
       if (!(error instanceof ApprovalFromTaskError)) throw error;
       throw new RpcError(INVALID_REQUEST, error.message, { error: { code: error.code, message: error.message } });
     }
-    return { resultType: 'complete' };
+    return notes.length === 0 ? { resultType: 'complete' } : { resultType: 'complete', _meta: { [NOTES_META]: notes } };
   }
 
   private find(taskId: string): TaskRecord {

@@ -22,7 +22,7 @@ import {
 } from './json-rpc.js';
 import { isObject, type Loose } from './loose.js';
 import { checkStatelessRequest, type Envelope } from './stateless-checks.js';
-import { checkToolParams, errorResult, type ToolRegistry } from './tool-registry.js';
+import { checkToolParams, errorResult, type CallToolResult, type ToolRegistry } from './tool-registry.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';
 import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
 import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
@@ -86,26 +86,29 @@ export class StatelessEndpoint {
 
   /**
    * tools/call. A run's retry (MRTR) answers the approvals it carries and resumes its task's wait
-   * (as status waits); a run whose wait ended with an exec of its task waiting for a person asks a
-   * client that declared elicitation; one that outlived its wait is answered as an MCP task. A run
-   * that did not wait (wait_seconds 0) asks no one: it answers at once, whatever its task reached.
+   * (as status waits), at once when the client cancelled a form (the exec waits on for the
+   * operator, and the caller is told so); a run whose wait ended with an exec of its task waiting
+   * for a person asks a client that declared elicitation; one that outlived its wait is answered as
+   * an MCP task. A run that did not wait (wait_seconds 0) asks no one: it answers at once.
    */
   private async callTool(params: Loose, envelope: Envelope, from: IncomingMessage): Promise<Loose> {
     const name = params.name as string;
     const retry = this.inputs.retry(name, params, from);
     if (retry !== null && 'refused' in retry)
       return { resultType: 'complete', ...errorResult({ code: retry.refused.code, message: retry.refused.message }) };
+    const canAsk =
+      name === 'run' && waitSecondsOf(params.arguments) !== 0 && declaresElicitation(envelope.capabilities);
     const result =
       retry === null
-        ? await this.tools.call(name, params.arguments, from)
-        : await this.tools.call('status', resumedWait(params.arguments, retry.taskId), from);
+        ? await this.tools.call(name, params.arguments, from, { askable: canAsk })
+        : withNotes(
+            await this.tools.call('status', resumedWait(params.arguments, retry.taskId, retry.cancelled), from, {
+              askable: canAsk && !retry.cancelled,
+            }),
+            retry.notes,
+          );
     const snapshot = result.isError === true ? undefined : result.structuredContent;
-    if (
-      name === 'run' &&
-      snapshot?.state === 'running' &&
-      waitSecondsOf(params.arguments) !== 0 &&
-      declaresElicitation(envelope.capabilities)
-    ) {
+    if (canAsk && snapshot?.state === 'running') {
       const asked = this.inputs.inputRequired(name, params.arguments, snapshot.id as string);
       if (asked !== null) return asked;
     }
@@ -140,15 +143,30 @@ function waitSecondsOf(args: unknown): unknown {
   return (isObject(args) ? args.wait_seconds : undefined) ?? DEFAULT_WAIT_SECONDS;
 }
 
-/** What a run's retry waits for, as status: the same task, for as long as the run asked to wait. */
-function resumedWait(args: unknown, taskId: string): Loose {
+/**
+ * What a run's retry waits for, as status: the same task, for as long as the run asked to wait;
+ * not at all when its client cancelled a form (`now`: the caller hears at once that it waits).
+ */
+function resumedWait(args: unknown, taskId: string, now: boolean): Loose {
   const given = isObject(args) ? args : {};
   return {
     id: taskId,
-    wait_seconds: waitSecondsOf(args),
+    wait_seconds: now ? 0 : waitSecondsOf(args),
     ...(given.wait_for === undefined ? {} : { wait_for: given.wait_for }),
     ...(given.wait_for_port === undefined ? {} : { wait_for_port: given.wait_for_port }),
   };
+}
+
+/** `result` with `notes` (on answers that came too late) first in its text and in its structured notes. */
+function withNotes(result: CallToolResult, notes: string[]): CallToolResult {
+  if (notes.length === 0) return result;
+  const [first, ...rest] = result.content;
+  const content = [{ type: 'text' as const, text: [...notes, first?.text ?? ''].join('\n') }, ...rest];
+  if (result.isError === true) return { ...result, content };
+  const given: unknown = result.structuredContent.notes;
+  const before = Array.isArray(given) ? (given as string[]) : [];
+  const structuredContent = { ...result.structuredContent, notes: [...notes, ...before] };
+  return { ...result, content, structuredContent };
 }
 
 /** What the transport refuses before the message is read: media types, batches, and malformed messages. */

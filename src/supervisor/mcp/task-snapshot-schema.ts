@@ -156,10 +156,36 @@ export const taskResultSchema = taskSnapshotSchema
       .describe(
         'Present when a tail is not all of its stream (stdout_bytes, stderr_bytes say how much there is): how to read the rest',
       ),
+    notes: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Present when an exec of the task waits for a person's approval (who answers, how to wait), or an answer to one came too late",
+      ),
   })
   .describe(
     'The task. By default only what to act on: members with nothing to say (null, false, no output, no process left) are left out, and so are the command, files, pids, times and limits; verbose: true gives every member.',
   );
+
+/** Of a task's execs that wait for a person, the notes name this many at most (hive-bash approvals lists all). */
+const APPROVAL_NOTES = 3;
+
+/**
+ * What a model is to know of a task's execs that wait for a person: who answers them (the
+ * operator's command with the id), until when, and that a status wait waits through them.
+ */
+export function approvalNotes(snapshot: TaskSnapshot): string[] {
+  const waiting = snapshot.policy?.waiting ?? [];
+  const notes = waiting
+    .slice(0, APPROVAL_NOTES)
+    .map(
+      (exec) =>
+        `\`${exec.command}\` waits for a person's approval until ${exec.expires_at}, then is refused: the user approves it with \`hive-bash approve ${exec.id}\` (or refuses it with \`hive-bash deny ${exec.id}\`); status with wait_seconds waits through it for the decision and the task's end.`,
+    );
+  if (waiting.length > APPROVAL_NOTES)
+    notes.push(`${waiting.length - APPROVAL_NOTES} more execs wait for approval; hive-bash approvals lists them.`);
+  return notes;
+}
 
 type TaskResult = z.output<typeof taskResultSchema> & {
   wait_result?: ReadinessOutcome['result'];
@@ -172,7 +198,7 @@ export function describeWaited(snapshot: TaskSnapshot, waited: ReadinessOutcome 
   if (waited === null) return { structured: shapeTask(snapshot, verbose), text };
   const outcome = waited.result === 'matched' ? `matched: ${waited.matchedLine}` : waited.result;
   const found = { wait_result: waited.result, matched_line: waited.matchedLine };
-  const structured = verbose ? { ...snapshot, ...found } : { ...shapeTask(snapshot, false), ...found };
+  const structured = { ...shapeTask(snapshot, verbose), ...found };
   return { structured, text: `wait_result ${outcome}\n${text}` };
 }
 
@@ -182,7 +208,8 @@ export function describeWaited(snapshot: TaskSnapshot, waited: ReadinessOutcome 
  * Members at their defaults are left out; verbose gives the whole snapshot.
  */
 export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult {
-  if (verbose) return snapshot;
+  const notes = approvalNotes(snapshot);
+  if (verbose) return notes.length === 0 ? snapshot : { ...snapshot, notes };
   const result: TaskResult = { id: snapshot.id, state: snapshot.state };
   if (snapshot.exit_code !== null) result.exit_code = snapshot.exit_code;
   if (snapshot.signal !== null) result.signal = snapshot.signal;
@@ -209,6 +236,7 @@ export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult 
   if (snapshot.ports_unlisted > 0) result.ports_unlisted = snapshot.ports_unlisted;
   const policy = snapshot.policy;
   if (policy !== undefined && (policy.denied_count > 0 || policy.waiting.length > 0)) result.policy = policy;
+  if (notes.length > 0) result.notes = notes;
   return result;
 }
 
@@ -217,7 +245,7 @@ export function shapeTask(snapshot: TaskSnapshot, verbose: boolean): TaskResult 
  * longer than its tail shows its first lines too, and what lies between. Verbose names the files.
  */
 export function describeTask(snapshot: TaskSnapshot, verbose: boolean): string {
-  const parts = [summarizeTask(snapshot, verbose)];
+  const parts = [summarizeTask(snapshot, verbose), ...approvalNotes(snapshot)];
   for (const stream of ['stdout', 'stderr'] as const) {
     const tail = snapshot[`${stream}_tail`];
     if (tail.length === 0) continue;

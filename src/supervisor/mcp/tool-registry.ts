@@ -4,13 +4,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal } from '../../errors.js';
-import { instructionsFor, type EndAdvice } from './advice.js';
+import { toolInstructions, type ToolAdvice } from './approval-advice.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 import { isObject, type Loose } from './loose.js';
 import {
   listedTool,
   omitNulls,
   parseToolInput,
+  type CallOptions,
   type ErrorBody,
   type ToolContext,
   type ToolDefinition,
@@ -34,7 +35,7 @@ export interface ToolRegistry {
   /** Who answers (initialize, server/discover). */
   readonly serverInfo: { name: string; version: string };
   /** Calls a tool for the request `from`: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
-  call(name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult>;
+  call(name: string, args: unknown, from: IncomingMessage, options?: CallOptions): Promise<CallToolResult>;
 }
 
 /** Lists the tools once, with the advice on tasks' ends that holds here, and returns the registry both eras serve them from. */
@@ -43,17 +44,22 @@ export function createToolRegistry(
   context: ToolContext,
   version: string,
   log: Logger,
-  advice: EndAdvice,
+  advice: ToolAdvice,
 ): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listing = { tools: tools.map((tool) => listedTool(tool, advice)) };
-  const instructions = instructionsFor(advice);
+  const instructions = toolInstructions(advice);
   // zod compiles an object schema's check (a generated function) at its first parse: each tool's
   // is compiled here, at the start, not in its first call (a first kill's took 0.55 to 0.84 ms of
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
   for (const tool of tools) tool.inputSchema.safeParse({});
 
-  const call = async (name: string, args: unknown, from: IncomingMessage): Promise<CallToolResult> => {
+  const call = async (
+    name: string,
+    args: unknown,
+    from: IncomingMessage,
+    options: CallOptions = {},
+  ): Promise<CallToolResult> => {
     const tool = byName.get(name);
     // A protocol error in both eras, as 2026-07-28 says: the tool list the client holds is stale.
     if (!tool)
@@ -63,7 +69,7 @@ export function createToolRegistry(
       );
     try {
       const input = parseToolInput(tool, args);
-      const result = await tool.handler(input, context, from);
+      const result = await tool.handler(input, context, from, options);
       // What the answer shows reaches the registry before the answer reaches the caller.
       context.tasks.commit();
       // Sized for a model's context: verbose (run, status) asks for every member, null or not.

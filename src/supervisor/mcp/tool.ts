@@ -7,7 +7,7 @@ import { isObject } from './loose.js';
 import type { TaskCallers } from '../callers/task-callers.js';
 import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';
-import type { EndAdvice } from './advice.js';
+import type { ToolAdvice } from './approval-advice.js';
 
 export interface ToolContext {
   tasks: TaskService;
@@ -15,6 +15,15 @@ export interface ToolContext {
   reads: ReadPool;
   /** Who made a call (one of the daemon's tasks, or not): `callers.of(from)`, `from` the request a handler is given. */
   callers: TaskCallers;
+}
+
+/** How a call may be answered, beyond its arguments. */
+export interface CallOptions {
+  /**
+   * The caller's client can be handed a form asking a person (a 2026-07-28 run from a client that
+   * declared elicitation): run's wait ends when an exec of its task begins to wait for one.
+   */
+  askable?: boolean;
 }
 
 export interface ToolResult<Output> {
@@ -30,7 +39,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
   name: string;
   title: string;
   /** What an agent reads to decide how to call it; a function where it depends on how tasks' ends are told. */
-  description: string | ((advice: EndAdvice) => string);
+  description: string | ((advice: ToolAdvice) => string);
   inputSchema: Input;
   outputSchema: Output;
   annotations?: {
@@ -44,6 +53,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
     input: z.output<Input>,
     context: ToolContext,
     from: IncomingMessage,
+    options: CallOptions,
   ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 
@@ -203,8 +213,36 @@ const allowsNull = (schema: unknown): boolean => {
   return type === 'null' || (Array.isArray(type) && type.includes('null')) || (anyOf ?? []).some(allowsNull);
 };
 
+/** zod's bounds of a safe integer: no JSON number the daemon writes passes them, so a schema need not say them. */
+const isSafeBound = (key: string, value: unknown): boolean =>
+  (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) || (key === 'maximum' && value === Number.MAX_SAFE_INTEGER);
+
+/**
+ * An output schema as tools/list carries it: the same shapes, types, enums and required members,
+ * without the prose (docs/tools.md says what each member means; the run and status task schema
+ * came six times in one listing) and the safe-integer bounds; `anyOf [T, null]` as `type [T, "null"]`.
+ */
+export function leanSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(leanSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const lean: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'description' || isSafeBound(key, value)) continue;
+    lean[key] =
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as object).map(([name, member]) => [name, leanSchema(member)]))
+        : leanSchema(value);
+  }
+  const options = lean.anyOf;
+  if (!Array.isArray(options) || options.length !== 2) return lean;
+  const [some, none] = options as Array<Record<string, unknown>>;
+  if (typeof some?.type !== 'string' || 'enum' in some || JSON.stringify(none) !== '{"type":"null"}') return lean;
+  const { anyOf: _, ...rest } = lean;
+  return { ...some, ...rest, type: [some.type, 'null'] };
+}
+
 /** The tool as tools/list shows it, with JSON Schemas made once from the zod ones. */
-export function listedTool(tool: ToolDefinition, advice: EndAdvice) {
+export function listedTool(tool: ToolDefinition, advice: ToolAdvice) {
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
     const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
     return rest;
@@ -213,7 +251,10 @@ export function listedTool(tool: ToolDefinition, advice: EndAdvice) {
   // them) validate structured content against this schema on errors too.
   const own = relaxNullable(jsonSchema(tool.outputSchema, 'output')) as Record<string, unknown>;
   const shapes = Array.isArray(own.anyOf) ? (own.anyOf as object[]) : [own];
-  const outputSchema = { type: 'object' as const, anyOf: [...shapes, jsonSchema(errorOutputSchema, 'output')] };
+  const outputSchema = leanSchema({
+    type: 'object' as const,
+    anyOf: [...shapes, jsonSchema(errorOutputSchema, 'output')],
+  }) as Record<string, unknown>;
   return {
     name: tool.name,
     title: tool.title,

@@ -2,12 +2,21 @@
 // comes from one of the daemon's own tasks.
 import { ToolRefusal } from '../../errors.js';
 
-/** An approve or deny named no exec that waits (it never did, was answered, expired, or its task ended). */
+/**
+ * An approve or deny named no exec that waits (it never did, was answered, expired, or its task
+ * ended); `decided`, where known, says who decided it and when.
+ */
 export class ApprovalError extends ToolRefusal {
   override readonly code = 'ERR_UNKNOWN_APPROVAL';
-  constructor(id: string) {
+  constructor(
+    id: string,
+    readonly decided: string | null = null,
+  ) {
+    const shown = JSON.stringify(id.length > 40 ? `${id.slice(0, 40)}...` : id);
     super(
-      `no exec waits for approval as ${JSON.stringify(id.length > 40 ? `${id.slice(0, 40)}...` : id)}: it was answered already, no one answered it in time, or its task ended; hive-bash approvals lists what waits`,
+      decided === null
+        ? `no exec waits for approval as ${shown}: it was answered already, no one answered it in time, or its task ended; hive-bash approvals lists what waits`
+        : `no exec waits for approval as ${shown}: ${decided}, and that first answer stands; hive-bash approvals lists what waits`,
     );
   }
 }

@@ -1,8 +1,11 @@
 // The execs that wait for a person (a rule of the command policy says ask): each has an id the
 // operator's approve and deny take, is answered once (approved, denied, or refused when no one
-// answered within --policy-ask-timeout), and goes when its task's process is gone.
+// answered within --policy-ask-timeout), and goes when its task's process is gone. The first answer
+// decides; who gave it and when is kept a while, so that a later answer is told (never dropped).
+// A client that cancelled its form leaves the exec waiting for the other routes.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BoundedCache } from '../bounded-cache.js';
 import { ApprovalError } from './approval-errors.js';
 import type { ExecCall } from '../../process/launched-task.js';
 
@@ -21,7 +24,20 @@ export interface Approval {
   reason: string;
   askedAt: number;
   expiresAt: number;
+  /** The agent's MCP client cancelled its form (no one was asked there): it is not asked again. */
+  clientCancelled: boolean;
 }
+
+/** How an approval was settled: by whom (the timeout, when no one answered), which way, and when. */
+export interface Decision {
+  taskId: string;
+  by: Answerer | 'timeout';
+  allow: boolean;
+  at: number;
+}
+
+/** Settled approvals remembered for a later answer's sake. */
+const DECISIONS_KEPT = 1024;
 
 /**
  * Who among the daemon's own tasks sent a request, in words to finish "it came from"
@@ -51,17 +67,20 @@ export class ApprovalBoard {
   private readonly waiting = new Map<string, Waiting>();
   /** Who waits for a task's next approval (run's and status's waits), by task id. */
   private readonly watchers = new Map<string, Set<() => void>>();
+  /** How recent approvals were settled, by id: what a later answer is told. */
+  private readonly decisions = new BoundedCache<string, Decision>(DECISIONS_KEPT);
 
   constructor(private readonly askTimeoutMs: number) {}
 
   /** An exec of task `taskId` asks: it waits as a new approval until answered or the timeout. */
-  open(asked: Omit<Approval, 'id' | 'askedAt' | 'expiresAt'>, task: AskingTask): Approval {
+  open(asked: Omit<Approval, 'id' | 'askedAt' | 'expiresAt' | 'clientCancelled'>, task: AskingTask): Approval {
     const askedAt = Date.now();
     const approval: Approval = {
       ...asked,
       id: randomBytes(4).toString('hex'),
       askedAt,
       expiresAt: askedAt + this.askTimeoutMs,
+      clientCancelled: false,
     };
     const timer = setTimeout(() => this.expire(approval.id), this.askTimeoutMs).unref();
     this.waiting.set(approval.id, { approval, task, timer });
@@ -72,18 +91,40 @@ export class ApprovalBoard {
     return approval;
   }
 
-  /** Answers approval `id`; throws ApprovalError for an id that waits no more (answered, expired, its task gone). */
+  /**
+   * Answers approval `id`; throws ApprovalError for an id that waits no more (answered, expired,
+   * its task gone), saying who decided it and when where that is known.
+   */
   answer(id: string, answer: Answer, by: Answerer): Approval {
     const entry = this.waiting.get(id);
-    if (entry === undefined) throw new ApprovalError(id);
+    if (entry === undefined) throw new ApprovalError(id, this.decisionOf(id));
     const reason =
       answer === 'approve'
         ? ''
         : by === 'operator'
           ? 'the operator denied it (hive-bash deny)'
           : 'the person asked through the MCP client declined it';
-    this.settle(entry, answer === 'approve', reason);
+    this.settle(entry, { taskId: entry.approval.taskId, by, allow: answer === 'approve', at: Date.now() }, reason);
     return entry.approval;
+  }
+
+  /** The client cancelled approval `id`'s form: it waits on for the operator, and the client is not asked again. */
+  cancelByClient(id: string): Approval {
+    const entry = this.waiting.get(id);
+    if (entry === undefined) throw new ApprovalError(id, this.decisionOf(id));
+    entry.approval.clientCancelled = true;
+    return entry.approval;
+  }
+
+  /** Who settled approval `id`, which way and when, in words; null when it is not remembered. */
+  decisionOf(id: string): string | null {
+    const decision = this.decisions.get(id);
+    return decision === undefined ? null : describeDecision(decision, this.askTimeoutMs);
+  }
+
+  /** Whether approval `id` was one of task `taskId`'s, settled recently. */
+  decidedFor(id: string, taskId: string): boolean {
+    return this.decisions.get(id)?.taskId === taskId;
   }
 
   /** The exec of ask `seq` of run `runKey` waits no more (its process died, or asked again). */
@@ -115,9 +156,14 @@ export class ApprovalBoard {
     return this.list().filter((approval) => approval.taskId === taskId);
   }
 
-  /** Resolves once task `taskId` has an approval waiting (at once if it has one), or its run ended. */
+  /** What of task `taskId` waits that its client may still be asked about (its form was not cancelled). */
+  askable(taskId: string): Approval[] {
+    return this.forTask(taskId).filter((approval) => !approval.clientCancelled);
+  }
+
+  /** Resolves once task `taskId` has an approval its client may be asked about (at once if it has one), or its run ended. */
   whenAsked(taskId: string): Promise<void> {
-    if (this.forTask(taskId).length > 0) return Promise.resolve();
+    if (this.askable(taskId).length > 0) return Promise.resolve();
     return new Promise((resolve) => {
       const set = this.watchers.get(taskId) ?? new Set();
       set.add(resolve);
@@ -128,11 +174,16 @@ export class ApprovalBoard {
   private expire(id: string): void {
     const entry = this.waiting.get(id);
     if (entry === undefined) return;
-    this.settle(entry, false, `no one approved it within ${Math.round(this.askTimeoutMs / 1000)} s`);
+    this.settle(
+      entry,
+      { taskId: entry.approval.taskId, by: 'timeout', allow: false, at: Date.now() },
+      `no one approved it within ${Math.round(this.askTimeoutMs / 1000)} s`,
+    );
   }
 
-  private settle(entry: Waiting, allow: boolean, reason: string): void {
-    entry.task.answer(entry.approval.seq, allow, reason);
+  private settle(entry: Waiting, decision: Decision, reason: string): void {
+    entry.task.answer(entry.approval.seq, decision.allow, reason);
+    this.decisions.set(entry.approval.id, decision);
     this.forget(entry);
   }
 
@@ -141,4 +192,16 @@ export class ApprovalBoard {
     this.waiting.delete(entry.approval.id);
     entry.task.changed(false);
   }
+}
+
+/** `the operator approved it (hive-bash approve) at 2026-12-07T09:01:02.345Z`. */
+export function describeDecision(decision: Decision, askTimeoutMs: number): string {
+  const at = new Date(decision.at).toISOString();
+  if (decision.by === 'timeout')
+    return `no one answered it within ${Math.round(askTimeoutMs / 1000)} s: it was refused at ${at}`;
+  if (decision.by === 'operator')
+    return decision.allow
+      ? `the operator approved it (hive-bash approve) at ${at}`
+      : `the operator denied it (hive-bash deny) at ${at}`;
+  return `the person asked through the MCP client ${decision.allow ? 'accepted' : 'declined'} it at ${at}`;
 }

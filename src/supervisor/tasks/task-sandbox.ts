@@ -36,15 +36,8 @@ export const sandboxSchema = z.strictObject(
       )
       .max(MAX_SANDBOX_DIRS, { error: `must be an array of at most ${MAX_SANDBOX_DIRS} absolute directory paths` })
       .optional()
-      .describe(
-        'Directories (absolute paths) whose whole subtrees the task may create, change and remove files in; everywhere else is read-only to it and everything it starts. Default: its cwd and the temporary directory. [] makes it read-only everywhere.',
-      ),
-    network: z
-      .boolean({ error: 'must be true or false' })
-      .optional()
-      .describe(
-        'false: the task gets a network of its own with only loopback (it can serve and call 127.0.0.1 inside, and reaches nothing outside, this daemon included). Default true.',
-      ),
+      .describe('Absolute dirs it may write in (default cwd, temp).'),
+    network: z.boolean({ error: 'must be true or false' }).optional().describe('false: loopback only (default true).'),
   },
   { error: 'must be an object with "write" and "network", both optional' },
 );

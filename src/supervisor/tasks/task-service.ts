@@ -116,9 +116,14 @@ export class TaskService {
     this.store.commit();
   }
 
-  /** Waits up to `seconds` for the task to finish, or for an exec of it to wait for a person; returns its record either way. */
-  async waitForEnd(id: string, seconds: number): Promise<TaskRecord> {
-    if (seconds > 0) await within(this.whenEndedOrAsked(id), seconds * 1000, undefined);
+  /**
+   * Waits up to `seconds` for the task to finish, through any approval its execs wait for; with
+   * `askable` (the caller's client can be handed a form) also until an exec of it waits for a
+   * person its client was not asked about yet. Returns its record either way.
+   */
+  async waitForEnd(id: string, seconds: number, askable = false): Promise<TaskRecord> {
+    const until = askable ? this.whenEndedOrAsked(id) : this.whenEnded(id);
+    if (seconds > 0) await within(until, seconds * 1000, undefined);
     return this.get(id);
   }
 
@@ -196,7 +201,7 @@ export class TaskService {
     return this.live.get(id)?.ended.reached ?? Promise.resolve();
   }
 
-  /** Resolves once task `id` has finished, or an exec of it waits for a person (which a waiting caller is to hear of). */
+  /** Resolves once task `id` has finished, or an exec of it waits for a person its client may be asked about. */
   whenEndedOrAsked(id: string): Promise<void> {
     const ended = this.whenEnded(id);
     if (this.approvals === null || !this.live.has(id)) return ended;

@@ -11,15 +11,11 @@ export const inputTool = defineTool({
   name: 'input',
   title: "Write to a task's stdin",
   description:
-    'Write text to the stdin of a running task started with interactive: true: answer a prompt or drive a REPL. Text is written as given, so end a line with "\\n" (on a pty it is typed, and echoed into the output as a terminal shows it; a terminal keeps at most 4095 bytes of one line). Set eof to close stdin afterwards (Ctrl-D on a pty). Then read the reply with output (with since and wait_seconds it waits for it). A task that does not read may have at most 1 MiB queued: more is refused (ERR_INPUT_QUEUE_FULL).',
+    'Write text, as given (end a line with "\\n"), to the stdin of a task started with interactive: true. Read the reply with output.',
   inputSchema: z.strictObject({
     id: taskIdField(),
-    text: inputTextField('The text to write, e.g. "yes\\n". May be empty (with eof, to close stdin only).', true),
-    eof: field(
-      z.boolean().default(false),
-      'true or false',
-      'Close stdin after the text, so the task reads end-of-file; no input is taken after it.',
-    ),
+    text: inputTextField('Text, at most 1 MiB.', true),
+    eof: field(z.boolean().default(false), 'true or false', 'Then close stdin.'),
   }),
   outputSchema: z.object({
     id: z.string().describe('The task id'),

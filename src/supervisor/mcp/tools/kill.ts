@@ -10,18 +10,14 @@ export const killTool = defineTool({
   name: 'kill',
   title: 'Stop a task and everything it started',
   description: (advice) =>
-    `Stop a task: the signal (SIGINT unless you choose another) goes to every process the task started, and whatever is still alive after the daemon's grace period gets SIGKILL. ${killEndAdvice(advice)} A pending task is cancelled before it starts. A finished task whose background processes linger can be killed too.`,
+    `Stop a task: the signal (default SIGINT) goes to every process it started, SIGKILL after a grace period. ${killEndAdvice(advice)}`,
   inputSchema: z.strictObject({
     id: taskIdField(),
-    force: field(
-      z.boolean().default(false),
-      'true or false',
-      'Send SIGKILL at once instead of asking the task to stop first.',
-    ),
+    force: field(z.boolean().default(false), 'true or false', 'SIGKILL at once.'),
     signal: field(
       z.enum(KILL_SIGNALS).optional(),
       `one of ${KILL_SIGNALS.join(', ')}`,
-      'The first signal to send instead of SIGINT, e.g. SIGTERM for servers that shut down cleanly on it.',
+      'First signal instead of SIGINT, e.g. SIGTERM.',
     ),
   }),
   outputSchema: z.object({

@@ -11,20 +11,15 @@ const COMMAND_PREVIEW_CHARS = 200;
 export const listTool = defineTool({
   name: 'list',
   title: 'List tasks',
-  description:
-    'List tasks, newest first, with their state, command, start time, runtime, exit code and what each costs now (CPU, memory, processes). Filter by state, e.g. "running" to see what is still going.',
+  description: 'Tasks, newest first, with state, command, runtime, exit code and costs.',
   inputSchema: z.strictObject({
     state: field(z.enum(TASK_STATES).optional(), `one of ${TASK_STATES.join(', ')}`, 'Only tasks in this state.'),
     limit: field(
       z.number().int().min(1).max(MAX_LIST_LIMIT).default(50),
       `an integer from 1 to ${MAX_LIST_LIMIT}`,
-      'At most this many tasks (default 50).',
+      'At most this many, 1-1000 (default 50).',
     ),
-    ports: field(
-      z.boolean().default(false),
-      'true or false',
-      'Also give the ports each running task listens on (which task holds port 3000?).',
-    ),
+    ports: field(z.boolean().default(false), 'true or false', 'Also the ports each listens on.'),
   }),
   outputSchema: z.object({
     tasks: z

@@ -32,7 +32,7 @@ const lineCountField = (which: string) =>
   field(
     z.number().int().min(1).max(MAX_HEAD_TAIL_LINES).optional(),
     `an integer from 1 to ${MAX_HEAD_TAIL_LINES}`,
-    `Only the ${which} this many lines of the selection (after grep).${which === 'first' ? ' next then points just past the last of them, so passing it back as since pages on.' : ''}`,
+    `Only the ${which} N lines.`,
   );
 
 const inputSchema = z.strictObject({
@@ -40,53 +40,40 @@ const inputSchema = z.strictObject({
   stream: field(
     z.enum(['stdout', 'stderr', 'both']).default('both'),
     'one of stdout, stderr, both',
-    'Which stream to read (default both, each in its own member). A pty task writes everything to stdout.',
+    'Which stream (default both).',
   ),
   since: field(
     z.string().min(1).max(MAX_CURSOR_CHARS).optional(),
     'the "next" of an earlier output answer',
-    "Read only what was written after an earlier answer: pass its next here. Without it, from the start. Each byte comes once, also across a daemon restart; a name reused by a new run is read from that run's start (restarted: true).",
+    "An earlier answer's next: only what came after it.",
   ),
-  wait_seconds: waitSecondsField(
-    0,
-    'With nothing new to read: wait up to this many seconds (0 to 30, default 0) for new output or the task\'s end. With since, the loop {"id": "build", "since": NEXT, "wait_seconds": 30} reads a task to its end, each line once.',
-  ),
+  wait_seconds: waitSecondsField(0, 'Seconds to wait for new output, 0-30 (default 0).'),
   grep: field(
     z.string().min(1).max(MAX_PATTERN_CHARS).optional(),
     `a regular expression of 1 to ${MAX_PATTERN_CHARS} characters that runs in linear time (no backreferences or lookaround)`,
-    'Only the lines that match this regular expression, as grep -n writes them ("4321:ERROR boom"), e.g. "error|warning" or "FAIL|panic". Matched off the daemon\'s main thread; refused (ERR_PATTERN_TOO_COSTLY) if matching takes longer than 2 s plus 2 µs a byte read, as nested quantifiers such as (a+)+ repeated do.',
+    'RE2 regular expression: only matching lines (grep -n).',
   ),
   context: field(
     z.number().int().min(0).max(MAX_CONTEXT_LINES).optional(),
     `an integer from 0 to ${MAX_CONTEXT_LINES}, given only with grep`,
-    'With grep: this many lines before and after each match, as grep -n -C writes them ("4320-..."), "--" between groups.',
+    'With grep: lines around each match.',
   ),
   head: lineCountField('first'),
   tail: lineCountField('last'),
   max_bytes: field(
     z.number().int().min(1).max(MAX_MAX_BYTES).default(DEFAULT_MAX_BYTES),
     `an integer from 1 to ${MAX_MAX_BYTES}`,
-    `The most bytes of text to return (default ${DEFAULT_MAX_BYTES}; with both streams stderr gets at most half). A larger selection comes back as its beginning and its end, with how many lines and bytes were left out between them.`,
+    `Most bytes to return (default ${DEFAULT_MAX_BYTES}).`,
   ),
-  raw: field(
-    z.boolean().default(false),
-    'true or false',
-    'For a pty task: the bytes as the terminal got them (escape sequences, \\r), instead of clean text.',
-  ),
-  screen: field(
-    z.boolean().default(false),
-    'true or false',
-    "For a pty task: what its terminal shows now, as a person would see it (rows of text, the cursor, whether a full-screen program is up), instead of its text. Use it to drive top, vim, a REPL or an installer's menu with input.",
-  ),
+  raw: field(z.boolean().default(false), 'true or false', 'pty: the raw bytes.'),
+  screen: field(z.boolean().default(false), 'true or false', 'pty: the screen now.'),
 });
 
 export const outputTool = defineTool({
   name: 'output',
   title: "Read a task's output",
   description: [
-    "Read a task's output without paying for what you have already seen. Every answer has next: pass it back as since to get only what is new; with wait_seconds the call waits for it. grep picks matching lines with their numbers (grep -n style, context for lines around them); head and tail the first or last lines; max_bytes (default 16 KiB) keeps the beginning and the end of a larger answer and says what was left out.",
-    'A pty task comes back as clean text (escape sequences removed, progress bars as they ended); screen: true shows its terminal as a person sees it.',
-    'E.g. the first error of a build: {"id": "build", "grep": "error", "context": 3, "head": 1}.',
+    'Read a task\'s output. Each answer has next: pass it as since for only what is new (wait_seconds, 0-30 s, waits for it). grep, head, tail pick lines, e.g. {"id": "build", "grep": "error", "context": 3, "head": 1}.',
   ].join(' '),
   inputSchema,
   outputSchema,

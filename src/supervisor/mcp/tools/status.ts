@@ -8,7 +8,8 @@ import { clientOf } from '../../callers/call-clients.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
-import { statusEndAdvice, type EndAdvice } from '../advice.js';
+import { statusEndAdvice } from '../advice.js';
+import { statusApprovalAdvice, type ToolAdvice } from '../approval-advice.js';
 import { defineTool, field } from '../tool.js';
 import {
   tailBytesField,
@@ -58,11 +59,10 @@ const severalSchema = z.object({
 });
 
 /** What an agent reads to decide how to call it. */
-const description = (advice: EndAdvice) =>
+const description = (advice: ToolAdvice) =>
   [
-    `Show a task's state (pending, running, done, timed_out, killed, interrupted), exit code, runtime, the ports it listens on and the last bytes of its stdout and stderr. With wait_seconds above 0 it blocks until the task finishes or that time passes. ${statusEndAdvice(advice)}`,
-    'wait_for (a regular expression) or wait_for_port returns as soon as the task is ready instead, e.g. {"id": "web", "wait_for": "listening on", "wait_seconds": 30}.',
-    'ids (up to 100) with wait_seconds waits on several tasks in one call: until every one has ended (wait "all", the default) or the first one has (wait "any"), e.g. {"ids": ["build", "test"], "wait_seconds": 30}.',
+    `A task's state, exit code, runtime, ports and output tails. wait_seconds (0-30 s, default 0) blocks until it ends. ${statusEndAdvice(advice)}${statusApprovalAdvice(advice)}`,
+    'wait_for or wait_for_port returns once it is ready; ids (1-100) waits for several.',
   ].join(' ');
 
 export const statusTool = defineTool({
@@ -74,30 +74,19 @@ export const statusTool = defineTool({
     ids: field(
       z.array(z.string().regex(TASK_ID_PATTERN)).min(1).max(MAX_STATUS_IDS).optional(),
       `an array of 1 to ${MAX_STATUS_IDS} task ids (each ${TASK_ID_ACCEPTS})`,
-      'Several tasks at once, instead of id: their snapshots come back in this order.',
+      'Several task ids instead of id.',
     ),
-    wait: field(
-      z.enum(['any', 'all']).default('all'),
-      'one of any, all',
-      'With ids: wait until "all" of them have ended (default) or "any" one has.',
-    ),
-    wait_seconds: waitSecondsField(
-      0,
-      'Block until the task finishes (or is ready, with wait_for or wait_for_port) or this many seconds pass (0 to 30, default 0: answer at once).',
-    ),
+    wait: field(z.enum(['any', 'all']).default('all'), 'one of any, all', 'With ids: wait for all or any.'),
+    wait_seconds: waitSecondsField(0, 'Seconds, 0-30 (default 0).'),
     wait_for: waitForField(),
     wait_for_port: waitForPortField(),
     tail_bytes: tailBytesField(),
-    peek: field(
-      z.boolean().default(false),
-      'true or false',
-      "Read without taking the result: a finished task's todo stays where it is. For observers (the operator's hive-bash uses it); an agent reading its own result leaves it false.",
-    ),
+    peek: field(z.boolean().default(false), 'true or false', 'Observers: leave the todo.'),
     verbose: verboseField(),
   }),
   outputSchema: z.union([taskResultSchema.extend(waitOutcomeFields), severalSchema]),
   annotations: { readOnlyHint: true, openWorldHint: false },
-  async handler(input, { tasks, reads, callers }, from) {
+  async handler(input, { tasks, reads, callers }, from, options) {
     const read = (id: string, tailBytes = input.tail_bytes) =>
       tasks.snapshotNow(input.peek ? tasks.get(id) : tasks.handOver(id), tailBytes);
     if (input.ids !== undefined) {
@@ -134,7 +123,7 @@ export const statusTool = defineTool({
       );
     const pattern = input.wait_for === undefined ? null : compileWaitPattern(input.wait_for, 'wait_for', 'status');
     if (pattern === null && input.wait_for_port === undefined) {
-      await tasks.waitForEnd(input.id, input.wait_seconds);
+      await tasks.waitForEnd(input.id, input.wait_seconds, options.askable);
       return describeWaited(await read(input.id), null, input.verbose);
     }
     tasks.get(input.id); // an unknown id is refused before any wait
