@@ -50,6 +50,12 @@ int confine_writes(const int *dir_fds, const char *const *dirs, int count, const
  * programs fall back (glibc to clone). no_new_privs must be set first. */
 int filter_system_calls(const char **call);
 
+/* Only clone3 fails, with ENOSYS (libc then uses clone), for a task in cgroup mode that is not
+ * sandboxed: its CLONE_INTO_CGROUP would start a child in any cgroup the task can open (read-only
+ * mounts do not stop it, and a cgroup namespace does only where cgroup2 is mounted nsdelegate), out
+ * of its kill's reach. Docker's default seccomp profile refuses clone3 the same way. */
+int refuse_clone3(const char **call);
+
 /* The deepest kernel interface mount whose point is `path` or holds it (`path` absolute, its
  * symlinks resolved): one of proc, sysfs, cgroupfs and the other file systems through which a
  * process changes the kernel rather than files, or the mount at /dev. Fills its point and type and

@@ -166,6 +166,15 @@ static int *switch_of(char letter) {
   return letter == 't' ? &shim.on_terminal : letter == 'S' ? &shim.sandboxed : letter == 'N' ? &shim.isolated_network : &shim.confined_writes;
 }
 
+/* N of a cgroup folder given as /proc/self/fd/N (one opened outside the tasks' mount namespace,
+ * where every cgroup mount is read-only: launch-native.ts), or -1. */
+static int fd_of_proc_path(const char *path) {
+  static const char prefix[] = "/proc/self/fd/";
+  long fd;
+  if (path == NULL || strncmp(path, prefix, sizeof prefix - 1) != 0) return -1;
+  return parse_decimal(path + sizeof prefix - 1, STATUS_FD + 1, INT_MAX, &fd) < 0 ? -1 : (int)fd;
+}
+
 int run_shim(int argc, char **argv) {
   for (;;) {
     if (argc > 1 && is_switch(argv[1])) {
@@ -205,8 +214,11 @@ int run_shim(int argc, char **argv) {
   int err = parse_decimal(argv[1], 1, INT_MAX, &parent);
   if (err < 0) return fail_usage(-err, "strtol PARENT_PID '%.64s' (a pid, from 1)", argv[1]);
   if (strcmp(argv[2], "-") != 0) shim.cgroup_dir = argv[2];
-  int own_fds[] = {CONTROL_FD, STATUS_FD, shim.script_fd, shim.host_proc_fd, shim.devpts_fd, shim.policy_fd};
-  for (size_t i = 0; i < sizeof own_fds / sizeof *own_fds; i++) {
+  int own_fds[6 + 1 + MAX_JOINED] = {CONTROL_FD, STATUS_FD, shim.script_fd, shim.host_proc_fd, shim.devpts_fd, shim.policy_fd};
+  size_t own_count = 6;
+  own_fds[own_count++] = fd_of_proc_path(shim.cgroup_dir);
+  for (int i = 0; i < shim.joined_count; i++) own_fds[own_count++] = fd_of_proc_path(shim.joined_dirs[i]);
+  for (size_t i = 0; i < own_count; i++) {
     int fd = own_fds[i];
     if (fd < 0 || (err = set_close_on_exec(fd)) == 0) continue;
     dprintf(2, "hive-task-shim: fcntl F_SETFD FD_CLOEXEC fd %d: %s\n", fd, strerror(-err));

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 /* What of /proc changes the whole host, read-only as container runtimes mount it: sysctls (a
  * core_pattern of `|PROGRAM` is run by the kernel as root on the host), the magic SysRq keys, IRQ
@@ -101,30 +100,16 @@ static int mount_own_proc(int count, int *refused, const char **call, const char
   return 0;
 }
 
-/* Every cgroup mount read-only (a task that is root could freeze or kill the daemon's own cgroup,
- * or leave its own), then the tasks' own cgroup folders in them (`writable`) bound back writable,
- * keeping the mount's other flags: their shims join and kill the tasks' cgroups there. */
-static int guard_cgroups(int count, const struct path_list *writable, const char **call, const char **object) {
+/* Every cgroup mount read-only: a task that is root could otherwise freeze or kill the daemon's own
+ * cgroup, make folders beside its own and move itself into one, or raise its own limits. The
+ * shims reach their tasks' cgroups through folders opened outside this namespace, whose mounts are
+ * writable (launch-native.ts passes them as /proc/self/fd/N). */
+static int guard_cgroups(int count, const char **call, const char **object) {
   for (int i = 0; i < count; i++) {
     if (strcmp(mounts[i].type, "cgroup") != 0 && strcmp(mounts[i].type, "cgroup2") != 0) continue;
     *object = mounts[i].point;
     int err = bind_read_only(mounts[i].point, call);
     if (err < 0 && err != -ENOENT) return err;
-  }
-  for (int i = 0; i < writable->count; i++) {
-    const char *dir = writable->paths[i];
-    struct statvfs status;
-    *object = dir;
-    *call = "statvfs";
-    if (statvfs(dir, &status) != 0) {
-      if (errno == ENOENT) continue; /* not made yet: none of its tasks runs */
-      return -errno;
-    }
-    unsigned long kept = (status.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (status.f_flag & ST_NODEV ? MS_NODEV : 0) | (status.f_flag & ST_NOEXEC ? MS_NOEXEC : 0);
-    *call = "mount --rbind";
-    if (mount(dir, dir, NULL, MS_BIND | MS_REC, NULL) != 0) return -errno;
-    *call = "mount -o remount,bind,rw";
-    if (mount(NULL, dir, NULL, MS_BIND | MS_REMOUNT | kept, NULL) != 0) return -errno;
   }
   return 0;
 }
@@ -147,7 +132,7 @@ int set_up_task_mounts(const struct task_mounts *plan, int *proc_refused, const 
   int count = read_mounts();
   if (count < 0) return count;
   int err = mount_own_proc(count, proc_refused, call, object);
-  if (err == 0) err = guard_cgroups(count, &plan->cgroup_dirs, call, object);
+  if (err == 0) err = guard_cgroups(count, call, object);
   for (size_t i = 0; err == 0 && i < sizeof READ_ONLY_PROC / sizeof *READ_ONLY_PROC; i++) {
     *object = READ_ONLY_PROC[i];
     err = bind_read_only(READ_ONLY_PROC[i], call);

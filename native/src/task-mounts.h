@@ -12,10 +12,9 @@ struct path_list {
 };
 
 /* What to guard: directories bound read-only onto themselves (-r), files covered by /dev/null
- * (-h), directories covered by an empty read-only tmpfs (-H); and the tasks' cgroup folders (-c),
- * the only ones tasks may write in cgroup mounts made read-only. */
+ * (-h), directories covered by an empty read-only tmpfs (-H). Every cgroup mount is made read-only. */
 struct task_mounts {
-  struct path_list read_only, hidden_files, hidden_dirs, cgroup_dirs;
+  struct path_list read_only, hidden_files, hidden_dirs;
 };
 
 /* In the calling process (the first of a new PID namespace, in a mount namespace of its own): every
@@ -23,7 +22,7 @@ struct task_mounts {
  * the old /proc had beneath it made again over the new one (a container's masks) and what changes
  * the whole host read-only; then `plan`. Where the kernel refuses a /proc of its own (a container
  * that masks paths of its /proc, which a new one would show), `*proc_refused` is that errno and
- * the old /proc stays. Every cgroup mount read-only but `plan`'s cgroup folders. Returns 0, or
+ * the old /proc stays. Every cgroup mount read-only. Returns 0, or
  * -errno with `*call` and `*object` naming what failed. */
 int set_up_task_mounts(const struct task_mounts *plan, int *proc_refused, const char **call, const char **object);
 

@@ -318,11 +318,15 @@ static int signal_member(pid_t pid, const char *dir, int sig, const char **call)
 }
 
 int signal_cgroup(const char *dir, int sig, const char **call) {
-  char path[PATH_MAX];
+  char path[PATH_MAX], named[PATH_MAX];
   *call = "open cgroup.procs";
   if (snprintf(path, sizeof path, "%s/cgroup.procs", dir) >= (int)sizeof path) return -ENAMETOOLONG;
   FILE *procs = fopen(path, "re");
   if (procs == NULL) return -errno;
+  /* A folder given as /proc/self/fd/N (shim.c) is compared with /proc/PID/cgroup by the path it leads to. */
+  ssize_t length = readlink(dir, named, sizeof named - 1);
+  if (length > 0) named[length] = '\0';
+  if (length > 0) dir = named;
   int sent = 0, err = 0, pid;
   while (fscanf(procs, "%d", &pid) == 1) {
     const char *failed = NULL;

@@ -224,12 +224,6 @@ export function describeContainment(hostSetup: HostSetup) {
   };
 }
 
-/** The cgroup folders the daemon's tasks are made in (cgroup v2's, and each v1 controller's): the only ones tasks may write. */
-export function taskCgroupDirs({ cgroupRoot, controllers }: ChosenContainment): string[] {
-  const v1 = Object.values(controllers).flatMap((place) => ('root' in place ? [place.root] : []));
-  return [...new Set([...(cgroupRoot === null ? [] : [cgroupRoot]), ...v1])];
-}
-
 /** In words, for /healthz and the start log: where each limit is enforced, or why it cannot be. */
 export function describeControllers(hostSetup: HostSetup): Record<string, string> {
   return Object.fromEntries(

@@ -5,8 +5,9 @@
 // Its fd 3 (control) and fd 4 (status) are the same end of one socket pair, so a task holds one fd and one socket here for both; fd 5 holds the command
 // (the leader's COMMAND_FD); in the tasks' own PID namespace, fd 6 is the host's /proc, where the
 // shim finds the leader's pid as the daemon sees it; then a sandboxed task's terminal's devpts
-// mount (-D), and the command policy (-p), each where it is given.
-import { closeSync, openSync } from 'node:fs';
+// mount (-D), and the command policy (-p), each where it is given; in the namespace, last, its
+// cgroup folders, which it names /proc/self/fd/N.
+import { closeSync, constants, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { SpawnError } from '../errors.js';
 import { TASK_SHELL_ARGV, type LaunchedTask, type LaunchRequest } from './launched-task.js';
@@ -153,28 +154,37 @@ function shimStart(fds: ShimFds, request: LaunchRequest): ShimStart {
 
 /** Creates the task's cgroups and asks this thread's spawner for the shim: its answer to come, or the failure. */
 function spawnShim(request: LaunchRequest, start: ShimStart): Promise<SpawnAnswer> | SpawnError {
+  const folders: number[] = [];
   try {
     createTaskCgroups(request.cgroups);
+    const fds = [...start.fds];
+    // In the tasks' namespace every cgroup mount is read-only (task-mounts.c): the shim gets its
+    // task's folders opened here, where they are writable, and names them /proc/self/fd/N.
+    const reach = (dir: string): string => {
+      if (request.namespaceFd === null) return dir;
+      const folder = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+      folders.push(folder);
+      fds.push(folder);
+      return `/proc/self/fd/${fds.length - 1}`;
+    };
+    const joined = joinedDirs(request.cgroups).flatMap((dir) => ['-j', reach(dir)]);
+    const v2 = request.cgroups.v2 === null ? '-' : reach(request.cgroups.v2.dir);
     return spawnThroughSpawner(
       (spawnerPid) => ({
         path: SHIM_PATH,
-        argv: [
-          SHIM_NAME,
-          ...start.options,
-          ...joinedDirs(request.cgroups).flatMap((dir) => ['-j', dir]),
-          String(spawnerPid),
-          request.cgroups.v2?.dir ?? '-',
-          ...TASK_SHELL_ARGV,
-        ],
+        argv: [SHIM_NAME, ...start.options, ...joined, String(spawnerPid), v2, ...TASK_SHELL_ARGV],
         env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
         cwd: request.cwd,
-        fds: start.fds,
+        fds,
       }),
       request.namespaceFd,
       request.cpuWeight,
     );
   } catch (error) {
     return SpawnError.fromSystemError(error);
+  } finally {
+    // The request, and its fds, went before spawnThroughSpawner returned.
+    for (const fd of folders) closeSync(fd);
   }
 }
 

@@ -21,8 +21,6 @@ export interface NamespacePlan {
   hidden: string[];
   /** Folders tasks see empty (those of the token, the policy file and the harness socket, where nothing else is in them). */
   hiddenDirs: string[];
-  /** The tasks' cgroup folders: the only ones tasks may write, every cgroup mount read-only else. */
-  cgroupDirs: string[];
 }
 
 /** How long the init may take to set up (a mount on a hung file system would hold it). */
@@ -201,7 +199,6 @@ function initArguments(plan: NamespacePlan): string[] {
     ...plan.readOnly.flatMap((dir) => ['-r', dir]),
     ...plan.hidden.flatMap((file) => ['-h', file]),
     ...plan.hiddenDirs.flatMap((dir) => ['-H', dir]),
-    ...plan.cgroupDirs.flatMap((dir) => ['-c', dir]),
   ];
 }
 

@@ -19,7 +19,6 @@ import {
   describeContainment,
   describeControllers,
   removeSharedCgroups,
-  taskCgroupDirs,
   type ChosenContainment,
   type HostSetup,
 } from '../process/containment.js';
@@ -342,7 +341,7 @@ async function startTaskNamespace(config: Config, chosen: ChosenContainment, log
     { path: config.agentSocket, what: "the harness's socket (--agent-socket)" },
   ].flatMap(({ path, what }) => (path === null ? [] : [{ path, what }]));
   const { warnings, ...hiding } = planHiding(secrets);
-  const plan = { readOnly: [config.stateDir], ...hiding, cgroupDirs: taskCgroupDirs(chosen) };
+  const plan = { readOnly: [config.stateDir], ...hiding };
   const namespace = await TaskNamespace.start(config.taskNamespace, chosen.spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'

@@ -70,9 +70,15 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         // ends of the pipes it copies into them (the leader's stdout and stderr).
         const fds = openFds(shim);
         const target = (pid: number, fd: string) => readlinkSync(`/proc/${pid}/fd/${fd}`);
+        // In cgroup mode, also its task's cgroup folders, opened outside the tasks' namespace, where
+        // every cgroup mount is read-only: the shim joins and kills its cgroup through them.
         assert.deepEqual(fds.slice(0, 5), ['0', '1', '2', '3', '4']);
+        const others = fds.slice(5).map((fd) => target(shim, fd).replace(/^pipe:\[\d+\]$/, 'pipe'));
+        const folders = others.filter((name) => name.startsWith('/sys/fs/cgroup/'));
+        assert.equal(folders.length > 0, containment === 'cgroup', `cgroup folders: ${folders.join(', ')}`);
+        for (const folder of folders) assert.match(folder, /\/task-[0-9a-f-]+$/);
         assert.deepEqual(
-          fds.slice(5).map((fd) => target(shim, fd).replace(/^pipe:\[\d+\]$/, 'pipe')),
+          others.filter((name) => !folders.includes(name)),
           pty ? ['anon_inode:[signalfd]'] : ['anon_inode:[signalfd]', 'pipe', 'pipe'],
         );
         if (!pty) {
@@ -80,7 +86,7 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
           assert.deepEqual([target(shim, '1'), target(shim, '2')], [status.stdout_path, status.stderr_path]);
           assert.deepEqual(
             [target(leader, '1'), target(leader, '2')],
-            fds.slice(6).map((fd) => target(shim, fd)),
+            fds.map((fd) => target(shim, fd)).filter((name) => name.startsWith('pipe:')),
             "the leader writes the shim's pipes",
           );
         }

@@ -1,17 +1,18 @@
 // What an attack by a helper given only the README found, each a test: the tasks' init lent its
 // fds (the host's /proc among them) to tasks through /proc/1/fd; a token or policy file given as a
 // symlink was hidden as the link, not the file; a task wrote the cgroup tree (freezing or killing
-// the daemon's own cgroup, or leaving its own, so kill missed it); tasks shared the host's SysV
+// the daemon's own cgroup, leaving its own so kill missed it, or raising its own limits: at first
+// its tasks' folder stayed writable, and a second round used it); tasks shared the host's SysV
 // IPC; a flood of execs that ask held the daemon's memory; a run's env held 16 times what it counted.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { cgroup2Mount, cgroupPathOf } from '../../src/process/cgroups.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
-import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/processes.js';
 import { listApprovals, startPolicyDaemon } from '../policy/policy-daemon.js';
 
 function scratch(t: TestContext, prefix: string): string {
@@ -51,31 +52,75 @@ test('a token and a policy file given as symlinks are hidden with the files they
   assert.equal(read.stdout_tail, 'done\n');
 });
 
-test("a task can write no cgroup but its tasks' folder, and a process it moves there out of its own still ends with its kill", async (t) => {
+/** Pids of processes whose command line holds `word`, the test's own mark (no env: a task may clear it). */
+function processesNaming(word: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(word);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Perl: clone3(CLONE_INTO_CGROUP) into the folder $ARGV[0]; the child prints its /proc/self/cgroup. */
+const CLONE_INTO_CGROUP = [
+  'use Fcntl; sysopen(my $d, $ARGV[0], O_RDONLY|O_DIRECTORY) or die;',
+  'my $pid = syscall(435, pack("Q11", 0x200000000, 0, 0, 0, 17, 0, 0, 0, 0, 0, fileno($d)), 88);',
+  'if ($pid == 0) { open(my $f, "<", "/proc/self/cgroup"); print <$f>; exit 0 } exit($pid < 0)',
+].join(' ');
+
+test('a task can write no cgroup, its own neither: it freezes, leaves, escapes and raises nothing', async (t) => {
   const daemon = await startTestDaemon(t);
   if (daemon.cgroupRoot === null) return t.skip('cgroups are not writable here');
   const tools = await connectClient(t, daemon.url);
   const daemonCgroup = join(cgroup2Mount()!, cgroupPathOf(daemon.child.pid!)!);
+  const own = (controller: string) =>
+    `/sys/fs/cgroup/${controller}$(grep ':${controller}:' /proc/self/cgroup | cut -d: -f3)`;
+  const tries = [
+    `echo 1 > ${daemonCgroup}/cgroup.freeze`,
+    `echo 1 > ${daemon.cgroupRoot}/cgroup.freeze`,
+    `echo 0 > ${daemon.cgroupRoot}/cgroup.max.depth`,
+    `mkdir ${daemon.cgroupRoot}/escape`,
+    `echo $$ > ${cgroup2Mount()}/cgroup.procs`,
+    `echo $$ > ${daemon.cgroupRoot}/cgroup.procs`,
+    `echo max > ${own('pids')}/pids.max`,
+    `echo 4294967296 > ${own('memory')}/memory.limit_in_bytes`,
+    // clone3 with CLONE_INTO_CGROUP, which a read-only mount does not stop: its child would start in
+    // the host's root cgroup and say so.
+    `perl -e '${CLONE_INTO_CGROUP}' ${cgroup2Mount()} | grep -q '^0::'`,
+  ];
   const tried = await tools.ok('run', {
-    command: [
-      `echo 1 > ${daemonCgroup}/cgroup.freeze 2>/dev/null || echo freeze-refused`,
-      `echo $$ > ${cgroup2Mount()}/cgroup.procs 2>/dev/null || echo leave-refused`,
-    ].join('; '),
+    command: tries
+      .map((command, i) => `(${command}) 2>/dev/null && echo "${i} done" || echo "${i} refused"`)
+      .join('; '),
+    memory_limit_mb: 64,
+    max_processes: 50,
     wait_seconds: 30,
   });
-  assert.equal(tried.stdout_tail, 'freeze-refused\nleave-refused\n');
-  // Into the tasks' own folder, out of its cgroup: still a descendant of its shim, the subreaper.
-  const escaped = await tools.ok('run', {
-    command: `(echo $BASHPID > ${daemon.cgroupRoot}/cgroup.procs && exec setsid sleep 7777) & echo moved; sleep 600`,
-    wait_for: 'moved',
+  assert.equal(tried.stdout_tail, tries.map((_, i) => `${i} refused\n`).join(''), tries.join('\n'));
+  assert.equal(readFileSync(join(daemon.cgroupRoot, 'cgroup.freeze'), 'utf8').trim(), '0');
+  // The attack: a setsid'd and an env -i'd process moved out of the task's cgroup, then its shim
+  // killed. Neither may outlive the task's end.
+  const word = `walkout${process.pid}`;
+  const escape = (name: string, how: string) =>
+    `${how} bash -c 'mkdir -p ${daemon.cgroupRoot}/esc; echo $$ > ${daemon.cgroupRoot}/esc/cgroup.procs; exec -a ${word}${name} sleep 7777' </dev/null >/dev/null 2>&1 &`;
+  t.after(() => {
+    for (const pid of processesNaming(word)) process.kill(pid, 'SIGKILL');
+  });
+  const task = await tools.ok('run', {
+    command: `${escape('a', 'setsid')} ${escape('b', 'env -i')} until pgrep -f ${word}b >/dev/null; do sleep 0.1; done; kill -9 $PPID`,
     wait_seconds: 30,
   });
-  await tools.ok('kill', { id: escaped.id, force: true });
-  const sleeps = () =>
-    findMarkedProcesses(`HIVE_TEST_MARK=${daemon.marker}`).filter((pid) =>
-      readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('7777'),
-    );
-  assert.deepEqual(await waitFor(() => (sleeps().length === 0 ? [] : null), 30_000), [], 'the moved sleep is gone');
+  assert.equal(task.state, 'done');
+  assert.deepEqual(
+    await waitFor(() => (processesNaming(word).length === 0 ? [] : null), 30_000),
+    [],
+    'nothing escaped',
+  );
 });
 
 test("tasks share none of the host's SysV IPC, and a sandboxed task none of the other tasks'", async (t) => {
