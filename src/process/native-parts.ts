@@ -1,7 +1,8 @@
-// The native parts a Linux install builds from source at npm install, checked once at start: the
-// daemon's addon and executables (native/), and the addons of better-sqlite3 and node-pty. One that
-// is missing, or built for another Node, makes a broken install (elsewhere than on Linux the daemon
-// runs without its own, by design): the check names the part, why, and the command that rebuilds it.
+// The native parts of a Linux install, checked once at start: the daemon's addon and executables
+// (prebuilt in the package, or built from native/ at npm install), and the addons of better-sqlite3
+// and node-pty. One that is missing, or built for another Node, makes a broken install (elsewhere
+// than on Linux the daemon runs without its own, by design): the check names the part, why, and the
+// command that rebuilds it.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
