@@ -3,8 +3,9 @@
 // it) on a PATH that holds no cc, gcc, g++, make or python3, so that nothing of this project can be
 // compiled; then the installed daemon's --version, and an `echo hi` task and a pty task through
 // MCP. Then its native parts are broken one at a time: each time the daemon says in one line which
-// part, why, and how to rebuild it, and exits 1. It runs under the Node that runs the suite (CI: 20,
-// then 26).
+// part, why, and how to rebuild it, and exits 1; and without its prebuilds, the install step says
+// it cannot build them without python3, make and g++. It runs under the Node that runs the suite
+// (CI: 20, then 26).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -286,5 +287,15 @@ test(
       renameSync(`${path}.aside`, path);
       assert.deepEqual(broken, { code: 1, stdout: '', stderr: `hive-bash-daemon: broken install: ${says}\n` });
     }
+
+    // Without prebuilds for this platform, the install step builds from source: here it cannot, and says why.
+    renameSync(prebuilt, `${prebuilt}.aside`);
+    const installStep = await runBin(process.execPath, [join(packageDir, 'native', 'install.js')], { PATH: tools });
+    renameSync(`${prebuilt}.aside`, prebuilt);
+    assert.deepEqual(installStep, {
+      code: 1,
+      stdout: '',
+      stderr: `hive-bash-daemon: cannot build the native parts: the package has no prebuilt native parts for ${PLATFORM}, and building them from native/src needs python3, make and g++ (missing here: python3, make, g++)\n`,
+    });
   },
 );
