@@ -30,7 +30,8 @@ const { targets } = JSON.parse(readFileSync(join(NATIVE, 'binding.gyp'), 'utf8')
 const headers = nodeHeaders();
 
 for (const arch of arches) {
-  const cc = COMPILERS[arch];
+  // Debian names its compilers by target; for this machine's own architecture plain cc does too.
+  const cc = onPath(COMPILERS[arch]) || arch !== process.arch ? COMPILERS[arch] : 'cc';
   if (!onPath(cc)) fail(`${cc} is not on PATH: it builds the linux-${arch} prebuilds (.ci/install-cross installs it)`);
   const dir = join(out, `linux-${arch}`);
   rmSync(dir, { recursive: true, force: true });
