@@ -1,6 +1,6 @@
 // The typed facade of the native addon (native/): the only module that loads it. Where it cannot
 // load (another OS, a failed build), `loadNative` says why once and callers fall back.
-// The parts are looked for first among the package's prebuilds for this platform (npm run prebuild:
+// The parts are looked for first among the package's prebuilds for this platform (npm run prebuilds:
 // prebuilds/linux-x64/, prebuilds/linux-arm64/), then in what npm install built from native/src.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,9 +9,9 @@ import { NativeUnavailableError } from '../errors.js';
 
 const PACKAGE_URL = new URL('../../../', import.meta.url);
 /** The package's prebuilt parts for this platform (native/prebuild.js), if it has them. */
-export const PREBUILD_DIR = fileURLToPath(new URL(`prebuilds/${process.platform}-${process.arch}/`, PACKAGE_URL));
+const PREBUILD_DIR = fileURLToPath(new URL(`prebuilds/${process.platform}-${process.arch}/`, PACKAGE_URL));
 /** What npm install built from native/src where there is no prebuild (native/install.js). */
-export const BUILD_DIR = fileURLToPath(new URL('native/build/Release/', PACKAGE_URL));
+const BUILD_DIR = fileURLToPath(new URL('native/build/Release/', PACKAGE_URL));
 /** Where the executables are: among the prebuilds when the package has them for this platform, else the build. */
 const EXECUTABLE_DIR = existsSync(`${PREBUILD_DIR}hive-task-shim`) ? PREBUILD_DIR : BUILD_DIR;
 /** The per-task shim executable (native/src/shim.c). */
