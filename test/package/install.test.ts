@@ -3,18 +3,29 @@
 // it) on a PATH that holds no cc, gcc, g++, make or python3, so that nothing of this project can be
 // compiled; then the installed daemon's --version, and an `echo hi` task and a pty task through
 // MCP. Then its native parts are broken one at a time: each time the daemon says in one line which
-// part, why, and how to rebuild it, and exits 1; and without its prebuilds, the install step says
-// it cannot build them without python3, make and g++. It runs under the Node that runs the suite
+// part, why, and how to rebuild it, and exits 1; a prebuilt addon that does not load gives way to
+// a built one; and without its prebuilds, the install step says it cannot build them without
+// python3, make and g++. It runs under the Node that runs the suite
 // (CI: 20, then 26).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { readListeningUrl } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -287,6 +298,21 @@ test(
       renameSync(`${path}.aside`, path);
       assert.deepEqual(broken, { code: 1, stdout: '', stderr: `hive-bash-daemon: broken install: ${says}\n` });
     }
+
+    // A prebuilt addon this machine cannot load (as on a glibc older than the 2.34 it needs) gives way
+    // to the one the install step then built from source: here a copy of the prebuilt one stands in.
+    const addon = join(prebuilt, 'hive_native.node');
+    mkdirSync(release, { recursive: true });
+    copyFileSync(addon, join(release, 'hive_native.node'));
+    renameSync(addon, `${addon}.aside`);
+    renameSync(foreign, addon);
+    const partsModule = pathToFileURL(join(packageDir, 'dist', 'src', 'process', 'native-parts.js')).href;
+    const script = `const { findBrokenNativePart } = await import('${partsModule}'); console.log(findBrokenNativePart());`;
+    const fallback = await runBin(process.execPath, ['--input-type=module', '-e', script]);
+    renameSync(addon, foreign);
+    renameSync(`${addon}.aside`, addon);
+    rmSync(join(packageDir, 'native', 'build'), { recursive: true });
+    assert.deepEqual(fallback, { code: 0, stdout: 'null\n', stderr: '' });
 
     // Without prebuilds for this platform, the install step builds from source: here it cannot, and says why.
     renameSync(prebuilt, `${prebuilt}.aside`);
