@@ -58,4 +58,6 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  // native/install.js and prebuild.js: plain Node scripts, run before (or without) the TypeScript build.
+  { files: ['native/*.js'], languageOptions: { globals: { console: 'readonly', process: 'readonly' } } },
 );

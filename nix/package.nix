@@ -94,8 +94,10 @@ buildNpmPackage {
   ];
 
   env = {
-    # better-sqlite3 (prebuild-install) and node-pty (scripts/prebuild.js) both honour this:
-    # no prebuilt binary is downloaded or used, node-gyp compiles the addon here.
+    # better-sqlite3 (prebuild-install) honours this: no prebuilt binary is downloaded or used,
+    # node-gyp compiles the addon here. node-pty's addon comes prebuilt, as npm installs it
+    # (@lydell/node-pty-linux-x64 and the like); the daemon's own parts build from native/src, since
+    # the source taken here holds no prebuilds/.
     npm_config_build_from_source = "true";
   };
 

@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "self-check.h"
+
 #define MAX_WORDS 4096
 
 static const int FORWARDED[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -62,6 +64,7 @@ static char **read_command(int fd) {
 }
 
 int main(int argc, char **argv) {
+  if (answered_version(argc, argv, "hive-daemon-init")) return 0;
   char **command = argc == 2 ? read_command(atoi(argv[1])) : NULL;
   if (command == NULL) {
     dprintf(2, "usage: hive-daemon-init FD (FD: a file holding the daemon's command line, each word ended by a NUL)\n");

@@ -47,6 +47,7 @@
 #include "sys.h"
 #include "shim-fork.h"
 #include "spawn.h"
+#include "self-check.h"
 
 #define SOCKET_FD 3
 #define ANSWER_FD 4
@@ -215,6 +216,7 @@ static void join_task_namespace(const char *text) {
 }
 
 int main(int argc, char **argv) {
+  if (answered_version(argc, argv, "hive-task-spawner")) return 0;
   pid_t parent = getppid();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) exit_with_error(1, errno, "prctl PR_SET_PDEATHSIG");
   if (getppid() != parent) exit_with_error(1, ESRCH, "getppid: the daemon is gone");

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "sandbox-probe.h"
+#include "self-check.h"
 #include "userns-map.h"
 #include "task-mounts.h"
 
@@ -266,6 +267,7 @@ static int set_up_init(pid_t init, int sync, int go, int own_user) {
 }
 
 int main(int argc, char **argv) {
+  if (answered_version(argc, argv, "hive-task-init")) return 0;
   pid_t parent = getppid();
   int err = parse_arguments(argc, argv);
   if (err < 0) {

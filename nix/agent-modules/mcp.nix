@@ -74,8 +74,8 @@ in
       defaultText = lib.literalExpression "pkgs.nodejs_22";
       example = lib.literalExpression "pkgs.nodejs_24";
       description = ''
-        The Node.js the default package compiles its native parts against and runs on: Node 20, 22
-        or 24 are supported (nixpkgs marks nodejs_20 insecure since its end of life). Needed only
+        The Node.js the default package compiles its native parts against and runs on: Node 20, 22,
+        24 or 26 are supported (nixpkgs marks nodejs_20 insecure since its end of life). Needed only
         when bashPackage is left at its default.
       '';
     };

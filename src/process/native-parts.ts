@@ -1,7 +1,8 @@
-// The native parts a Linux install builds from source at npm install, checked once at start: the
-// daemon's addon and executables (native/), and the addons of better-sqlite3 and node-pty. One that
-// is missing, or built for another Node, makes a broken install (elsewhere than on Linux the daemon
-// runs without its own, by design): the check names the part, why, and the command that rebuilds it.
+// The native parts of a Linux install, checked once at start: the daemon's addon and executables
+// (prebuilt in the package, or built from native/ at npm install), and the addons of better-sqlite3
+// and node-pty. One that is missing, or built for another Node, makes a broken install (elsewhere
+// than on Linux the daemon runs without its own, by design): the check names the part, why, and the
+// command that rebuilds it.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -47,14 +48,19 @@ function checkSqlite(): string | null {
 }
 
 /**
- * node-pty's addon is an N-API one (a build serves every Node): it is looked for where node-pty's
+ * node-pty's addon, an N-API one (a build serves every Node), comes prebuilt in a package of each
+ * platform, an optional dependency of @lydell/node-pty: it is looked for where @lydell/node-pty's
  * loader looks, not loaded (that costs 600 KB of a daemon that may never open a terminal).
  */
 function checkPty(): string | null {
-  const dir = dirname(require.resolve('node-pty/package.json'));
-  const places = ['build/Release', 'build/Debug', `prebuilds/${process.platform}-${process.arch}`];
-  if (places.some((place) => existsSync(join(dir, place, 'pty.node')))) return null;
-  return brokenPart("node-pty's addon", `is not built (looked in ${places.join(', ')} of ${dir})`, 'node-pty', dir);
+  const name = `@lydell/node-pty-${process.platform}-${process.arch}`;
+  try {
+    const nodePty = createRequire(require.resolve('@lydell/node-pty/package.json'));
+    if (existsSync(join(dirname(nodePty.resolve(`${name}/package.json`)), 'pty.node'))) return null;
+  } catch {
+    // not installed: said below
+  }
+  return `broken install: node-pty's addon is missing (${name} is not installed: npm leaves it out under --omit=optional, and there is none for other platforms); install hive-bash-daemon again without --omit=optional`;
 }
 
 /** Why an addon did not load, in words: not built, built for another Node, or what dlopen said. */

@@ -1,18 +1,27 @@
 // The typed facade of the native addon (native/): the only module that loads it. Where it cannot
 // load (another OS, a failed build), `loadNative` says why once and callers fall back.
+// The parts are looked for first among the package's prebuilds for this platform (npm run prebuilds:
+// prebuilds/linux-x64/, prebuilds/linux-arm64/), then in what npm install built from native/src.
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { NativeUnavailableError } from '../errors.js';
 
-const BUILD_DIR = fileURLToPath(new URL('../../../native/build/Release/', import.meta.url));
+const PACKAGE_URL = new URL('../../../', import.meta.url);
+/** The package's prebuilt parts for this platform (native/prebuild.js), if it has them. */
+const PREBUILD_DIR = fileURLToPath(new URL(`prebuilds/${process.platform}-${process.arch}/`, PACKAGE_URL));
+/** What npm install built from native/src where there is no prebuild (native/install.js). */
+const BUILD_DIR = fileURLToPath(new URL('native/build/Release/', PACKAGE_URL));
+/** Where the executables are: among the prebuilds when the package has them for this platform, else the build. */
+const EXECUTABLE_DIR = existsSync(`${PREBUILD_DIR}hive-task-shim`) ? PREBUILD_DIR : BUILD_DIR;
 /** The per-task shim executable (native/src/shim.c). */
-export const SHIM_PATH = `${BUILD_DIR}hive-task-shim`;
+export const SHIM_PATH = `${EXECUTABLE_DIR}hive-task-shim`;
 /** The small process that spawns shims for a worker thread (native/src/spawner.c). */
-export const SPAWNER_PATH = `${BUILD_DIR}hive-task-spawner`;
+export const SPAWNER_PATH = `${EXECUTABLE_DIR}hive-task-spawner`;
 /** The maker and init of the tasks' own PID and mount namespace (native/src/task-init.c). */
-export const INIT_PATH = `${BUILD_DIR}hive-task-init`;
+export const INIT_PATH = `${EXECUTABLE_DIR}hive-task-init`;
 /** PID 1 above a daemon that is a container's first process (native/src/daemon-init.c). */
-export const DAEMON_INIT_PATH = `${BUILD_DIR}hive-daemon-init`;
+export const DAEMON_INIT_PATH = `${EXECUTABLE_DIR}hive-daemon-init`;
 /** The shim's name in the command lines it shows: no path (whose folders may read like the daemon's name). */
 export const SHIM_NAME = 'hive-task-shim';
 
@@ -89,8 +98,11 @@ export interface NativeError extends Error {
   code: string;
 }
 
-/** The addon's file. */
-export const ADDON_PATH = `${BUILD_DIR}hive_native.node`;
+const BUILT_ADDON = `${BUILD_DIR}hive_native.node`;
+/** The addon's file: the prebuilt one when the package has it for this platform, else the build's. */
+export const ADDON_PATH = existsSync(`${PREBUILD_DIR}hive_native.node`)
+  ? `${PREBUILD_DIR}hive_native.node`
+  : BUILT_ADDON;
 
 let loaded: { addon: NativeAddon } | { error: string; cause?: Error } | null = null;
 
@@ -100,8 +112,7 @@ export function loadNative(): { addon: NativeAddon } | { error: string; cause?: 
   if (process.platform !== 'linux')
     return (loaded = { error: `native process control needs Linux; this is ${process.platform}` });
   try {
-    const addon = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
-    loaded = { addon };
+    loaded = { addon: requireAddon() };
   } catch (error) {
     loaded = {
       error: `the native addon could not be loaded (${(error as Error).message}); run npm install to build it`,
@@ -109,6 +120,20 @@ export function loadNative(): { addon: NativeAddon } | { error: string; cause?: 
     };
   }
   return loaded;
+}
+
+/**
+ * The addon at ADDON_PATH; where that is a prebuild this machine cannot load (a C library older than
+ * the one it was linked against), the one npm install then built from source, if it did.
+ */
+function requireAddon(): NativeAddon {
+  const require = createRequire(import.meta.url);
+  try {
+    return require(ADDON_PATH) as NativeAddon;
+  } catch (error) {
+    if (ADDON_PATH === BUILT_ADDON || !existsSync(BUILT_ADDON)) throw error;
+    return require(BUILT_ADDON) as NativeAddon;
+  }
 }
 
 /** The addon, for code that runs only where loadNative succeeded. */

@@ -1,4 +1,5 @@
-// Opens the pseudo-terminals of pty tasks with node-pty. This is the only place that loads
+// Opens the pseudo-terminals of pty tasks with node-pty (as @lydell/node-pty: node-pty 1.1.0 with its
+// addon prebuilt, in @lydell/node-pty-linux-x64 and the like). This is the only place that loads
 // node-pty, and it runs on the supervisor's main thread: node-pty is not safe across worker
 // threads (its README says so, and a "HandleScope without proper locking" crash was reported from
 // a worker), so it is hosted once, here, and only its fds and the slave's path go to the worker.
@@ -29,13 +30,13 @@ export const MAX_TERMINAL_SIZE = 1000;
 
 let native: PtyNative | null = null;
 
-/** Loads node-pty's addon through node-pty's own loader (its build, else its prebuilds). */
+/** Loads node-pty's addon through its package's own loader (from the package of this platform). */
 function ptyNative(): PtyNative {
   if (native === null) {
-    const { loadNativeModule } = createRequire(import.meta.url)('node-pty/lib/utils.js') as {
-      loadNativeModule: (name: string) => { module: PtyNative };
+    const { requireBinary } = createRequire(import.meta.url)('@lydell/node-pty/requireBinary.js') as {
+      requireBinary: (file: string) => PtyNative;
     };
-    native = loadNativeModule('pty').module;
+    native = requireBinary('pty.node');
   }
   return native;
 }

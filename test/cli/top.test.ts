@@ -1,7 +1,7 @@
 // hive-bash top: one frame with --once and --json, and the live view on a real terminal quitting on q.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { spawn as spawnTerminal } from 'node-pty';
+import { spawn as spawnTerminal } from '@lydell/node-pty';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/processes.js';
 import { awaitGate, CLI_JS, makeGate, runCli } from './cli.js';
