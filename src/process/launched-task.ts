@@ -12,6 +12,11 @@ export interface LeaderExit {
   /** Spawn failure text; the task never ran. */
   error: string | null;
   endedAt: number;
+  /**
+   * Whether a kill's signal was sent while the leader had not yet exited (its shim says so): false
+   * when the leader ended by itself before any kill reached it. Absent where the launcher cannot tell.
+   */
+  afterKill?: boolean;
 }
 
 export interface LaunchedTask {

@@ -49,6 +49,8 @@ class ShimStatus {
   /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
   subtreeCpuMs: number | null = null;
   exitReported = false;
+  /** A kill's signal was sent while the leader had not exited (a `signalled` line). */
+  signalled = false;
   /** The task is being ended without its shim's report (endWithoutShim). */
   endingWithoutShim = false;
   /** The leader's pid, its process group's id too, once the shim reports the start. */
@@ -75,6 +77,7 @@ class ShimStatus {
       const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
       this.resolveOutput([stdoutBytes!, stderrBytes!]);
     } else if (word === 'error') this.startError = parseShimError(value);
+    else if (word === 'signalled') this.signalled = true;
     else if (word.startsWith('policy-')) {
       const event = parseExecLine(word, value);
       if (event !== null) this.execListener?.(event);
@@ -109,8 +112,14 @@ class ShimStatus {
       this.startError !== null
         ? { exitCode: null, signal: null, error: this.startError.message, endedAt }
         : word === 'exit'
-          ? { exitCode: number, signal: null, error: null, endedAt }
-          : { exitCode: exitCodeOfSignal(number), signal: signalName(number), error: null, endedAt };
+          ? { exitCode: number, signal: null, error: null, endedAt, afterKill: this.signalled }
+          : {
+              exitCode: exitCodeOfSignal(number),
+              signal: signalName(number),
+              error: null,
+              endedAt,
+              afterKill: this.signalled,
+            };
     // After the start, which waits for the spawner's answer: the end (and the release that can
     // follow it at once) must not overtake the start, which would come too late to be heard.
     void this.spawned.then(() => this.resolveExit(leaderExit));

@@ -101,6 +101,8 @@ export class TaskRun {
     let gone = false;
     if (this.spec.spawner === 'native') void launched.gone().then(() => (gone = true));
     const exit = await launched.exit;
+    // A kill that came after the leader had exited by itself (its shim says so) did not end it.
+    if (exit.afterKill === false && exit.signal === null && exit.error === null) this.reason = null;
     const oomKilled = this.afterLeaderExit(launched, oom);
     await this.drainOutput(launched, pumps);
     const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, ...NO_FINAL_FIGURES } as const;
