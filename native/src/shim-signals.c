@@ -75,9 +75,22 @@ int cgroup_emptying(void) {
   return 0;
 }
 
+/* Says "signalled" the first time a kill finds the leader not yet exited: then the kill may be
+ * what ended it. A leader that exited by itself before the kill reached the shim (a zombie not yet
+ * reaped) ended on its own, and its task is not told as killed. */
+static void note_kill(pid_t leader, int leader_done) {
+  static int noted = 0;
+  siginfo_t info = {0};
+  if (noted || leader_done) return;
+  if (waitid(P_PID, (id_t)leader, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) return;
+  noted = 1;
+  report("signalled");
+}
+
 static void kill_tree(int sig, pid_t leader, int *leader_done) {
   const char *call = NULL;
   int result;
+  note_kill(leader, *leader_done);
   if (shim.cgroup_dir != NULL) {
     if (sig == SIGKILL && (result = kill_cgroup(shim.cgroup_dir, &call)) < 0) log_failure(-result, "%s %s/cgroup.kill", call, shim.cgroup_dir);
     if (sig == SIGKILL && result == 0) watch_cgroup_empty();

@@ -11,13 +11,15 @@
  *   truncated STREAM cap|reserve        with -o, at any time: STREAM (stdout, stderr)     why: the cap, the disk's reserve
  *   truncated STREAM write ERRNO          first drops a byte                              or a failed write and its errno
  *   policy-denied|ask|gone ...          with -p, at any time: exec-policy.h's lines       as exec-policy.h says
+ *   signalled                           once, when a kill's signal is sent while the      none
+ *                                       leader has not exited (else its end was its own)
  *   exit CODE                           the leader exited, once its output is in the      its exit status
  *                                       files (with -o)
  *   signal N                            the leader was killed, as exit                    the signal's number
  *   output OUT_BYTES ERR_BYTES          with -o, once both pipes are at EOF               bytes the task wrote to each, kept or not
  *   cpu USEC                            just before the shim exits                        CPU time of its whole reaped subtree, in us
  *
- * In order: start or error first; then truncated and policy lines; then exit or signal; then
+ * In order: start or error first; then truncated, policy and signalled lines; then exit or signal; then
  * output, then cpu. Nothing else follows start but those: failures after it go to the task's
  * stderr as "hive-task-shim: CALL: ..." (with -o through the stderr stream, counted and capped like
  * the task's own). */

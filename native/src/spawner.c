@@ -154,8 +154,14 @@ static void serve_request(char *data, long length, int *fds, int nfds) {
 /* The pidfd of the tasks' init whose namespaces this process joined, or -1. */
 static int init_pidfd = -1;
 
+/* Reaps the children that exited, and continues at once any that was stopped: a shim stopped (a
+ * task may SIGSTOP its own shim, or another task's, which share its namespace) would take no kill
+ * and tell no end. The daemon's SIGCONT with each kill reaches one stopped while this process is. */
 static void reap_children(void) {
-  while (waitpid(-1, NULL, WNOHANG) > 0) {
+  for (;;) {
+    siginfo_t info = {0};
+    if (waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | WNOHANG) != 0 || info.si_pid == 0) return;
+    if (info.si_code == CLD_STOPPED) kill(info.si_pid, SIGCONT);
   }
 }
 

@@ -69,6 +69,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     exit,
     gone: () => group?.gone() ?? Promise.resolve(),
     signal: (signal) => group?.signal(signal),
+    endStuck() {},
     cpuMsSoFar: () => null,
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),

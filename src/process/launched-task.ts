@@ -12,6 +12,11 @@ export interface LeaderExit {
   /** Spawn failure text; the task never ran. */
   error: string | null;
   endedAt: number;
+  /**
+   * Whether a kill's signal was sent while the leader had not yet exited (its shim says so): false
+   * when the leader ended by itself before any kill reached it. Absent where the launcher cannot tell.
+   */
+  afterKill?: boolean;
 }
 
 export interface LaunchedTask {
@@ -34,6 +39,12 @@ export interface LaunchedTask {
   gone(): Promise<void>;
   /** Sends `signal` to every process of the task. */
   signal(signal: KillSignal): void;
+  /**
+   * Ends the task whatever its shim does (stopped, stuck): kills the shim, then what is left of the
+   * task as a killed shim's end does, and reports the leader's end if the shim had not. A no-op
+   * without a shim (Node's launcher).
+   */
+  endStuck(): void;
   /** The CPU time the task used so far, where its cgroup counts it (one small read); else null. */
   cpuMsSoFar(): number | null;
   /** What the task's limits did so far, from its cgroups (nulls where it has none). */

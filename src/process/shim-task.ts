@@ -3,6 +3,7 @@
 // line, and a shim that dies before reporting its task's end takes the task's orphans with it.
 import type { Socket } from 'node:net';
 import { writeSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { SpawnError, systemCallError } from '../errors.js';
 import { readLines } from '../shared/line-reader.js';
 import { execAnswerLine, parseExecLine } from './exec-lines.js';
@@ -18,6 +19,7 @@ import {
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './lingering.js';
+import { nativeAddon } from './native.js';
 import { readCpuMs } from './resources.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from '../shared/signals.js';
 import type { SpawnAnswer } from './spawner-client.js';
@@ -47,6 +49,10 @@ class ShimStatus {
   /** The CPU time of the task's whole subtree, which the shim reports as it exits. */
   subtreeCpuMs: number | null = null;
   exitReported = false;
+  /** A kill's signal was sent while the leader had not exited (a `signalled` line). */
+  signalled = false;
+  /** The task is being ended without its shim's report (endWithoutShim). */
+  endingWithoutShim = false;
   /** The leader's pid, its process group's id too, once the shim reports the start. */
   leaderPid: number | null = null;
   execListener: ((event: ExecEvent) => void) | null = null;
@@ -71,6 +77,7 @@ class ShimStatus {
       const [stdoutBytes, stderrBytes] = value.split(' ').map(Number);
       this.resolveOutput([stdoutBytes!, stderrBytes!]);
     } else if (word === 'error') this.startError = parseShimError(value);
+    else if (word === 'signalled') this.signalled = true;
     else if (word.startsWith('policy-')) {
       const event = parseExecLine(word, value);
       if (event !== null) this.execListener?.(event);
@@ -105,8 +112,14 @@ class ShimStatus {
       this.startError !== null
         ? { exitCode: null, signal: null, error: this.startError.message, endedAt }
         : word === 'exit'
-          ? { exitCode: number, signal: null, error: null, endedAt }
-          : { exitCode: exitCodeOfSignal(number), signal: signalName(number), error: null, endedAt };
+          ? { exitCode: number, signal: null, error: null, endedAt, afterKill: this.signalled }
+          : {
+              exitCode: exitCodeOfSignal(number),
+              signal: signalName(number),
+              error: null,
+              endedAt,
+              afterKill: this.signalled,
+            };
     // After the start, which waits for the spawner's answer: the end (and the release that can
     // follow it at once) must not overtake the start, which would come too late to be heard.
     void this.spawned.then(() => this.resolveExit(leaderExit));
@@ -133,6 +146,7 @@ export function trackShim(
   void Promise.all([gone, spawned]).then(([, answer]) => {
     if (!status.exitReported) endUnreported(status, answer, task, cwd);
   });
+  const shim = openShimPidfd(spawned, streams.channel, gone);
   return {
     stdout: streams.stdout,
     stderr: streams.stderr,
@@ -142,7 +156,14 @@ export function trackShim(
     exit: status.exit,
     gone: () => gone,
     signal(signal: KillSignal) {
+      // A shim that was stopped would take no kill: it is continued with each one (its spawner
+      // continues a stopped shim at once, unless it is stopped itself).
+      signalShim(shim, 'SIGCONT');
       writeControl(streams, `kill ${signalNumber(signal)}\n`);
+    },
+    endStuck() {
+      signalShim(shim, 'SIGKILL');
+      endWithoutShim(status, task, 'its shim did not end it, and was killed');
     },
     // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
@@ -168,15 +189,59 @@ function endUnreported(status: ShimStatus, answer: SpawnAnswer, task: Omit<TaskP
     return;
   }
   // The shim died before its task (killed from outside, or its spawner died): end what it held.
-  // The end is reported whatever that kill meets: a throw there would leave the task running for good.
-  void killOrphans({ ...task, pgid: status.leaderPid }).finally(() =>
+  endWithoutShim(status, task, 'its shim was killed');
+}
+
+/**
+ * Ends what is left of a task without its shim, once, and reports the leader's end (with `why` the
+ * shim did not) unless the shim did. The end is reported whatever that kill meets: a throw there
+ * would leave the task running for good.
+ */
+function endWithoutShim(status: ShimStatus, task: Omit<TaskProcesses, 'pgid'>, why: string): void {
+  if (status.endingWithoutShim) return;
+  status.endingWithoutShim = true;
+  void killOrphans({ ...task, pgid: status.leaderPid }).finally(() => {
+    if (status.exitReported) return;
     status.resolveExit({
       exitCode: null,
       signal: null,
-      error: status.startError?.message ?? 'the task ended without reporting its exit (its shim was killed)',
+      error: status.startError?.message ?? `the task ended without reporting its exit (${why})`,
       endedAt: Date.now(),
-    }),
-  );
+    });
+  });
+}
+
+/** A pidfd of a task's shim, -1 until the spawner's answer and once the shim is gone. */
+interface ShimPidfd {
+  fd: number;
+}
+
+/** Opens a pidfd of the shim once the spawner answers, while its channel is open (so the pid is still the shim's). */
+function openShimPidfd(spawned: Promise<SpawnAnswer>, channel: Socket, gone: Promise<void>): ShimPidfd {
+  const shim: ShimPidfd = { fd: -1 };
+  void spawned.then((answer) => {
+    if (!('pid' in answer) || channel.destroyed) return;
+    try {
+      shim.fd = nativeAddon().pidfdOpen(answer.pid);
+    } catch {
+      return; // gone already
+    }
+    void gone.then(() => {
+      nativeAddon().close(shim.fd);
+      shim.fd = -1;
+    });
+  });
+  return shim;
+}
+
+/** Sends `signal` to the shim itself, if it is still there. */
+function signalShim(shim: ShimPidfd, signal: 'SIGCONT' | 'SIGKILL'): void {
+  if (shim.fd < 0) return;
+  try {
+    nativeAddon().sendSignal(shim.fd, osConstants.signals[signal]);
+  } catch {
+    // exited meanwhile
+  }
 }
 
 /** The shim's `error ERRNO CALL` line (native/src/shim-status.c) as the one spawn error type. */
@@ -202,6 +267,7 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
     exit: Promise.resolve({ exitCode: null, signal: null, error: error.message, endedAt: Date.now() }),
     gone: () => Promise.resolve(),
     signal() {},
+    endStuck() {},
     cpuMsSoFar: () => null,
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),

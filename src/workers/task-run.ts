@@ -34,6 +34,8 @@ import { within } from '../within.js';
 const OUTPUT_DRAIN_MS = 100;
 /** How long an input's answer waits for the task to take the text before saying how much is still pending. */
 const INPUT_WAIT_MS = 1000;
+/** The least time a shim has, after a SIGKILL, to end its task before it is killed (the kill grace if longer). */
+const SHIM_KILL_WAIT_MS = 1000;
 
 /** Whether an OOM kill ended the task (its watcher saw one), and how to stop watching. */
 interface OomWatch {
@@ -50,6 +52,8 @@ export class TaskRun {
   private reason: EndReason | null = null;
   private termination: TerminationHandle | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Armed by the first SIGKILL: ends the task without its shim if the shim has not exited by then. */
+  private shimWatch: NodeJS.Timeout | null = null;
   private exited = false;
   /** Control messages that came before the launch, which waits for the output files: carried out after it. */
   private early: ControlMessage[] | null = [];
@@ -97,6 +101,8 @@ export class TaskRun {
     let gone = false;
     if (this.spec.spawner === 'native') void launched.gone().then(() => (gone = true));
     const exit = await launched.exit;
+    // A kill that came after the leader had exited by itself (its shim says so) did not end it.
+    if (exit.afterKill === false && exit.signal === null && exit.error === null) this.reason = null;
     const oomKilled = this.afterLeaderExit(launched, oom);
     await this.drainOutput(launched, pumps);
     const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, ...NO_FINAL_FIGURES } as const;
@@ -161,7 +167,7 @@ export class TaskRun {
     if (this.spec.cgroups.v1.some((cgroup) => cgroup.controller === 'memory'))
       watch.stop = watchOomKills(launched, () => {
         watch.killed = true;
-        launched.signal('SIGKILL');
+        this.signalTask('SIGKILL');
       });
     return watch;
   }
@@ -193,7 +199,7 @@ export class TaskRun {
     let oomKilled = oom.killed;
     if (!oomKilled && this.spec.limits.memoryLimitMb !== null) oomKilled = (launched.limitFigures().oomKills ?? 0) > 0;
     // An OOM kill ends the whole task (memory.oom.group in v2; here, for v1 or a helper that outlived it).
-    if (oomKilled) launched.signal('SIGKILL');
+    if (oomKilled) this.signalTask('SIGKILL');
     return oomKilled;
   }
 
@@ -286,10 +292,26 @@ export class TaskRun {
       // A later force skips the grace period, and is sent even if an earlier SIGKILL was: what
       // outlived it (a fork racing the shim's walk) stays killable.
       this.termination.forceNow();
-      this.launched!.signal('SIGKILL');
+      this.signalTask('SIGKILL');
       return;
     }
-    this.termination = terminate(this.launched!, signal, this.spec.killGraceMs);
+    const launched = this.launched!;
+    const target = { signal: (sent: KillSignal) => this.signalTask(sent), gone: () => launched.gone() };
+    this.termination = terminate(target, signal, this.spec.killGraceMs);
+  }
+
+  /**
+   * Signals the whole task. The first SIGKILL gives its shim the kill grace (at least
+   * SHIM_KILL_WAIT_MS) to end it; a shim still there then (stopped, stuck in the kernel) is killed,
+   * and the task ended without it.
+   */
+  private signalTask(signal: KillSignal): void {
+    const launched = this.launched!;
+    launched.signal(signal);
+    if (signal !== 'SIGKILL' || this.shimWatch !== null || this.spec.spawner !== 'native') return;
+    const watch = setTimeout(() => launched.endStuck(), Math.max(this.spec.killGraceMs, SHIM_KILL_WAIT_MS));
+    this.shimWatch = watch;
+    void launched.gone().then(() => clearTimeout(watch));
   }
 
   private report(message: ReportEnvelope['message']): void {

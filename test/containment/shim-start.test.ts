@@ -239,7 +239,7 @@ test(
     control.write(`${'x'.repeat(300)}\nkill 9\n`);
     const code = await new Promise<number | null>((resolve) => shim.once('close', (exitCode) => resolve(exitCode)));
     assert.equal(code, 0);
-    assert.deepEqual(lines.slice(1, 2), ['signal 9'], 'the kill after the long line was taken');
+    assert.deepEqual(lines.slice(1, 3), ['signalled', 'signal 9'], 'the kill after the long line was taken');
     assert.match(stderr, /^hive-task-shim: control line of over 254 bytes without a newline: dropped: /);
   },
 );

@@ -36,6 +36,9 @@ import type { ServiceSettings } from './service-settings.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
 import { within } from '../../within.js';
 
+/** The least a run's answer waits for its task's start (its pid) when it waited less for the task. */
+const START_WAIT_MS = 1000;
+
 export class TaskService {
   /** Every task from run until its worker lets go of it (pending, running, finished with processes still lingering). */
   private readonly live = new Map<string, LiveTask>();
@@ -96,16 +99,21 @@ export class TaskService {
 
   /**
    * Runs a task, waits for it as `wait` says (its end, a line, a port) and, once dispatched, for its
-   * start; then a finished task goes back whole and makes no todo, one still going (with its pid)
-   * gets its todo. The hand-over is synchronous: a task ends before it (inline) or after (upserted).
+   * start, until `waitSeconds` (at least START_WAIT_MS) from now: a start that does not come (a
+   * stopped spawner or shim) costs the answer its pid, not its time. Then a finished task goes back
+   * whole and makes no todo, one still going (with its pid, if known) gets its todo. The hand-over
+   * is synchronous: a task ends before it (inline) or after (upserted).
    */
   async runAndWait<T>(
     request: RunRequest,
     wait: (id: string) => Promise<T>,
+    waitSeconds: number,
   ): Promise<{ record: TaskRecord; waited: T }> {
+    const deadline = Date.now() + Math.max(waitSeconds * 1000, START_WAIT_MS);
     const { id } = this.run(request);
     const waited = await wait(id);
-    if (this.live.get(id)?.record.state === 'running') await this.whenStarted(id);
+    if (this.live.get(id)?.record.state === 'running')
+      await within(this.whenStarted(id), Math.max(deadline - Date.now(), 0), undefined);
     const task = this.live.get(id);
     const record = !task || isFinished(task.record.state) ? this.handOver(id) : this.apply(task, { type: 'shown' });
     return { record, waited };

@@ -154,10 +154,13 @@ export const runTool = defineTool({
       caller,
     };
     const want = { pattern, port: input.wait_for_port ?? null };
-    const { record, waited } = await tasks.runAndWait(request, async (id) =>
-      want.pattern === null && want.port === null
-        ? (await tasks.waitForEnd(id, input.wait_seconds, options.askable), null)
-        : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
+    const { record, waited } = await tasks.runAndWait(
+      request,
+      async (id) =>
+        want.pattern === null && want.port === null
+          ? (await tasks.waitForEnd(id, input.wait_seconds, options.askable), null)
+          : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
+      input.wait_seconds,
     );
     return describeWaited(await tasks.snapshotNow(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },
