@@ -66,10 +66,10 @@ class ShimStatus {
     this.outputBytes = output ? new Promise((resolve) => (this.resolveOutput = resolve)) : null;
   }
 
-  /** One status line: a word, a space, its value (the table at the top of native/src/shim-status.c). */
+  /** One status line: a word, then a space and its value where it has one (the table at the top of native/src/shim-status.c). */
   onLine(line: string): void {
     const space = line.indexOf(' ');
-    const [word, value] = [line.slice(0, space), line.slice(space + 1)];
+    const [word, value] = space < 0 ? [line, ''] : [line.slice(0, space), line.slice(space + 1)];
     if (word === 'start') this.onStart(value);
     else if (word === 'cpu') this.subtreeCpuMs = Math.round(Number(value) / 1000);
     else if (word === 'truncated') this.onTruncated(value);
