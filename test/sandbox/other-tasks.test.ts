@@ -36,7 +36,13 @@ async function startVictim(tools: ToolClient, sandbox: object | undefined): Prom
 }
 
 /** other-processes' lines as "CALL" -> "ok" or the errno's name. */
-const outcomes = (stdout: string) => new Map(stdout.trim().split('\n').map((line) => line.split(' ') as [string, string]));
+const outcomes = (stdout: string) =>
+  new Map(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ') as [string, string]),
+  );
 
 test("no sandboxed task traces, takes fds from, reads or signals another task's processes; its own children it does", async (t) => {
   const { program, work } = buildProbe(t);
@@ -62,7 +68,9 @@ test("no sandboxed task traces, takes fds from, reads or signals another task's 
     assert.deepEqual(
       [...outcomes(own.stdout_tail)],
       [
-        ...['ptrace', 'pidfd_getfd', 'process_vm_readv', 'process_vm_writev', 'open-mem', 'read-environ'].map((call) => [call, 'ok']),
+        ...['ptrace', 'pidfd_getfd', 'process_vm_readv', 'process_vm_writev', 'open-mem', 'read-environ'].map(
+          (call) => [call, 'ok'],
+        ),
         ['readlink-fd', 'ok'],
         ['kill', 'ok'],
         ['connect-abstract', 'ECONNREFUSED'],
