@@ -30,6 +30,9 @@
 #define COMPAT_ARCH AUDIT_ARCH_I386
 #define COMPAT_EXECVE 11
 #define COMPAT_EXECVEAT 358
+#define NATIVE_MOUNT 165
+#define X32_MOUNT (X32_BIT + 165)
+#define COMPAT_MOUNT 21
 #elif defined(__aarch64__)
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #define NATIVE_EXECVE 221
@@ -40,7 +43,13 @@
 #define COMPAT_ARCH AUDIT_ARCH_ARM
 #define COMPAT_EXECVE 11
 #define COMPAT_EXECVEAT 387
+#define NATIVE_MOUNT 40
+#define X32_MOUNT NATIVE_MOUNT
+#define COMPAT_MOUNT 21
 #endif
+/* fsopen has one number in every architecture (x32's with its bit). */
+#define FSOPEN 430
+#define X32_FSOPEN (X32_BIT + FSOPEN)
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
@@ -48,22 +57,29 @@
 
 int install_exec_filter(const char **call) {
 #ifdef NATIVE_ARCH
-  /* Jumps count the instructions skipped: the targets are the indexes in the comments. */
+  /* Jumps count the instructions skipped: the targets are the indexes in the comments. Execs,
+   * mounts and fsopen go to the listener (mounts for their type: exec_policy_serve). */
   struct sock_filter filter[] = {
       /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 6),
+      /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 10),
       /* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_EXECVE, 9, 0),
-      /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_EXECVEAT, 8, 0),
-      /* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_EXECVE, 7, 0),
-      /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_EXECVEAT, 6, 0),
-      /* 7 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 3),
-      /* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_EXECVE, 2, 0),
-      /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_EXECVEAT, 1, 0),
-      /* 12 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      /* 13 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+      /* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_EXECVE, 15, 0),
+      /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_EXECVEAT, 14, 0),
+      /* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_EXECVE, 13, 0),
+      /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_EXECVEAT, 12, 0),
+      /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_MOUNT, 11, 0),
+      /* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_MOUNT, 10, 0),
+      /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSOPEN, 9, 0),
+      /* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X32_FSOPEN, 8, 0),
+      /* 11 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      /* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 0, 5),
+      /* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      /* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_EXECVE, 4, 0),
+      /* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_EXECVEAT, 3, 0),
+      /* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_MOUNT, 2, 0),
+      /* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSOPEN, 1, 0),
+      /* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      /* 19 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
   };
   struct sock_fprog program = {.len = sizeof filter / sizeof *filter, .filter = filter};
   *call = "seccomp SECCOMP_SET_MODE_FILTER SECCOMP_FILTER_FLAG_NEW_LISTENER";
@@ -237,4 +253,20 @@ int read_exec(const struct seccomp_notif *request, int words, struct exec_read *
   exec->call.argv = exec->argv;
   exec->call.identity = NULL;
   return 0;
+}
+
+int is_mount_call(const struct seccomp_notif *request) {
+  const struct seccomp_data *data = &request->data;
+  if (data->arch == COMPAT_ARCH) return data->nr == COMPAT_MOUNT || data->nr == FSOPEN;
+  return data->nr == NATIVE_MOUNT || data->nr == X32_MOUNT || data->nr == FSOPEN || data->nr == X32_FSOPEN;
+}
+
+int read_mount_type(const struct seccomp_notif *request, char *out, size_t size) {
+  const struct seccomp_data *data = &request->data;
+  int fsopen = data->nr == FSOPEN || data->nr == X32_FSOPEN;
+  uint64_t address = data->args[fsopen ? 0 : 2];
+  if (address == 0) return -EFAULT;
+  int cut = 0;
+  long length = read_string((pid_t)request->pid, address, out, size, &cut);
+  return length < 0 ? (int)length : cut ? -ENAMETOOLONG : 0;
 }

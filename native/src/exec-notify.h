@@ -1,6 +1,7 @@
 /* The kernel's side of the command policy: a seccomp filter that hands every execve and execveat
- * of the calling process and all it starts to a listener (SECCOMP_RET_USER_NOTIF), and the reading
- * of one such exec's program and arguments from the caller's memory. seccomp_unotify(2) warns that
+ * (and mount and fsopen) of the calling process and all it starts to a listener
+ * (SECCOMP_RET_USER_NOTIF), and the reading of one such exec's program and arguments (a mount's
+ * file system type) from the caller's memory. seccomp_unotify(2) warns that
  * the memory read can change between the check and the exec: a guard rail, not a boundary. */
 #ifndef HIVE_EXEC_NOTIFY_H
 #define HIVE_EXEC_NOTIFY_H
@@ -63,6 +64,13 @@ int task_absolute_path(pid_t pid, const char *name, char *out, size_t size);
 /* Lets the exec of notification `id` go on (`err` 0) or fails it with -`err`: 0, or -errno
  * (-ENOENT: its process died meanwhile, or a signal made it start the exec again). */
 int answer_exec(int listener, struct seccomp_notif_resp *response, uint64_t id, int err);
+
+/* Whether `request` is a mount or an fsopen (the filter hands them over too), not an exec. */
+int is_mount_call(const struct seccomp_notif *request);
+
+/* The file system type the mount or fsopen of `request` names, read into `out` (`size` bytes): 0,
+ * or -errno where it names none that can be read (a bind or a remount names none). */
+int read_mount_type(const struct seccomp_notif *request, char *out, size_t size);
 
 /* Whether notification `id` still waits for its answer. */
 int exec_waits(int listener, uint64_t id);

@@ -163,8 +163,27 @@ static struct exec_verdict match_views(void) {
   return verdict;
 }
 
+/* A mount or fsopen: of binfmt_misc it fails with EPERM, and the task is told why; any other goes
+ * on. Since Linux 6.7 a task root in its user namespace mounts a binfmt_misc of its own, whose
+ * handlers the kernel runs inside an exec, past the policy, as `#!` runs an interpreter. */
+static void serve_mount(void) {
+  char type[64];
+  if (read_mount_type(request, type, sizeof type) < 0 || strcmp(type, "binfmt_misc") != 0) {
+    answer_exec(listener, response, request->id, 0);
+    return;
+  }
+  static const char told[] =
+      "hive-bash: policy: mounting binfmt_misc is refused under a command policy (a binary format it registers would run its interpreter unchecked)\n";
+  if (exec_waits(listener, request->id)) io.tell_task(told, sizeof told - 1);
+  answer_exec(listener, response, request->id, EPERM);
+}
+
 void exec_policy_serve(pid_t passing) {
   if (receive_exec(listener, request) < 0) return; /* its process died meanwhile, or a signal came */
+  if (is_mount_call(request)) {
+    serve_mount();
+    return;
+  }
   if (passing != 0 && (pid_t)request->pid == passing) {
     answer_exec(listener, response, request->id, 0);
     return;

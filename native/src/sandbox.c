@@ -1,5 +1,6 @@
-/* A task leader's writes confined by Landlock, and its network namespace (sandbox.h). Both are
- * inherited by everything the leader starts, setsid'd and double-forked descendants included. */
+/* A task leader's writes confined by Landlock, its Landlock domain, and its network namespace
+ * (sandbox.h). All are inherited by everything the leader starts, setsid'd and double-forked
+ * descendants included. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
@@ -75,6 +76,33 @@ static int allow_devices(int ruleset, unsigned long long rights, const char **ca
   return err;
 }
 
+/* The ruleset's attributes as ABI 6 has them: `scoped` is past what older headers (and kernels)
+ * know, so it is spelled here; an older kernel takes the larger struct while `scoped` is 0. */
+struct ruleset_attributes {
+  unsigned long long handled_access_fs, handled_access_net, scoped;
+};
+#define SCOPE_ABSTRACT_UNIX_SOCKET 1ULL /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET */
+#define SCOPE_SIGNAL 2ULL               /* LANDLOCK_SCOPE_SIGNAL */
+
+/* A ruleset handling `handled` of the file system, and (ABI 6) scoping signals and abstract unix
+ * sockets to the task's own domain: -errno, or its fd. */
+static int create_ruleset(int abi, unsigned long long handled, const char **call) {
+  struct ruleset_attributes attr = {.handled_access_fs = handled,
+                                    .scoped = abi >= 6 ? SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL : 0};
+  *call = "landlock_create_ruleset";
+  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  return ruleset < 0 ? -errno : ruleset;
+}
+
+/* Enforces `ruleset` on the calling process and all it starts from now on, and closes it. */
+static int restrict_self(int ruleset, const char **call, const char **object) {
+  *object = "";
+  *call = "landlock_restrict_self";
+  int err = syscall(SYS_landlock_restrict_self, ruleset, 0) == 0 ? 0 : -errno;
+  close(ruleset);
+  return err;
+}
+
 int confine_writes(const int *dir_fds, const char *const *dirs, int count, const char **call, const char **object) {
   int abi = landlock_abi();
   *object = "";
@@ -83,10 +111,8 @@ int confine_writes(const int *dir_fds, const char *const *dirs, int count, const
   unsigned long long handled = WRITE_RIGHTS_ABI1 | (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
                                (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0) | (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
   unsigned long long device_rights = handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV);
-  struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
-  *call = "landlock_create_ruleset";
-  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
-  if (ruleset < 0) return -errno;
+  int ruleset = create_ruleset(abi, handled, call);
+  if (ruleset < 0) return ruleset;
   int err = 0;
   for (int i = 0; err == 0 && i < count; i++) {
     *object = dirs[i];
@@ -95,13 +121,22 @@ int confine_writes(const int *dir_fds, const char *const *dirs, int count, const
   if (err == 0) err = allow_devices(ruleset, device_rights, call, object);
   /* The task's own tmpfs (confine_mounts), for POSIX shared memory and semaphores. */
   if (err == 0) err = allow_path(ruleset, "/dev/shm", handled & ~DEVICE_NODE_RIGHTS, call, object);
-  if (err == 0) {
-    *object = "";
-    *call = "landlock_restrict_self";
-    if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) err = -errno;
+  if (err < 0) {
+    close(ruleset);
+    return err;
   }
-  close(ruleset);
-  return err;
+  return restrict_self(ruleset, call, object);
+}
+
+int enter_own_domain(const char **call, const char **object) {
+  int abi = landlock_abi();
+  *object = "";
+  if (abi < 1) return 0;
+  /* Before ABI 6 a ruleset must handle some access: making a block device, which no task may do
+   * anyway (the kernel asks for CAP_MKNOD in the host's user namespace), and no rule allows. */
+  int ruleset = create_ruleset(abi, abi >= 6 ? 0 : LANDLOCK_ACCESS_FS_MAKE_BLOCK, call);
+  if (ruleset < 0) return ruleset;
+  return restrict_self(ruleset, call, object);
 }
 
 int isolate_network(const char **call) {

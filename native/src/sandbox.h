@@ -1,10 +1,10 @@
 /* A task leader's sandbox, set up in the leader between its fork and its exec, in this order:
  * a network namespace of its own (sandbox.c), a mount namespace of its own (sandbox-mounts.c, with
  * the kernel's interfaces and the devices in it from sandbox-kernel.c), the capabilities it has no
- * use for dropped and no_new_privs set (sandbox-privileges.c), writes confined by Landlock
- * (sandbox.c), and a seccomp filter against typing into terminals, the keyrings, io_uring and new
- * user namespaces (sandbox-privileges.c). Each function returns 0, or -errno with `*call` (and
- * `*object`, a path or "", where it takes one) naming what failed. */
+ * use for dropped and no_new_privs set (sandbox-privileges.c), a Landlock domain of its own that
+ * confines its writes, or none (sandbox.c), and a seccomp filter against typing into terminals,
+ * the keyrings, io_uring and new user namespaces (sandbox-privileges.c). Each function returns 0,
+ * or -errno with `*call` (and `*object`, a path or "", where it takes one) naming what failed. */
 #ifndef HIVE_SANDBOX_H
 #define HIVE_SANDBOX_H
 
@@ -42,6 +42,14 @@ int set_no_new_privs(const char **call);
  * `count` directories open at `dir_fds` (named `dirs`) and its own /dev/shm, and to writing the
  * devices a shell needs. no_new_privs must be set first. */
 int confine_writes(const int *dir_fds, const char *const *dirs, int count, const char **call, const char **object);
+
+/* Puts the calling process, and all it starts from now on, in a Landlock domain of its own where
+ * confine_writes does not (writes to / allowed): a process in a domain can trace, pidfd_getfd,
+ * process_vm_readv or read /proc/PID/{mem,environ,fd} of processes in its domain only (the
+ * kernel's rule for every domain), and with ABI 6 signal only them and reach only the abstract
+ * unix sockets made there (the scopes, which confine_writes sets too). No file access is limited.
+ * A kernel without Landlock leaves it out: 0. no_new_privs must be set first. */
+int enter_own_domain(const char **call, const char **object);
 
 /* A seccomp filter, for 64- and 32-bit callers, that refuses with EPERM ioctl TIOCSTI and
  * TIOCLINUX (typing into a terminal, whatever the terminal), the keyrings (keyctl, add_key,

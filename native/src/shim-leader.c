@@ -61,6 +61,7 @@ static void enter_sandbox(int sync) {
     fail_start(sync, -err, "%s %s", call, object);
   if ((err = drop_capabilities(&call)) < 0 || (err = set_no_new_privs(&call)) < 0) fail_start(sync, -err, "%s", call);
   if (shim.confined_writes && (err = confine_writes(dir_fds, shim.write_dirs, shim.write_count, &call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
+  if (!shim.confined_writes && (err = enter_own_domain(&call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
   for (int i = 0; shim.confined_writes && i < shim.write_count; i++) close(dir_fds[i]);
   if ((err = filter_system_calls(&call)) < 0) fail_start(sync, -err, "%s", call);
 }

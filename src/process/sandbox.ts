@@ -2,9 +2,10 @@
 // and whether it reaches any network (else a network namespace of its own with only loopback up);
 // every sandboxed task also gets a mount namespace and a devpts instance of its own, has the
 // kernel's interfaces read-only and no devices but a few, loses the capabilities it has no use for,
-// and cannot type into terminals, use the keyrings or io_uring, or make a user namespace
-// (native/src/sandbox.h). What this host can enforce of it, and the shim's flags that set it up in
-// the leader before its exec.
+// cannot type into terminals, use the keyrings or io_uring, or make a user namespace, and is in a
+// Landlock domain of its own, out of which it reaches no other process (native/src/sandbox.h).
+// What this host can enforce of it, and the shim's flags that set it up in the leader before its
+// exec.
 import { readFileSync } from 'node:fs';
 import type { Sandbox } from '../shared/sandbox.js';
 import { loadNative } from './native.js';
@@ -101,7 +102,7 @@ export function isBeneath(dir: string, root: string): boolean {
   return root === '/' || dir === root || dir.startsWith(`${root}/`);
 }
 
-/** Whether the sandbox confines writes at all: a writable / leaves nothing for Landlock to do. */
+/** Whether the sandbox confines writes at all: a writable / leaves Landlock no write to confine (the leader still enters a domain of its own). */
 export const confinesWrites = (sandbox: Sandbox): boolean => !sandbox.write.includes('/');
 
 /** The shim's flags for `sandbox` (native/src/shim.c): -S, -N, -L and a -w per directory. */

@@ -1,13 +1,16 @@
 // A rule names a program, not a file name: an exec of a file that is the ruled program is matched
 // as that program however it is reached (a copy, a hard link, the dynamic loader, a memfd, git's
 // dashed name), and a #! script as the kernel runs it (its interpreter, the line's argument, the
-// script, its arguments), in both containment modes.
+// script, its arguments), in both containment modes. No task under a policy mounts a binfmt_misc,
+// whose binary formats would run an interpreter past the rules; no sandboxed task mounts one at all.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
-import { nativeContainment } from '../helpers/daemon.js';
+import { nativeContainment, startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
+import { runDone } from '../helpers/run-done.js';
+import { makeScratchDir } from '../helpers/scratch.js';
 import { startPolicyDaemon } from './policy-daemon.js';
 
 const POLICY = {
@@ -124,3 +127,34 @@ function placeBusybox(dir: string) {
   writeFileSync(join(dir, 'bin', 'busybox'), BUSYBOX, { mode: 0o755 });
   for (const applet of ['hive-fetch', 'hive-list']) symlinkSync('busybox', join(dir, 'bin', applet));
 }
+
+/** A binary format for `.hbpl` files that runs perl (Linux 6.7+: a binfmt_misc of the task's own user namespace), then such a file run, as a task types it. */
+const BINFMT_COMMAND = [
+  'mkdir -p bm; mount -t binfmt_misc binfmt_misc bm; echo "mount=$?"',
+  `echo ':hbpl:E::hbpl::/usr/bin/perl:' > bm/register`,
+  `printf 'print "PERL RAN\\n";' > x.hbpl; chmod +x x.hbpl`,
+  // execve itself: a shell would run a file the kernel refuses (ENOEXEC) as a script.
+  `python3 -c 'import os; os.execv("./x.hbpl", ["x.hbpl"])' 2>/dev/null; echo "ran=$?"`,
+  `unshare --user --map-root-user --mount sh -c 'mount -t binfmt_misc binfmt_misc bm; echo "nested=$?"'`,
+  'umount bm 2>/dev/null; true',
+].join('\n');
+
+test("under a command policy no task mounts a binfmt_misc: a binary format's interpreter would run past its rules", async (t) => {
+  const policy = { default: 'allow', rules: [{ match: ['perl'], decision: 'deny', reason: 'no perl' }] };
+  const daemon = await startPolicyDaemon(t, { policy });
+  const tools = await connectClient(t, daemon.url);
+  const task = await runDone(tools, { command: BINFMT_COMMAND, cwd: daemon.dir, env: daemon.env });
+  assert.equal(task.stdout_tail, 'mount=32\nran=1\nnested=32\n', task.stderr_tail);
+  assert.match(task.stderr_tail, /mounting binfmt_misc is refused under a command policy/);
+});
+
+test('no sandboxed task mounts a binfmt_misc, with no policy too', async (t) => {
+  const dir = makeScratchDir(t, 'binfmt');
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  for (const write of [[dir], ['/']]) {
+    const task = await runDone(tools, { command: BINFMT_COMMAND, cwd: dir, sandbox: { write, network: false } });
+    // Nor in a user namespace of its own, which it cannot make (the nested sh never runs).
+    assert.equal(task.stdout_tail, 'mount=32\nran=1\n', JSON.stringify(write));
+  }
+});

@@ -265,11 +265,17 @@ test('a process of a task whose shim is gone cannot be told apart: its run is re
   // daemon anyway).
   const wait = `for i in $(seq 1200); do [ -e ${inside}/go ] && break; sleep 0.05; done`;
   const orphan = `touch ${inside}/ready; ${wait}; ${call} > ${inside}/answer.tmp; mv ${inside}/answer.tmp ${inside}/answer`;
-  const task = await tools.ok('run', {
-    command: `setsid env -i bash -c '${orphan.replaceAll("'", "'\\''")}' & while [ ! -e ${inside}/ready ]; do sleep 0.02; done; kill -9 $PPID`,
+  // The test kills the shim: a sandboxed task may signal no process outside its sandbox, its shim included.
+  const started = await tools.ok('run', {
+    command: `setsid env -i bash -c '${orphan.replaceAll("'", "'\\''")}' & sleep 600`,
     sandbox: { write: [inside] },
-    wait_seconds: 30,
+    wait_seconds: 0,
   });
+  assert.ok(await waitFor(() => existsSync(join(inside, 'ready')), 30_000), 'the orphan is ready');
+  // Its leader's parent (the task's pid is the leader's on the host).
+  const stat = readFileSync(`/proc/${started.pid}/stat`, 'latin1');
+  process.kill(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), 'SIGKILL');
+  const task = await tools.statusWhen(started.id, (view) => view.state !== 'running', 'the task ended', 30_000);
   assert.match(task.error ?? '', /shim was killed/);
   writeFileSync(join(inside, 'go'), '');
   assert.ok(await waitFor(() => existsSync(join(inside, 'answer')), 30_000), 'the orphan called the daemon');
