@@ -42,7 +42,7 @@ const BODIES_BUSY = `Service unavailable: the bodies of requests being read hold
 const NO_OAUTH =
   'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
 const NO_STREAM =
-  'Method not allowed: POST to /mcp; this server answers every request in its POST response and offers no GET stream';
+  'Method not allowed: POST to /mcp; this server answers every request in its POST response, and offers a GET stream only to a 2025 session (with its Mcp-Session-Id)';
 
 /** The flags this layer applies (client-limit-options.ts): connections, and the time a request may take to arrive. */
 export type HttpLimits = Pick<
@@ -159,8 +159,8 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
       404,
       `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
-  // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
-  // endpoint answers the same, with DELETE beside POST).
+  // Every answer goes in its POST's response; a GET stream is a 2025 session's (its endpoint serves
+  // it), for the channel events of the tasks it holds.
   if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['mcp-session-id'] === undefined)
     return sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST']);
   const parsed = req.method === 'POST' ? parseBody(text) : { body: undefined };
