@@ -145,6 +145,29 @@ function confirmPrompts(): void {
     tmux('send-keys', '-t', TMUX, 'Enter');
 }
 
+/** Starts `argv` with `env` in `work` in a tmux session of its own (removed at the end). */
+function startInTmux(argv: string[], env: Record<string, string>, work: string): void {
+  const script = join(work, 'claude.sh');
+  const exports = Object.entries(env).map(([name, value]) => `export ${name}=${quote(value)}`);
+  const lines = ['#!/bin/sh', `cd ${quote(work)}`, ...exports, `exec ${argv.map(quote).join(' ')}`, ''];
+  writeFileSync(script, lines.join('\n'));
+  tmux('new-session', '-d', '-s', TMUX, '-x', '180', '-y', '50', `sh ${script}`);
+  cleanups.push(() => void tmux('kill-session', '-t', TMUX));
+}
+
+/**
+ * Types the prompt once Claude Code holds its session (and so its GET stream): a prompt given
+ * before would reach the model before the server's tools do. The Enter goes apart from the text,
+ * which Claude Code takes as a paste (an Enter in it is a new line).
+ */
+async function typePrompt(daemonUrl: string, model: FakeModel, prompt: string): Promise<void> {
+  await until(async () => (await health(daemonUrl)).sessions >= 1, 60_000, 'a session of Claude Code');
+  tmux('send-keys', '-t', TMUX, '-l', prompt);
+  const typed = prompt.slice(-30);
+  await until(() => tmux('capture-pane', '-p', '-t', TMUX).includes(typed), 10_000, 'the prompt typed');
+  await until(() => (tmux('send-keys', '-t', TMUX, 'Enter'), model.requests.length > 0), 10_000, 'the prompt sent');
+}
+
 /** Part 1: interactive Claude Code in tmux hears a task's end as a <channel> event. */
 async function channelPart(claude: string, work: string): Promise<boolean> {
   const daemon = await startDaemon(work, ['--decline-discover', 'claude-code']);
@@ -156,61 +179,23 @@ async function channelPart(claude: string, work: string): Promise<boolean> {
   cleanups.push(() => model.close());
   if (process.env.HIVE_CC_DUMP)
     cleanups.push(() => writeFileSync(process.env.HIVE_CC_DUMP!, JSON.stringify(model.all, null, 1)));
-  const env = claudeEnv(claudeHome(work), model);
-  const argv = [
-    claude,
-    '--dangerously-load-development-channels',
-    'server:bash',
-    '--mcp-config',
-    mcpConfig(daemon.url),
-    '--allowedTools',
-    'mcp__bash',
-    '--debug',
-  ];
-  const script = join(work, 'claude.sh');
-  const exports = Object.entries(env).map(([name, value]) => `export ${name}=${quote(value)}`);
-  writeFileSync(
-    script,
-    ['#!/bin/sh', 'cd ' + quote(work), ...exports, `exec ${argv.map(quote).join(' ')}`, ''].join('\n'),
-  );
-  log(`tmux: ${argv.slice(0, 3).join(' ')} ... against ${daemon.url} (--decline-discover claude-code)`);
-  tmux('new-session', '-d', '-s', TMUX, '-x', '180', '-y', '50', `sh ${script}`);
-  cleanups.push(() => void tmux('kill-session', '-t', TMUX));
+  const channels = ['--dangerously-load-development-channels', 'server:bash'];
+  const argv = [claude, ...channels, '--mcp-config', mcpConfig(daemon.url), '--allowedTools', 'mcp__bash', '--debug'];
+  log(`tmux: claude ${channels.join(' ')} ... against ${daemon.url} (--decline-discover claude-code)`);
+  startInTmux(argv, claudeEnv(claudeHome(work), model), work);
   const prompts = setInterval(confirmPrompts, 500);
   try {
-    // Typed once Claude Code holds its session (and so its GET stream): a prompt given before
-    // would reach the model before the server's tools do.
-    await until(async () => (await health(daemon.url)).sessions >= 1, 60_000, 'a session of Claude Code');
-    tmux('send-keys', '-t', TMUX, '-l', `Run \`${SLEEP}\` in the background with the bash server's run tool.`);
-    // Apart from the text, which Claude Code takes as a paste: an Enter in it is a new line.
-    await until(
-      () => tmux('capture-pane', '-p', '-t', TMUX).includes('echo done` in the background'),
-      10_000,
-      'the prompt typed',
-    );
-    await until(() => (tmux('send-keys', '-t', TMUX, 'Enter'), model.requests.length > 0), 10_000, 'the prompt sent');
-    await model.next(
-      (seen) => seen.includes('"state":"running"') || /task \S+ running/.test(seen),
-      90_000,
-      "run's answer",
-    );
+    await typePrompt(daemon.url, model, `Run \`${SLEEP}\` in the background with the bash server's run tool.`);
+    await model.next((seen) => seen.includes('"state":"running"'), 90_000, "run's answer");
     log(`the model got run's answer: ${oneLine(lastUserText(model.requests.at(-1)))}`);
     const before = model.requests.length;
     const heard = await model.next((seen) => seen.includes(CHANNEL_TAG), 90_000, 'a <channel> event');
     const event = heard.slice(heard.lastIndexOf(CHANNEL_TAG));
-    log(
-      `the model heard, without a status call (${model.requests.length - before} request(s) after run's answer):\n${event}`,
-    );
-    const calls = model.requests.flatMap((request) =>
-      request.messages.flatMap((message: any) =>
-        Array.isArray(message.content)
-          ? message.content.filter((part: any) => part.type === 'tool_use').map((part: any) => part.name)
-          : [],
-      ),
-    );
-    log(`tool calls the model made: ${[...new Set(calls)].join(', ')}`);
+    log(`the model heard (${model.requests.length - before} request(s) after run's answer):\n${event}`);
+    const calls = [...new Set(model.requests.flatMap(toolCalls))];
+    log(`tool calls the model made: ${calls.join(', ')}`);
     log(`screen:\n${tmux('capture-pane', '-p', '-t', TMUX).trimEnd()}`);
-    return event.includes('task_ended') && event.includes('done') && !calls.includes('mcp__bash__status');
+    return event.includes('event="task_ended"') && event.includes('done') && !calls.includes('mcp__bash__status');
   } catch (error) {
     log(`channel: ${(error as Error).message}\nscreen:\n${tmux('capture-pane', '-p', '-t', TMUX).trimEnd()}`);
     log(`Claude Code's debug log on channels and the server:\n${debugLines(join(work, 'home'))}`);
@@ -227,7 +212,7 @@ function debugLines(home: string): string {
   return readdirSync(folder)
     .filter((name) => name.endsWith('.txt'))
     .flatMap((name) => readFileSync(join(folder, name), 'utf8').split('\n'))
-    .filter((line) => /channel|MCP server "bash"/i.test(line))
+    .filter((line) => /Channel notifications|notifications\/claude\/channel|MCP server "bash"/.test(line))
     .slice(0, 40)
     .join('\n');
 }
