@@ -19,11 +19,18 @@ export interface EndAdvice {
 export function instructionsFor(advice: EndAdvice): string {
   return [
     'Runs shell commands as background tasks. run starts one and returns its result if it finishes within wait_seconds;',
-    `otherwise it keeps running and ${AFTER_WAIT[kindOf(advice)]}`,
+    `otherwise it keeps running and ${TEXTS[kindOf(advice)].afterWait}`,
     'status shows a task, output reads its output, kill stops it and everything it started, list shows what exists.',
     'Results leave out members that are null (and run and status those with nothing to say); verbose: true on run or status gives every member.',
   ].join(' ');
 }
+
+/** The sentence of run's description on a task that outlives its wait. */
+export const runEndAdvice = (advice: EndAdvice): string => TEXTS[kindOf(advice)].run;
+/** The sentence of status's description on waiting. */
+export const statusEndAdvice = (advice: EndAdvice): string => TEXTS[kindOf(advice)].status;
+/** The sentence of kill's description on the end that follows. */
+export const killEndAdvice = (advice: EndAdvice): string => TEXTS[kindOf(advice)].kill;
 
 type AdviceKind = 'todos' | EndReach;
 const kindOf = (advice: EndAdvice): AdviceKind => (advice.todos ? 'todos' : (advice.reach ?? 'wait'));
@@ -32,45 +39,34 @@ const kindOf = (advice: EndAdvice): AdviceKind => (advice.todos ? 'todos' : (adv
 const WAITING =
   'to wait for it, call status with its id and wait_seconds (up to 30), which returns as soon as the task ends (call again while it still runs), or output with since and wait_seconds to read its output as it comes.';
 
-const AFTER_WAIT: Record<AdviceKind, string> = {
-  todos: 'its end reaches you as a todo, so there is no need to poll.',
-  task: 'your client holds it as a task and tells you when it ends, so there is no need to poll.',
-  push: `the daemon pushes its end to your client (Claude Code shows it as a <channel> event when started with channels on); if nothing reaches you, ${WAITING}`,
-  wait: `nothing announces its end: ${WAITING}`,
-};
-
-/** The sentence of run's description on a task that outlives its wait. */
-export function runEndAdvice(advice: EndAdvice): string {
-  return RUN_END[kindOf(advice)];
-}
-
-const RUN_END: Record<AdviceKind, string> = {
-  todos: 'longer ones keep running, and their end reaches you as a todo, so do not poll with status.',
-  task: 'longer ones keep running as a task of your client, which tells you when it ends, so do not poll with status.',
-  push: 'longer ones keep running and their end is pushed to your client; without it, status with wait_seconds (up to 30) waits for the end and returns as soon as it comes.',
-  wait: 'longer ones keep running: status with wait_seconds (up to 30) waits for the end and returns as soon as it comes.',
-};
-
-/** The sentence of status's description on waiting. */
-export function statusEndAdvice(advice: EndAdvice): string {
-  return STATUS_END[kindOf(advice)];
-}
-
-const STATUS_END: Record<AdviceKind, string> = {
-  todos: "A task's end reaches you as a todo, so use this to read a result or check progress, not to poll in a loop.",
-  task: 'Your client tells you when a task it holds ends, so use this to read a result or check progress, not to poll in a loop.',
-  push: "A task's end is pushed to your client; if nothing reaches you, give wait_seconds (up to 30) to wait for it: the call returns as soon as the task ends (call again while it still runs).",
-  wait: 'Nothing announces the end of a task: to wait for it, give wait_seconds (up to 30); the call returns as soon as the task ends (call again while it still runs).',
-};
-
-/** The sentence of kill's description on the end that follows. */
-export function killEndAdvice(advice: EndAdvice): string {
-  return KILL_END[kindOf(advice)];
-}
-
-const KILL_END: Record<AdviceKind, string> = {
-  todos: 'Returns at once; the end reaches you as a todo.',
-  task: 'Returns at once; your client tells you the end of a task it holds.',
-  push: 'Returns at once; the end is pushed to your client, or status with wait_seconds waits for it.',
-  wait: 'Returns at once; status with wait_seconds waits for the end.',
+/** What each text says of the end: the instructions after run's wait, and run's, status's and kill's sentences. */
+const TEXTS: Record<AdviceKind, { afterWait: string; run: string; status: string; kill: string }> = {
+  todos: {
+    afterWait: 'its end reaches you as a todo, so there is no need to poll.',
+    run: 'longer ones keep running, and their end reaches you as a todo, so do not poll with status.',
+    status:
+      "A task's end reaches you as a todo, so use this to read a result or check progress, not to poll in a loop.",
+    kill: 'Returns at once; the end reaches you as a todo.',
+  },
+  task: {
+    afterWait: 'your client holds it as a task and tells you when it ends, so there is no need to poll.',
+    run: 'longer ones keep running as a task of your client, which tells you when it ends, so do not poll with status.',
+    status:
+      'Your client tells you when a task it holds ends, so use this to read a result or check progress, not to poll in a loop.',
+    kill: 'Returns at once; your client tells you the end of a task it holds.',
+  },
+  push: {
+    afterWait: `the daemon pushes its end to your client (Claude Code shows it as a <channel> event when started with channels on); if nothing reaches you, ${WAITING}`,
+    run: 'longer ones keep running and their end is pushed to your client; without it, status with wait_seconds (up to 30) waits for the end and returns as soon as it comes.',
+    status:
+      "A task's end is pushed to your client; if nothing reaches you, give wait_seconds (up to 30) to wait for it: the call returns as soon as the task ends (call again while it still runs).",
+    kill: 'Returns at once; the end is pushed to your client, or status with wait_seconds waits for it.',
+  },
+  wait: {
+    afterWait: `nothing announces its end: ${WAITING}`,
+    run: 'longer ones keep running: status with wait_seconds (up to 30) waits for the end and returns as soon as it comes.',
+    status:
+      'Nothing announces the end of a task: to wait for it, give wait_seconds (up to 30); the call returns as soon as the task ends (call again while it still runs).',
+    kill: 'Returns at once; status with wait_seconds waits for the end.',
+  },
 };
