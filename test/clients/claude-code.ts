@@ -15,6 +15,8 @@
 //    exec waits in `hive-bash approvals` (an elicitation answered `cancel` must not refuse it), prints
 //    what the model was told, and denies what waits.
 //
+// HIVE_CC_PARTS=channel or =ask runs one part; HIVE_CC_ASK_WAIT_SECONDS gives part 2's run a
+// wait_seconds (0 leaves the ask to the operator at once, which checks the check).
 // CLAUDE_BIN names a claude executable to use; otherwise the package (CLAUDE_CODE_VERSION, default
 // 2.1.332) is installed into a temporary prefix. Everything it starts is stopped and every temporary
 // folder removed at the end. Exit code 0 when both held, 1 otherwise.
@@ -33,6 +35,13 @@ const SLEEP = 'sleep 20; echo done';
 /** How a channel event of the server named bash opens, as the model sees it. */
 const CHANNEL_TAG = '<channel source="bash"';
 const TMUX = `hive-cc-${process.pid}`;
+/** HIVE_CC_ASK_WAIT_SECONDS: the wait_seconds of part 2's run (unset: run's default, as in issue 52). */
+const ASK_WAIT =
+  process.env.HIVE_CC_ASK_WAIT_SECONDS === undefined
+    ? {}
+    : { wait_seconds: Number(process.env.HIVE_CC_ASK_WAIT_SECONDS) };
+/** HIVE_CC_PARTS: `channel`, `ask`, or both (unset). */
+const PARTS = process.env.HIVE_CC_PARTS ?? 'channel,ask';
 const run = promisify(execFile);
 const cleanups: Array<() => Promise<void> | void> = [];
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -234,7 +243,7 @@ async function askPart(claude: string, work: string): Promise<boolean> {
   const daemon = await startDaemon(work, ['--policy', policy, '--policy-ask-timeout', '120']);
   const model = await startFakeModel((_seen, request): Turn =>
     toolCalls(request).length === 0
-      ? { tool: 'mcp__bash__run', input: { command: 'id' } }
+      ? { tool: 'mcp__bash__run', input: { command: 'id', ...ASK_WAIT } }
       : { text: 'That is what came back.' },
   );
   cleanups.push(() => model.close());
@@ -255,24 +264,35 @@ async function askPart(claude: string, work: string): Promise<boolean> {
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let listed = '';
+  let waiting: string[] = [];
   let done = false;
   void exited.then(() => (done = true));
   const deadline = Date.now() + 120_000;
-  while (!done && listed === '' && Date.now() < deadline) {
-    const text = await hiveBash(daemon.url, 'approvals');
-    if (text.includes('/usr/bin/id')) listed = text;
+  while (!done && waiting.length === 0 && Date.now() < deadline) {
+    waiting = await idWaiting(daemon.url);
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   const code = await Promise.race([exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000))]);
-  if (listed === '')
-    listed = (await hiveBash(daemon.url, 'approvals')).includes('id') ? await hiveBash(daemon.url, 'approvals') : '';
+  if (waiting.length === 0) waiting = await idWaiting(daemon.url);
   const result = model.requests.length > 1 ? lastUserText(model.requests.at(-1)) : '(no tool result reached the model)';
   log(`claude -p exited ${code}; it printed: ${oneLine(output)}`);
   log(`the model read: ${oneLine(result)}`);
-  log(listed === '' ? 'hive-bash approvals never listed the exec' : `hive-bash approvals listed:\n${listed.trimEnd()}`);
-  for (const id of listed.match(/\b[0-9a-f]{8}\b/g) ?? []) await hiveBash(daemon.url, 'deny', id);
-  return listed !== '';
+  const table = (await hiveBash(daemon.url, 'approvals')).trimEnd();
+  log(waiting.length === 0 ? `hive-bash approvals never listed the exec: ${table}` : `hive-bash approvals:\n${table}`);
+  for (const id of waiting) await hiveBash(daemon.url, 'deny', id);
+  return waiting.length > 0;
+}
+
+/** The ids of the execs of /usr/bin/id that wait for approval (hive-bash approvals --json). */
+async function idWaiting(url: string): Promise<string[]> {
+  try {
+    const report = JSON.parse(await hiveBash(url, 'approvals', '--json')) as {
+      approvals: Array<{ id: string; program: string }>;
+    };
+    return report.approvals.filter((exec) => exec.program === '/usr/bin/id').map((exec) => exec.id);
+  } catch {
+    return [];
+  }
 }
 
 async function main(): Promise<number> {
@@ -281,9 +301,9 @@ async function main(): Promise<number> {
   try {
     const claude = await claudeBinary();
     log(`claude --version: ${spawnSync(claude, ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
-    const channel = await channelPart(claude, mkdtempSync(join(work, 'channel-')));
+    const channel = PARTS.includes('channel') ? await channelPart(claude, mkdtempSync(join(work, 'channel-'))) : true;
     tmux('kill-session', '-t', TMUX);
-    const ask = await askPart(claude, mkdtempSync(join(work, 'ask-')));
+    const ask = PARTS.includes('ask') ? await askPart(claude, mkdtempSync(join(work, 'ask-'))) : true;
     log(
       `channel event reached the model: ${channel ? 'yes' : 'NO'}; -p ask reached hive-bash approvals: ${ask ? 'yes' : 'NO'}`,
     );
