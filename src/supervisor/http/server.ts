@@ -165,8 +165,8 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
     return sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST']);
   const parsed = req.method === 'POST' ? parseBody(text) : { body: undefined };
   if (parsed instanceof RpcError) return sendRpcError(res, parsed);
-  const done = routes.metrics.timeMcpRequest(parsed.body);
-  res.once('finish', done);
+  // A stream (a session's GET, a subscriptions/listen) lasts as long as its client holds it: not a request's time.
+  if (req.method !== 'GET' && !isListen(parsed.body)) res.once('finish', routes.metrics.timeMcpRequest(parsed.body));
   const era = isStatelessRequest(req, parsed.body) ? routes.stateless : routes.sessions;
   await era.handle(req, res, parsed.body);
 }
@@ -255,4 +255,8 @@ function taken(res: ServerResponse): Promise<void> {
 
 function sendText(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${message}\n`);
+}
+
+function isListen(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 }
