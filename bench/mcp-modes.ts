@@ -42,8 +42,8 @@ const CALL_BODY = JSON.stringify({
 
 /** The same tool as the daemon's session endpoint serves it. */
 const TOOLS: ToolRegistry = {
-  listing: { tools: [] },
-  instructions: '',
+  listing: () => ({ tools: [] }),
+  instructions: () => '',
   serverInfo: { name: 'bench', version: '1' },
   call: () => Promise.resolve(RESULT),
 };

@@ -8,6 +8,7 @@ import { POLICY_OPTIONS } from './policy/policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
 import { sandboxSchema } from './tasks/task-sandbox.js';
 import { TASKS_MAY_CALL } from './callers/task-callers.js';
+import { DECLINE_DISCOVER } from './mcp/channel-clients.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
 
 /** What pending runs hold at most by default: 64 runs at the most stdin one run may give, or 256 at the longest command. */
@@ -149,6 +150,15 @@ export const OPTIONS = {
     },
     integer(1, 86_400),
     1800,
+  ),
+  declineDiscover: option(
+    {
+      flag: 'decline-discover',
+      accepts: 'one of never, claude-code, always',
+      help: 'answer server/discover with "method not found" so that a client falls back to a 2025-11-25 session, whose GET stream carries channel events: never, to Claude Code (clientInfo claude-code, or a client declaring experimental claude/channel), or always',
+    },
+    z.enum(DECLINE_DISCOVER),
+    'never',
   ),
   ...CLIENT_LIMIT_OPTIONS,
   containment: option(

@@ -45,6 +45,7 @@ import { StateDirCheck } from './registry/state-dir-check.js';
 import { unheldPromises } from './unheld-promises.js';
 import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
 import { ApprovalInputs } from './mcp/approval-inputs.js';
+import { TaskPush } from './mcp/task-push.js';
 import { describePolicy, loadPolicy, type LoadedPolicy } from './policy/policy-file.js';
 import { OperatorRoutes } from './http/operator-routes.js';
 
@@ -225,10 +226,11 @@ function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, 
     todos: config.agentSocket !== null,
     approvals: approvals !== null,
   });
-  const sessions = new SessionManager(tools, config, log);
+  const push = new TaskPush(tasks);
+  const sessions = new SessionManager(tools, config, log, push);
   const inputs = new ApprovalInputs(approvals, fromTask);
   const mcpTasks = new McpTasks(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
-  const stateless = new StatelessEndpoint(tools, mcpTasks, inputs, log);
+  const stateless = new StatelessEndpoint(tools, mcpTasks, inputs, log, push, config.declineDiscover);
   return { reads, callers, fromTask, sessions, stateless };
 }
 

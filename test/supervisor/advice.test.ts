@@ -1,7 +1,9 @@
 // What the tools and the server's instructions say about a task's end is true for the daemon as
-// configured: with a harness on --agent-socket the end comes as a todo; without one nothing
-// announces it, and the agent is told how to wait (never "do not poll"). Read in both eras: the
-// 2025 initialize result and tools/list of its session, and 2026-07-28's server/discover and tools/list.
+// configured and for the client that asks: with a harness on --agent-socket the end comes as a todo;
+// a 2026-07-28 client that declares the Tasks extension holds run as a task and reports its end; a
+// 2025 session of Claude Code (or of a client declaring the channel) hears it pushed; to the rest
+// nothing announces it, and the agent is told how to wait (never "do not poll"). Read in both eras:
+// the 2025 initialize result and tools/list of its session, and 2026-07-28's server/discover and tools/list.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
@@ -15,9 +17,10 @@ interface Advice {
   descriptions: Record<string, string>;
 }
 
-/** The instructions and tool descriptions of the 2025 era (initialize, then tools/list in its session). */
-async function legacyAdvice(url: string): Promise<Advice> {
-  const init = await request(url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
+/** The instructions and tool descriptions of the 2025 era (initialize with `params`, then tools/list in its session). */
+async function legacyAdvice(url: string, params: Record<string, unknown> = INITIALIZE.params): Promise<Advice> {
+  const body = JSON.stringify({ ...INITIALIZE, params });
+  const init = await request(url, { method: 'POST', headers: MCP_HEADERS, body });
   const { result } = (await init.body.json()) as { result: { instructions: string } };
   const session = {
     ...MCP_HEADERS,
@@ -42,10 +45,10 @@ async function legacyAdvice(url: string): Promise<Advice> {
   return { instructions: result.instructions, descriptions: descriptionsOf(tools.tools) };
 }
 
-/** The same of the 2026-07-28 era (server/discover and tools/list). */
-async function modernAdvice(url: string): Promise<Advice> {
-  const discovered = await modernResult(url, 'server/discover');
-  const listed = await modernResult(url, 'tools/list');
+/** The same of the 2026-07-28 era (server/discover and tools/list), from a client that declares the Tasks extension if `tasks`. */
+async function modernAdvice(url: string, tasks = false): Promise<Advice> {
+  const discovered = await modernResult(url, 'server/discover', {}, { tasks });
+  const listed = await modernResult(url, 'tools/list', {}, { tasks });
   return { instructions: discovered.instructions, descriptions: descriptionsOf(listed.tools) };
 }
 
@@ -83,4 +86,62 @@ test("with a harness on --agent-socket the tools say a task's end comes as a tod
     assert.match(advice.descriptions.kill!, /the end reaches you as a todo/);
     assert.doesNotMatch(allText(advice), /notif|nothing announces/i);
   }
+});
+
+test('a 2026-07-28 client that declares the Tasks extension is told its client reports the end; one that does not, how to wait', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const held = await modernAdvice(daemon.url, true);
+  assert.match(
+    held.instructions,
+    /your client holds it as a task and tells you when it ends, so there is no need to poll/,
+  );
+  assert.match(held.descriptions.run!, /keep running as a task of your client, which tells you when it ends/);
+  assert.match(held.descriptions.status!, /Your client tells you when a task it holds ends/);
+  assert.match(held.descriptions.kill!, /your client tells you the end of a task it holds/);
+  assert.doesNotMatch(allText(held), /nothing announces|todo|channel/i);
+  const plain = await modernAdvice(daemon.url, false);
+  assert.match(plain.instructions, /nothing announces its end: to wait for it, call status/);
+  assert.doesNotMatch(allText(plain), /your client|todo|channel/i);
+});
+
+test('a 2025 session of Claude Code, or of a client that declares the channel, is told the end is pushed; others how to wait', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const claude = {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'claude-code', version: '2.1.332' },
+  };
+  const declaring = {
+    protocolVersion: '2025-11-25',
+    capabilities: { experimental: { 'claude/channel': {} } },
+    clientInfo: { name: 'other', version: '1' },
+  };
+  for (const params of [claude, declaring]) {
+    const pushed = await legacyAdvice(daemon.url, params);
+    assert.match(
+      pushed.instructions,
+      /the daemon pushes its end to your client \(Claude Code shows it as a <channel> event when started with channels on\); if nothing reaches you, to wait for it, call status/,
+    );
+    assert.match(pushed.descriptions.run!, /their end is pushed to your client; without it, status with wait_seconds/);
+    assert.match(
+      pushed.descriptions.status!,
+      /A task's end is pushed to your client; if nothing reaches you, give wait_seconds/,
+    );
+    assert.match(
+      pushed.descriptions.kill!,
+      /the end is pushed to your client, or status with wait_seconds waits for it/,
+    );
+    assert.doesNotMatch(allText(pushed), /todo|your client holds/i);
+  }
+  const plain = await legacyAdvice(daemon.url);
+  assert.match(plain.instructions, /nothing announces its end/);
+  assert.doesNotMatch(allText(plain), /pushed|channel|your client/i);
+});
+
+test('a harness on --agent-socket wins: every client is told of the todo', async (t) => {
+  const peer = await startHarnessPeer(t);
+  const daemon = await startTestDaemon(t, { args: ['--agent-socket', peer.path] });
+  const claude = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'claude-code', version: '2' } };
+  for (const advice of [await modernAdvice(daemon.url, true), await legacyAdvice(daemon.url, claude)])
+    assert.match(advice.instructions, /its end reaches you as a todo, so there is no need to poll/);
 });

@@ -1,6 +1,6 @@
 // The HTTP answers that send a client the right way, as raw requests see them: no OAuth metadata
 // (404 without the token, so a client does not start registering), a 401 that says what to send,
-// and 405 for the GET stream this daemon does not offer, in either era.
+// and 405 for a GET stream outside a 2025 session (a session's GET opens its stream: push.test.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,7 +52,7 @@ test('OAuth metadata is not found, without the token; a missing or wrong token g
   await ok.body.text();
 });
 
-test('GET and HEAD on /mcp answer 405 with Allow: POST, in a 2025 session too', async (t) => {
+test('GET and HEAD on /mcp answer 405 with Allow: POST outside a session; HEAD in a session 405 too', async (t) => {
   const daemon = await startTestDaemon(t);
   for (const method of ['GET', 'HEAD'] as const) {
     for (const headers of [
@@ -63,20 +63,22 @@ test('GET and HEAD on /mcp answer 405 with Allow: POST, in a 2025 session too', 
       assert.equal(res.statusCode, 405, `${method} ${JSON.stringify(headers)}`);
       assert.equal(res.headers.allow, 'POST');
       const body = await res.body.text();
-      if (method === 'GET') assert.match(JSON.parse(body).error.message, /offers no GET stream/);
+      if (method === 'GET')
+        assert.match(
+          JSON.parse(body).error.message,
+          /offers a GET stream only to a 2025 session \(with its Mcp-Session-Id\)/,
+        );
     }
   }
   const init = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
   const session = String(init.headers['mcp-session-id']);
   await init.body.text();
-  for (const method of ['GET', 'HEAD'] as const) {
-    const res = await request(daemon.url, {
-      method,
-      headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
-    });
-    assert.equal(res.statusCode, 405, `${method} in a session`);
-    assert.match(String(res.headers.allow), /^POST\b/);
-    assert.equal(res.headers['content-type']?.toString().startsWith('text/event-stream'), false, 'no stream');
-    await res.body.text();
-  }
+  const res = await request(daemon.url, {
+    method: 'HEAD',
+    headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+  });
+  assert.equal(res.statusCode, 405, 'HEAD in a session');
+  assert.equal(res.headers.allow, 'GET, POST, DELETE');
+  assert.equal(res.headers['content-type']?.toString().startsWith('text/event-stream'), false, 'no stream');
+  await res.body.text();
 });

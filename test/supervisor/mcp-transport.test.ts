@@ -16,7 +16,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
 }
 
-test('a session: initialize, notifications, single and batched requests, GET refused, DELETE ends it', async (t) => {
+test('a session: initialize, notifications, single and batched requests, GET without text/event-stream refused, DELETE ends it', async (t) => {
   const daemon = await startTestDaemon(t);
   const init = await post(daemon.url, INITIALIZE);
   assert.equal(init.status, 200);
@@ -59,10 +59,12 @@ test('a session: initialize, notifications, single and batched requests, GET ref
   assert.equal(unknownMethod.status, 200);
   assert.equal(unknownMethod.json.error.code, -32601);
 
-  const get = await fetch(daemon.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } });
-  assert.equal(get.status, 405);
-  assert.equal(get.headers.get('allow'), 'POST, DELETE');
-  await get.text();
+  const get = await fetch(daemon.url, { headers: { accept: 'application/json', 'mcp-session-id': session } });
+  assert.equal(get.status, 406);
+  assert.match(
+    ((await get.json()) as { error: { message: string } }).error.message,
+    /^Not Acceptable: Client must accept text\/event-stream$/,
+  );
 
   const again = await post(daemon.url, { ...INITIALIZE, id: 10 }, headers);
   assert.equal(again.status, 400);

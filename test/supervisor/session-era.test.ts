@@ -25,7 +25,7 @@ test('initialize answers the version asked for when served, else the newest, wit
   });
   assert.equal(asked.status, 200);
   assert.equal(asked.json.result.protocolVersion, '2024-11-05');
-  assert.deepEqual(asked.json.result.capabilities, { tools: {} });
+  assert.deepEqual(asked.json.result.capabilities, { tools: {}, experimental: { 'claude/channel': {} } });
   assert.equal(asked.json.result.serverInfo.name, 'bash');
   assert.match(asked.json.result.instructions, /run/);
   const future = await post(daemon.url, {

@@ -42,7 +42,7 @@ const BODIES_BUSY = `Service unavailable: the bodies of requests being read hold
 const NO_OAUTH =
   'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
 const NO_STREAM =
-  'Method not allowed: POST to /mcp; this server answers every request in its POST response and offers no GET stream';
+  'Method not allowed: POST to /mcp; this server answers every request in its POST response, and offers a GET stream only to a 2025 session (with its Mcp-Session-Id)';
 
 /** The flags this layer applies (client-limit-options.ts): connections, and the time a request may take to arrive. */
 export type HttpLimits = Pick<
@@ -159,14 +159,14 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
       404,
       `Not found: ${path}; the MCP endpoint is /mcp; GET /healthz, /metrics, /todos, /policy and /approvals tell the operator about the daemon`,
     );
-  // Every message this daemon sends answers a POST: no GET stream, in either era (a 2025 session's
-  // endpoint answers the same, with DELETE beside POST).
+  // Every answer goes in its POST's response; a GET stream is a 2025 session's (its endpoint serves
+  // it), for the channel events of the tasks it holds.
   if ((req.method === 'GET' || req.method === 'HEAD') && req.headers['mcp-session-id'] === undefined)
     return sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST']);
   const parsed = req.method === 'POST' ? parseBody(text) : { body: undefined };
   if (parsed instanceof RpcError) return sendRpcError(res, parsed);
-  const done = routes.metrics.timeMcpRequest(parsed.body);
-  res.once('finish', done);
+  // A stream (a session's GET, a subscriptions/listen) lasts as long as its client holds it: not a request's time.
+  if (req.method !== 'GET' && !isListen(parsed.body)) res.once('finish', routes.metrics.timeMcpRequest(parsed.body));
   const era = isStatelessRequest(req, parsed.body) ? routes.stateless : routes.sessions;
   await era.handle(req, res, parsed.body);
 }
@@ -255,4 +255,8 @@ function taken(res: ServerResponse): Promise<void> {
 
 function sendText(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${message}\n`);
+}
+
+function isListen(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'subscriptions/listen';
 }

@@ -68,11 +68,33 @@ export class McpTasks {
     const record = this.find(taskId);
     const current = isFinished(record.state) ? this.tasks.handOver(taskId) : record;
     this.tasks.commit();
+    return { resultType: 'complete', ...this.detailed(current, canAsk) };
+  }
+
+  /**
+   * The task as notifications/tasks carries it (what tasks/get answers, without handing its
+   * result over), or null for a task that is not (or no longer) known.
+   */
+  notification(taskId: string, canAsk: boolean): Record<string, unknown> | null {
+    try {
+      return this.detailed(this.tasks.get(taskId), canAsk);
+    } catch (error) {
+      if (error instanceof UnknownTaskError) return null;
+      throw error;
+    }
+  }
+
+  /** Whether task `taskId` is known (tasks/get would find it). */
+  knows(taskId: string): boolean {
+    return this.notification(taskId, false) !== null;
+  }
+
+  /** The task with what its status carries: its result once it ended, its forms while it waits (to a client that `canAsk`). */
+  private detailed(current: TaskRecord, canAsk: boolean): Record<string, unknown> {
     const { task, snapshot } = this.describe(current);
     if (task.status === 'completed') {
       const isError = !(current.state === 'done' && current.exitCode === 0);
       return {
-        resultType: 'complete',
         ...task,
         result: {
           content: [{ type: 'text', text: describeTask(snapshot, false) }],
@@ -81,11 +103,10 @@ export class McpTasks {
         },
       };
     }
-    if (task.status === 'failed')
-      return { resultType: 'complete', ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
-    const inputRequests = canAsk ? this.inputs.requestsFor(taskId) : null;
-    if (inputRequests !== null) return { resultType: 'complete', ...task, status: 'input_required', inputRequests };
-    return { resultType: 'complete', ...task };
+    if (task.status === 'failed') return { ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
+    const inputRequests = canAsk ? this.inputs.requestsFor(current.id) : null;
+    if (inputRequests !== null) return { ...task, status: 'input_required', inputRequests };
+    return task;
   }
 
   /** tasks/cancel: the task is killed as `kill` kills it (SIGINT, SIGKILL after the grace period). */

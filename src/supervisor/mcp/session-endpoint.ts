@@ -2,8 +2,9 @@
 // mode, written directly on node:http: the checks the specification asks of a server (Accept,
 // Content-Type, session, protocol version), each request answered in its POST's response (a batch's
 // together, as one JSON array), notifications with 202, a cancelled request with nothing, DELETE to
-// end the session, and 405 for the optional GET stream this server does not offer. The refusals
-// keep the status codes and messages of the SDK's transport, which clients know.
+// end the session, and GET for its stream, which carries a channel event (Claude Code's
+// notifications/claude/channel) when a task the session's run left running waits for a person or
+// ends. The refusals keep the status codes and messages of the SDK's transport, which clients know.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './eras.js';
@@ -27,9 +28,14 @@ import {
   type RpcAnswer,
   type RpcMessage,
 } from './json-rpc.js';
-import type { Loose } from './loose.js';
-import { answerSessionRequest, checkInitializeParams } from './session-methods.js';
-import { checkToolParams, type ToolRegistry } from './tool-registry.js';
+import { isObject, type Loose } from './loose.js';
+import { answerSessionRequest, checkInitializeParams, reachOfSession } from './session-methods.js';
+import { checkToolParams, type CallToolResult, type ToolRegistry } from './tool-registry.js';
+import type { EndReach } from './advice.js';
+import { outlivedWait } from './mcp-tasks.js';
+import { CHANNEL_METHOD } from './channel-message.js';
+import { SessionStream } from './session-stream.js';
+import type { PushEvent, TaskPush } from './task-push.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -38,7 +44,7 @@ const MAX_BATCH = 100;
  * Each call bounds its own answer; a hundred of them in one POST could be a hundred times that.
  */
 export const MAX_BATCH_ANSWER_BYTES = 16 * 1024 * 1024;
-const NO_STREAM = 'Method not allowed: this server answers every request in its POST response and offers no GET stream';
+const NO_METHOD = 'Method not allowed: a session takes POST (requests), GET (its stream) and DELETE (its end)';
 
 /** The requests of one POST, answered together once every one has its response or was cancelled. */
 interface PendingPost {
@@ -69,12 +75,23 @@ export class SessionEndpoint {
   private readonly posts = new Map<RequestId, PendingPost>();
   private isInitialized = false;
   private closed = false;
+  /** How a task's end reaches the client's agent: from its initialize. */
+  private reach: EndReach = 'wait';
+  private readonly stream = new SessionStream();
+  /** The tasks whose events go to the stream: each a run of this session left running, with its unwatch. */
+  private readonly held = new Map<string, () => void>();
 
   constructor(
     readonly sessionId: string,
     private readonly tools: ToolRegistry,
     private readonly log: Logger,
+    private readonly push: TaskPush | null = null,
   ) {}
+
+  /** Whether the client holds the session's GET stream open. */
+  get streaming(): boolean {
+    return this.stream.open;
+  }
 
   /** True once an initialize request was taken: the session exists for the client. */
   get initialized(): boolean {
@@ -92,7 +109,12 @@ export class SessionEndpoint {
       res.writeHead(200).end();
       return this.close();
     }
-    return Promise.resolve(sendRpcError(res, transportRefusal(405, NO_STREAM), null, ['allow', 'POST, DELETE']));
+    if (req.method === 'GET') {
+      const refused = versionRefusal(req);
+      if (refused) return Promise.resolve(sendRpcError(res, refused));
+      return this.stream.serve(req, res, this.sessionId);
+    }
+    return Promise.resolve(sendRpcError(res, transportRefusal(405, NO_METHOD), null, ['allow', 'GET, POST, DELETE']));
   }
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -140,9 +162,11 @@ export class SessionEndpoint {
    * served here, if any, and reuses no id still in flight.
    */
   private admit(req: IncomingMessage, calls: RpcMessage[], ids: RequestId[]): RpcError | null {
-    if (calls.some((call) => call.method === 'initialize')) {
+    const initialize = calls.find((call) => call.method === 'initialize');
+    if (initialize) {
       if (this.isInitialized) return refusal(INVALID_REQUEST, 'Invalid Request: Server already initialized');
       this.isInitialized = true;
+      this.reach = reachOfSession(initialize.params);
     } else {
       const refused = versionRefusal(req);
       if (refused) return refused;
@@ -157,8 +181,11 @@ export class SessionEndpoint {
     for (const call of calls) {
       if (call.id !== undefined) {
         const id = call.id;
-        void settle(call.method, () => answerSessionRequest(call, this.tools, req), this.log).then((answer) =>
-          this.send(own, id, answer),
+        void settle(call.method, () => answerSessionRequest(call, this.tools, req, this.reach), this.log).then(
+          (answer) => {
+            if (call.method === 'tools/call' && 'result' in answer) this.hold(call, answer.result as CallToolResult);
+            this.send(own, id, answer);
+          },
         );
       } else if (call.method === 'notifications/cancelled') {
         const id = call.params?.requestId as RequestId | undefined;
@@ -168,6 +195,24 @@ export class SessionEndpoint {
         this.answerWhenComplete(post);
       }
     }
+  }
+
+  /** Watches the task a run left running, once, so that its events reach the stream. */
+  private hold(call: RpcMessage, result: CallToolResult): void {
+    const name = isObject(call.params) ? call.params.name : undefined;
+    const id = this.push !== null && typeof name === 'string' ? outlivedWait(name, result) : null;
+    if (id === null || this.held.has(id) || this.closed) return;
+    this.held.set(
+      id,
+      this.push!.watch(id, (event) => this.pushed(event)),
+    );
+  }
+
+  /** A held task's event, as a channel event on the stream (an exec that no longer waits is not one). */
+  private pushed(event: PushEvent): void {
+    if (this.closed || event.kind === 'answered') return;
+    if (event.kind === 'ended') this.held.delete(event.record.id);
+    this.stream.notify(CHANNEL_METHOD, { ...this.push!.channelOf(event) });
   }
 
   /** Gives request `id` its answer; dropped when it was cancelled, its client went away, or the session closed meanwhile. */
@@ -209,6 +254,9 @@ export class SessionEndpoint {
       post.done();
     }
     this.posts.clear();
+    for (const unwatch of this.held.values()) unwatch();
+    this.held.clear();
+    this.stream.close();
     this.onclose?.();
     return Promise.resolve();
   }

@@ -1,7 +1,10 @@
 // What a session of the 2025 era (2025-11-25 and before) answers: initialize, ping, tools/list and
 // tools/call; any other request is METHOD_NOT_FOUND. Notifications (notifications/initialized among
-// them) need no answer; the session endpoint handles notifications/cancelled.
+// them) need no answer; the session endpoint handles notifications/cancelled. Every session offers
+// Claude Code's channels (experimental "claude/channel"): a task's end, pushed on its GET stream.
 import type { IncomingMessage } from 'node:http';
+import type { EndReach } from './advice.js';
+import { CHANNEL_CAPABILITY, CHANNEL_CLIENT } from './channel-clients.js';
 import { SESSION_PROTOCOL_VERSIONS } from './eras.js';
 import { METHOD_NOT_FOUND, RpcError, type RpcMessage } from './json-rpc.js';
 import { isObject } from './loose.js';
@@ -10,21 +13,29 @@ import type { ToolRegistry } from './tool-registry.js';
 const SERVED = ['initialize', 'ping', 'tools/list', 'tools/call'];
 const MAX_METHOD_ECHO = 80;
 
-/** The result of a session's `request`, which the HTTP request `from` carried; throws an RpcError to refuse it. */
-export function answerSessionRequest(request: RpcMessage, tools: ToolRegistry, from: IncomingMessage): unknown {
+/**
+ * The result of a session's `request`, which the HTTP request `from` carried; throws an RpcError to
+ * refuse it. `reach` is how a task's end reaches the session's agent (reachOfSession of its initialize).
+ */
+export function answerSessionRequest(
+  request: RpcMessage,
+  tools: ToolRegistry,
+  from: IncomingMessage,
+  reach: EndReach,
+): unknown {
   const params = request.params ?? {};
   switch (request.method) {
     case 'initialize':
       return {
         protocolVersion: negotiatedVersion(params.protocolVersion),
-        capabilities: { tools: {} },
+        capabilities: { tools: {}, experimental: { [CHANNEL_CAPABILITY]: {} } },
         serverInfo: tools.serverInfo,
-        instructions: tools.instructions,
+        instructions: tools.instructions(reach),
       };
     case 'ping':
       return {};
     case 'tools/list':
-      return tools.listing;
+      return tools.listing(reach);
     case 'tools/call':
       // A `task` member asks for an MCP task, which this era's sessions do not offer: the call is
       // answered as a plain one, as the 2025-11-25 Tasks utility says a receiver without it does.
@@ -41,6 +52,19 @@ function negotiatedVersion(requested: unknown): string {
   return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested)
     ? requested
     : SESSION_PROTOCOL_VERSIONS[0]!;
+}
+
+/**
+ * How a task's end reaches the agent of a session opened by an initialize of `params` (checked):
+ * pushed, to Claude Code (which shows channel events) or a client that declares the channel
+ * capability itself; else it waits (a 2025 session offers no tasks of the Tasks extension).
+ */
+export function reachOfSession(params: unknown): EndReach {
+  if (!isObject(params)) return 'wait';
+  const { capabilities, clientInfo } = params;
+  const experimental = isObject(capabilities) ? capabilities.experimental : undefined;
+  if (isObject(experimental) && isObject(experimental[CHANNEL_CAPABILITY])) return 'push';
+  return isObject(clientInfo) && clientInfo.name === CHANNEL_CLIENT ? 'push' : 'wait';
 }
 
 /** Whether `body` is an initialize request (JSON-RPC, with an id), the only message that opens a session. */

@@ -9,6 +9,7 @@ import { isInitializeRequest } from './session-methods.js';
 import { SESSION_NOT_FOUND, sendRpcError, transportRefusal } from './json-rpc.js';
 import type { ToolRegistry } from './tool-registry.js';
 import { peerOf } from '../http/connections.js';
+import type { TaskPush } from './task-push.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 /** A session used this recently is never closed to make room for a new one: the initialize is refused instead. */
@@ -21,7 +22,7 @@ export type SessionSettings = Pick<Config, 'sessionIdleSeconds' | 'maxSessions' 
 export interface SessionUse {
   /** When a request of it last started or ended (ms since the epoch). */
   lastSeen: number;
-  /** POST requests in flight (a status call may wait 30 s); a busy session is never closed. */
+  /** POST requests in flight (a status call may wait 30 s) and its GET stream if open; a busy session is never closed. */
   active: number;
   /** Who opened it (peerOf its initialize's connection). */
   peer: string;
@@ -61,6 +62,8 @@ export class SessionManager {
     private readonly registry: ToolRegistry,
     private readonly settings: SessionSettings,
     private readonly log: Logger,
+    /** What tells a session's stream of the tasks it holds; null: nothing is pushed. */
+    private readonly push: TaskPush | null = null,
   ) {
     this.idleMs = settings.sessionIdleSeconds * 1000;
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
@@ -89,7 +92,7 @@ export class SessionManager {
     const peer = peerOf(req.socket);
     const full = this.makeRoom(peer);
     if (full) return sendRpcError(res, transportRefusal(full.status, full.message), null, ['retry-after', '60']);
-    const endpoint = new SessionEndpoint(randomUUID(), this.registry, this.log);
+    const endpoint = new SessionEndpoint(randomUUID(), this.registry, this.log, this.push);
     // Held (and busy) while it opens, so that initializes at once cannot pass the limits together.
     const session: Session = { endpoint, lastSeen: Date.now(), active: 1, peer };
     this.add(endpoint.sessionId, session);
@@ -113,7 +116,8 @@ export class SessionManager {
     body: unknown,
   ): Promise<void> {
     this.touch(id, session);
-    const counted = req.method === 'POST';
+    // A GET stream held open keeps its session busy: never idle, never closed to make room.
+    const counted = req.method === 'POST' || req.method === 'GET';
     if (counted) session.active++;
     try {
       await session.endpoint.handleRequest(req, res, body);

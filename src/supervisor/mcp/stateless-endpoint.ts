@@ -2,10 +2,18 @@
 // version and the client's capabilities in params._meta, and is answered in its POST's response as
 // JSON with a resultType. The methods: server/discover, tools/list (with cache hints), tools/call
 // (a run may answer input_required, when an exec of its task waits for a person: approval-inputs.ts),
-// and the Tasks extension's tasks/get, tasks/cancel, tasks/update.
+// the Tasks extension's tasks/get, tasks/cancel, tasks/update, and subscriptions/listen for its
+// notifications/tasks (task-subscriptions.ts). What the tools and instructions say of a task's end
+// follows the request's capabilities: a client that declares the extension holds run as a task.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { mediaTypeRefusal, SERVER_INFO_META, STATELESS_PROTOCOL_VERSIONS } from './eras.js';
+import {
+  CLIENT_INFO_META,
+  mediaTypeRefusal,
+  requestMeta,
+  SERVER_INFO_META,
+  STATELESS_PROTOCOL_VERSIONS,
+} from './eras.js';
 import {
   checkMessage,
   INVALID_PARAMS,
@@ -26,11 +34,23 @@ import { checkToolParams, errorResult, type CallToolResult, type ToolRegistry } 
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';
 import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
 import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
+import type { EndReach } from './advice.js';
+import { declinesDiscover, type DeclineDiscover } from './channel-clients.js';
+import type { TaskPush } from './task-push.js';
+import { listenedTasks, serveListen } from './task-subscriptions.js';
 
 /** How long a client may keep tools/list and server/discover: the tools change only with the daemon's version. */
 export const LIST_TTL_MS = 3_600_000;
 const TASK_METHODS = new Set(['tasks/get', 'tasks/cancel', 'tasks/update']);
-const SERVED = ['server/discover', 'tools/list', 'tools/call', 'tasks/get', 'tasks/cancel', 'tasks/update'];
+const SERVED = [
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/update',
+  'subscriptions/listen',
+];
 
 /** A request of this era: a message with an id (the era defines no client notifications). */
 type Request = RpcMessage & { id: string | number };
@@ -41,6 +61,9 @@ export class StatelessEndpoint {
     private readonly mcpTasks: McpTasks,
     private readonly inputs: ApprovalInputs,
     private readonly log: Logger,
+    private readonly push: TaskPush,
+    /** --decline-discover: to whom server/discover answers "method not found". */
+    private readonly declineDiscover: DeclineDiscover = 'never',
   ) {}
 
   /** Serves one POST the era classifier gave to 2026-07-28; resolves once it is answered. */
@@ -54,6 +77,12 @@ export class StatelessEndpoint {
     if (envelope instanceof RpcError) return sendRpcError(res, envelope, id);
     const unfit = checkToolParams(message);
     if (unfit !== null) return sendRpcError(res, new RpcError(INVALID_PARAMS, `Invalid params: ${unfit}`), id);
+    if (message.method === 'subscriptions/listen') {
+      const taskIds = listenedTasks(message.params ?? {}, envelope.capabilities);
+      if (taskIds instanceof RpcError) return sendRpcError(res, taskIds, id);
+      const tasks = { mcpTasks: this.mcpTasks, push: this.push };
+      return serveListen(res, message.id, taskIds, envelope.capabilities, tasks);
+    }
     const answer = await settle(message.method, () => this.dispatch(message as Request, envelope, req), this.log);
     sendRpcAnswer(res, 'error' in answer ? answer.error.status : 200, id, answer);
   }
@@ -62,19 +91,25 @@ export class StatelessEndpoint {
   private async dispatch(request: Request, envelope: Envelope, from: IncomingMessage): Promise<Loose> {
     const params = request.params ?? {};
     if (TASK_METHODS.has(request.method)) return this.taskMethod(request.method, params, envelope, from);
+    const reach: EndReach = declaresTasks(envelope.capabilities) ? 'task' : 'wait';
     switch (request.method) {
       case 'server/discover':
+        if (declinesDiscover(this.declineDiscover, requestMeta(request)?.[CLIENT_INFO_META], envelope.capabilities))
+          throw refusal(
+            METHOD_NOT_FOUND,
+            'Method not found: server/discover is declined to this client (--decline-discover): open a 2025-11-25 session with initialize, whose GET stream carries the channel events of the tasks it runs',
+          );
         return {
           resultType: 'complete',
           supportedVersions: [...STATELESS_PROTOCOL_VERSIONS],
           capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
-          instructions: this.tools.instructions,
+          instructions: this.tools.instructions(reach),
           ttlMs: LIST_TTL_MS,
           cacheScope: 'public',
           _meta: { [SERVER_INFO_META]: this.tools.serverInfo },
         };
       case 'tools/list':
-        return { resultType: 'complete', ...this.tools.listing, ttlMs: LIST_TTL_MS, cacheScope: 'public' };
+        return { resultType: 'complete', ...this.tools.listing(reach), ttlMs: LIST_TTL_MS, cacheScope: 'public' };
       case 'tools/call':
         return this.callTool(params, envelope, from);
     }

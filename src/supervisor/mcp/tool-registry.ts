@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal } from '../../errors.js';
+import { END_REACHES, type EndReach } from './advice.js';
 import { toolInstructions, type ToolAdvice } from './approval-advice.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 import { isObject, type Loose } from './loose.js';
@@ -27,18 +28,26 @@ export interface CallToolResult {
   isError?: true;
 }
 
+/** The tools as tools/list shows them. */
+export interface ToolListing {
+  tools: Array<ReturnType<typeof listedTool>>;
+}
+
 export interface ToolRegistry {
-  /** The tools as tools/list shows them, made once. */
-  readonly listing: { tools: Array<ReturnType<typeof listedTool>> };
-  /** The server's instructions to the agent (initialize, server/discover). */
-  readonly instructions: string;
+  /** The tools as tools/list shows them to a client whose tasks' ends reach its agent as `reach` says, made once each. */
+  listing(reach: EndReach): ToolListing;
+  /** The server's instructions to the agent of such a client (initialize, server/discover). */
+  instructions(reach: EndReach): string;
   /** Who answers (initialize, server/discover). */
   readonly serverInfo: { name: string; version: string };
   /** Calls a tool for the request `from`: a result (isError for a refusal), or an RpcError for a tool that does not exist. */
   call(name: string, args: unknown, from: IncomingMessage, options?: CallOptions): Promise<CallToolResult>;
 }
 
-/** Lists the tools once, with the advice on tasks' ends that holds here, and returns the registry both eras serve them from. */
+/**
+ * Lists the tools once for each way a task's end may reach a client's agent, with the advice that
+ * holds here, and returns the registry both eras serve them from.
+ */
 export function createToolRegistry(
   tools: ToolDefinition[],
   context: ToolContext,
@@ -47,8 +56,10 @@ export function createToolRegistry(
   advice: ToolAdvice,
 ): ToolRegistry {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listing = { tools: tools.map((tool) => listedTool(tool, advice)) };
-  const instructions = toolInstructions(advice);
+  const listings = new Map(
+    END_REACHES.map((reach) => [reach, { tools: tools.map((tool) => listedTool(tool, { ...advice, reach })) }]),
+  );
+  const texts = new Map(END_REACHES.map((reach) => [reach, toolInstructions({ ...advice, reach })]));
   // zod compiles an object schema's check (a generated function) at its first parse: each tool's
   // is compiled here, at the start, not in its first call (a first kill's took 0.55 to 0.84 ms of
   // the 1.2 to 1.7 ms from its request to its cgroup.kill; six tools, 6 ms in a bare Node).
@@ -87,7 +98,12 @@ export function createToolRegistry(
     }
   };
 
-  return { listing, instructions, serverInfo: { name: SERVER_NAME, version }, call };
+  return {
+    listing: (reach) => listings.get(reach)!,
+    instructions: (reach) => texts.get(reach)!,
+    serverInfo: { name: SERVER_NAME, version },
+    call,
+  };
 }
 
 /** A refused or failed call: the message as text, and `{error: {code, message}}` as structured content. */
