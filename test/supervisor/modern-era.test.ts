@@ -54,7 +54,7 @@ test('server/discover names 2026-07-28, the tools, the Tasks extension and the s
   assert.equal(discovered.resultType, 'complete');
   assert.equal(discovered._meta['io.modelcontextprotocol/serverInfo'].name, 'bash');
   const listed = await modernResult(daemon.url, 'tools/list');
-  assert.deepEqual([listed.resultType, listed.ttlMs, listed.cacheScope], ['complete', 3_600_000, 'public']);
+  assert.deepEqual([listed.resultType, listed.ttlMs, listed.cacheScope], ['complete', 3_600_000, 'private']);
   for (const tool of listed.tools)
     assert.ok(typeof tool.title === 'string' && tool.title.length > 0, `${tool.name} has a title`);
   const closed = Object.fromEntries(listed.tools.map((tool: any) => [tool.name, tool.annotations.openWorldHint]));

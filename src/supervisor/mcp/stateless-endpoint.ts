@@ -105,11 +105,12 @@ export class StatelessEndpoint {
           capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
           instructions: this.tools.instructions(reach),
           ttlMs: LIST_TTL_MS,
-          cacheScope: 'public',
+          // Private: the instructions and tool texts follow the capabilities this client declared.
+          cacheScope: 'private',
           _meta: { [SERVER_INFO_META]: this.tools.serverInfo },
         };
       case 'tools/list':
-        return { resultType: 'complete', ...this.tools.listing(reach), ttlMs: LIST_TTL_MS, cacheScope: 'public' };
+        return { resultType: 'complete', ...this.tools.listing(reach), ttlMs: LIST_TTL_MS, cacheScope: 'private' };
       case 'tools/call':
         return this.callTool(params, envelope, from);
     }
