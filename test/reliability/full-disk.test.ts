@@ -14,10 +14,10 @@ import { waitFor } from '../helpers/processes.js';
 
 const MOUNT_MB = 24;
 
-/** A tmpfs of MOUNT_MB mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
-function mountSmallDisk(t: { after(fn: () => void): void }): string | null {
+/** A tmpfs of `megabytes` mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
+function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB): string | null {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bash-full-disk-'));
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${MOUNT_MB}m`, 'tmpfs', dir]);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m`, 'tmpfs', dir]);
   if (mounted.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return null;
@@ -114,4 +114,25 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
     registry.close();
   }
   execFileSync('sync');
+});
+
+test('a task that fills a 3 MB state disk: its output stops short, and its end survives a restart', async (t) => {
+  const disk = mountSmallDisk(t, 3);
+  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const stateDir = join(disk, 'state');
+  mkdirSync(stateDir);
+  const first = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, first.url);
+  const command = 'head -c 10M /dev/urandom | base64; echo done >&2';
+  const ended = await tools.ok('run', { command, name: 'filler', wait_seconds: 30 });
+  assert.deepEqual([ended.state, ended.exit_code], ['done', 0]);
+  assert.match(ended.stdout_truncated_reason, /is nearly full: output stops while less than its reserve is free/);
+  const health = (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
+  assert.deepEqual([health.state_dir.held_writes, health.state_dir.writable], [0, true], JSON.stringify(health));
+  assert.equal(await first.stop(), 0);
+
+  const second = await startTestDaemon(t, { stateDir });
+  const again = await connectClient(t, second.url);
+  const status = await again.ok('status', { id: 'filler', peek: true });
+  assert.deepEqual([status.state, status.exit_code], ['done', 0], 'the end was written, not lost at the restart');
 });
