@@ -1,6 +1,8 @@
 // The state dir on a small tmpfs that fills and empties again: output stops short of the last of the
 // disk, a registry write the disk refuses is held (run refused with the reason, tasks going on), and
-// everything recovers without a restart, the registry intact.
+// everything recovers without a restart, the registry intact. A task that fills a 3 MB disk by
+// itself is cut at the reserve and its end written; an end held in memory at a stop is written
+// there, from the reserve file the daemon gives up, so that a restart does not make it interrupted.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -135,4 +137,31 @@ test('a task that fills a 3 MB state disk: its output stops short, and its end s
   const again = await connectClient(t, second.url);
   const status = await again.ok('status', { id: 'filler', peek: true });
   assert.deepEqual([status.state, status.exit_code], ['done', 0], 'the end was written, not lost at the restart');
+});
+
+test('a task end held in memory when the daemon stops is written from its reserve, not lost', async (t) => {
+  const disk = mountSmallDisk(t);
+  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const stateDir = join(disk, 'state');
+  mkdirSync(stateDir);
+  const first = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, first.url);
+  const gate = join(disk, 'gate');
+  await tools.ok('run', { command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`, name: 'held' });
+  // The disk fills from outside, the registry's write-ahead log emptied first; then the task ends.
+  const outside = new Database(join(stateDir, 'tasks.sqlite'));
+  outside.pragma('wal_checkpoint(TRUNCATE)');
+  outside.close();
+  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+  writeFileSync(gate, '');
+  const health = async () => (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
+  assert.ok(await waitFor(async () => (await health()).state_dir.held_writes >= 1, 30_000), 'its end is held');
+  assert.equal(await first.stop(), 0);
+  assert.match(first.stderr(), /the state dir was full at the stop: .*registry-reserve was given up/);
+
+  rmSync(join(disk, 'filler'));
+  const second = await startTestDaemon(t, { stateDir });
+  const again = await connectClient(t, second.url);
+  const status = await again.ok('status', { id: 'held', peek: true });
+  assert.deepEqual([status.state, status.exit_code], ['done', 0], 'the end was written at the stop');
 });
