@@ -26,6 +26,14 @@ function cgroupIdOf(pid: number): bigint {
   return statSync(join(cgroup2Mount()!, path), { bigint: true }).ino;
 }
 
+/** The ends of an accepted `socket`, read while it is open. */
+const endsOf = (socket: Socket): TcpEnds => ({
+  localAddress: socket.localAddress!,
+  localPort: socket.localPort!,
+  remoteAddress: socket.remoteAddress!,
+  remotePort: socket.remotePort!,
+});
+
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
  * its ends (read while it is open). `reset`: once its ends are read, the child sends its first line
@@ -47,12 +55,7 @@ async function acceptFromChild(
     server.once('connection', (socket: Socket) => {
       socket.on('error', () => {}).resume();
       t.after(() => socket.destroy());
-      const ends = {
-        localAddress: socket.localAddress!,
-        localPort: socket.localPort!,
-        remoteAddress: socket.remoteAddress!,
-        remotePort: socket.remotePort!,
-      };
+      const ends = endsOf(socket);
       if (reset) socket.write('go');
       resolve({ socket, ends });
     }),
@@ -130,12 +133,7 @@ for (const shut of [true, false])
     const [socket] = await accepted;
     socket.on('error', () => {}).resume();
     t.after(() => socket.destroy());
-    const ends = {
-      localAddress: socket.localAddress!,
-      localPort: socket.localPort!,
-      remoteAddress: socket.remoteAddress!,
-      remotePort: socket.remotePort!,
-    };
+    const ends = endsOf(socket);
     await once(child.stdout, 'data');
     const peer = findPeerHolder(ends)!;
     assert.deepEqual([peer.holder, peer.closed], [null, shut]);

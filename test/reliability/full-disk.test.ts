@@ -8,10 +8,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { connectClient } from '../helpers/mcp-client.js';
+import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
 const MOUNT_MB = 24;
@@ -31,19 +31,48 @@ function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB
   return dir;
 }
 
-test('a state dir that fills and empties again: nothing lost, the daemon serving throughout', async (t) => {
-  const disk = mountSmallDisk(t);
-  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+/** A state dir on a small disk of `megabytes` (mountSmallDisk), or null where none can be mounted. */
+function smallStateDir(t: { after(fn: () => void): void }, megabytes = MOUNT_MB) {
+  const disk = mountSmallDisk(t, megabytes);
+  if (disk === null) return null;
   const stateDir = join(disk, 'state');
   mkdirSync(stateDir);
-  const daemon = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, daemon.url);
+  return { disk, stateDir };
+}
+
+/** The disk fills from outside, the registry's write-ahead log emptied first, so that its next write must take new space. */
+function fillFromOutside(disk: string, stateDir: string): void {
+  const outside = new Database(join(stateDir, 'tasks.sqlite'));
+  outside.pragma('wal_checkpoint(TRUNCATE)');
+  outside.close();
+  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+}
+
+/** Starts task `held`, which prints `finished` once the gate it returns is there. */
+async function runHeldTask(tools: ToolClient, disk: string): Promise<string> {
   const gate = join(disk, 'gate');
   await tools.ok('run', {
     command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`,
     name: 'held',
     wait_seconds: 0,
   });
+  return gate;
+}
+
+/** Task `id`'s state and exit code as a new daemon on `stateDir` has them. */
+async function afterRestart(t: TestContext, stateDir: string, id: string): Promise<unknown[]> {
+  const daemon = await startTestDaemon(t, { stateDir });
+  const status = await (await connectClient(t, daemon.url)).ok('status', { id, peek: true });
+  return [status.state, status.exit_code];
+}
+
+test('a state dir that fills and empties again: nothing lost, the daemon serving throughout', async (t) => {
+  const small = smallStateDir(t);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { disk, stateDir } = small;
+  const daemon = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, daemon.url);
+  const gate = await runHeldTask(tools, disk);
 
   // Output stops while less than the reserve is free: the registry keeps room to write.
   const flood = await tools.ok('run', { command: 'head -c 40M /dev/zero', name: 'flood', wait_seconds: 30 });
@@ -54,12 +83,8 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   );
   assert.ok(flood.stdout_bytes < MOUNT_MB * 1024 * 1024, `kept ${flood.stdout_bytes} bytes`);
 
-  // Then the disk fills from outside, with the registry's write-ahead log emptied first, so that
-  // its next write must take new space.
-  const outside = new Database(join(stateDir, 'tasks.sqlite'));
-  outside.pragma('wal_checkpoint(TRUNCATE)');
-  outside.close();
-  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+  // Then the disk fills from outside.
+  fillFromOutside(disk, stateDir);
 
   const refused = await tools.call('run', { command: 'true' });
   assert.equal(refused.isError, true, 'run is refused while the registry cannot be written');
@@ -119,10 +144,9 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
 });
 
 test('a task that fills a 3 MB state disk: its output stops short, and its end survives a restart', async (t) => {
-  const disk = mountSmallDisk(t, 3);
-  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const stateDir = join(disk, 'state');
-  mkdirSync(stateDir);
+  const small = smallStateDir(t, 3);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { stateDir } = small;
   const first = await startTestDaemon(t, { stateDir });
   const tools = await connectClient(t, first.url);
   const command = 'head -c 10M /dev/urandom | base64; echo done >&2';
@@ -133,26 +157,17 @@ test('a task that fills a 3 MB state disk: its output stops short, and its end s
   assert.deepEqual([health.state_dir.held_writes, health.state_dir.writable], [0, true], JSON.stringify(health));
   assert.equal(await first.stop(), 0);
 
-  const second = await startTestDaemon(t, { stateDir });
-  const again = await connectClient(t, second.url);
-  const status = await again.ok('status', { id: 'filler', peek: true });
-  assert.deepEqual([status.state, status.exit_code], ['done', 0], 'the end was written, not lost at the restart');
+  assert.deepEqual(await afterRestart(t, stateDir, 'filler'), ['done', 0], 'the end was not lost at the restart');
 });
 
 test('a task end held in memory when the daemon stops is written from its reserve, not lost', async (t) => {
-  const disk = mountSmallDisk(t);
-  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const stateDir = join(disk, 'state');
-  mkdirSync(stateDir);
+  const small = smallStateDir(t);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { disk, stateDir } = small;
   const first = await startTestDaemon(t, { stateDir });
   const tools = await connectClient(t, first.url);
-  const gate = join(disk, 'gate');
-  await tools.ok('run', { command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`, name: 'held' });
-  // The disk fills from outside, the registry's write-ahead log emptied first; then the task ends.
-  const outside = new Database(join(stateDir, 'tasks.sqlite'));
-  outside.pragma('wal_checkpoint(TRUNCATE)');
-  outside.close();
-  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+  const gate = await runHeldTask(tools, disk);
+  fillFromOutside(disk, stateDir); // then the task ends
   writeFileSync(gate, '');
   const health = async () => (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
   assert.ok(await waitFor(async () => (await health()).state_dir.held_writes >= 1, 30_000), 'its end is held');
@@ -160,8 +175,5 @@ test('a task end held in memory when the daemon stops is written from its reserv
   assert.match(first.stderr(), /the state dir was full at the stop: .*registry-reserve was given up/);
 
   rmSync(join(disk, 'filler'));
-  const second = await startTestDaemon(t, { stateDir });
-  const again = await connectClient(t, second.url);
-  const status = await again.ok('status', { id: 'held', peek: true });
-  assert.deepEqual([status.state, status.exit_code], ['done', 0], 'the end was written at the stop');
+  assert.deepEqual(await afterRestart(t, stateDir, 'held'), ['done', 0], 'the end was written at the stop');
 });
