@@ -2,7 +2,8 @@
 // disk, a registry write the disk refuses is held (run refused with the reason, tasks going on), and
 // everything recovers without a restart, the registry intact. A task that fills a 3 MB disk by
 // itself is cut at the reserve and its end written; an end held in memory at a stop is written
-// there, from the reserve file the daemon gives up, so that a restart does not make it interrupted.
+// there, from the reserve file the daemon gives up, so that a restart does not make it interrupted;
+// without that file the stop names the task whose end is lost.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -160,20 +161,28 @@ test('a task that fills a 3 MB state disk: its output stops short, and its end s
   assert.deepEqual(await afterRestart(t, stateDir, 'filler'), ['done', 0], 'the end was not lost at the restart');
 });
 
-test('a task end held in memory when the daemon stops is written from its reserve, not lost', async (t) => {
-  const small = smallStateDir(t);
-  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const { disk, stateDir } = small;
-  const first = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, first.url);
-  const gate = await runHeldTask(tools, disk);
-  fillFromOutside(disk, stateDir); // then the task ends
-  writeFileSync(gate, '');
-  const health = async () => (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
-  assert.ok(await waitFor(async () => (await health()).state_dir.held_writes >= 1, 30_000), 'its end is held');
-  assert.equal(await first.stop(), 0);
-  assert.match(first.stderr(), /the state dir was full at the stop: .*registry-reserve was given up/);
+for (const reserve of [true, false])
+  test(`a task end held in memory when the daemon stops is ${reserve ? 'written from its reserve' : 'named as lost without one'}`, async (t) => {
+    const small = smallStateDir(t);
+    if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+    const { disk, stateDir } = small;
+    const first = await startTestDaemon(t, { stateDir });
+    const tools = await connectClient(t, first.url);
+    const gate = await runHeldTask(tools, disk);
+    if (!reserve) rmSync(join(stateDir, 'registry-reserve'));
+    fillFromOutside(disk, stateDir); // then the task ends
+    writeFileSync(gate, '');
+    const health = async () => (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
+    assert.ok(await waitFor(async () => (await health()).state_dir.held_writes >= 1, 30_000), 'its end is held');
+    assert.equal(await first.stop(), 0);
+    if (reserve) assert.match(first.stderr(), /the state dir was full at the stop: .*registry-reserve was given up/);
+    else
+      assert.match(
+        first.stderr(),
+        /"tasks":\["held"\].*"msg":"the state dir refused the held registry writes at the stop: the ends of these tasks are lost/,
+      );
 
-  rmSync(join(disk, 'filler'));
-  assert.deepEqual(await afterRestart(t, stateDir, 'held'), ['done', 0], 'the end was written at the stop');
-});
+    rmSync(join(disk, 'filler'));
+    const end = reserve ? ['done', 0] : ['interrupted', null];
+    assert.deepEqual(await afterRestart(t, stateDir, 'held'), end, 'the end was written at the stop, or said lost');
+  });
