@@ -1,6 +1,7 @@
 /* A task's output copied by its shim from a pipe into its file (see shim-output.h). The limits are
  * the daemon's (src/workers/output-cap.ts): writing stops while the file system has less than its
- * reserve free (64 MiB, or a tenth of a smaller one; looked at once per MiB kept), and past the cap
+ * reserve free (64 MiB, or a tenth of a smaller one; looked at again once a MiB is kept, or half
+ * of what is free beyond the reserve where that is less, so a small disk keeps it), and past the cap
  * the rest of the stream is read and discarded as fast as it comes: a writer past its cap runs at
  * the speed it would have into a file. What keeps the daemon responsive under such floods is the
  * tasks' CPU weight below its own (src/process/cpu-weight.ts), not a pace here. A stream is cut only
@@ -43,13 +44,14 @@ int output_open(struct output_stream *stream, int file, int *leader_end) {
   return 0;
 }
 
-/* Whether the file system of `file` has less than its reserve free; 0 when that cannot be read. */
-static int below_reserve(int file) {
+/* The bytes the file system of `file` has free beyond its reserve (negative: less than it is
+ * free); LLONG_MAX when that cannot be read. */
+static long long beyond_reserve(int file) {
   struct statfs stats;
-  if (fstatfs(file, &stats) != 0) return 0;
+  if (fstatfs(file, &stats) != 0) return LLONG_MAX;
   long long tenth = (long long)stats.f_blocks * stats.f_bsize / 10;
   long long reserve = tenth < RESERVE_MAX_BYTES ? tenth : RESERVE_MAX_BYTES;
-  return (long long)stats.f_bavail * stats.f_bsize < reserve;
+  return (long long)stats.f_bavail * stats.f_bsize - reserve;
 }
 
 /* Marks the stream cut, once: 1 if this call did. */
@@ -67,15 +69,18 @@ static long long room_for(struct output_stream *stream, long long max_bytes, enu
   if (stream->cut != OUTPUT_KEPT) return 0;
   if (stream->kept >= stream->next_check) {
     /* Looked at again on every call while the disk is short: it is marked only once a byte is dropped. */
-    if (below_reserve(stream->file)) {
+    long long spare = beyond_reserve(stream->file);
+    if (spare < 0) {
       *why = OUTPUT_CUT_RESERVE;
       return 0;
     }
-    stream->next_check = stream->kept + RESERVE_CHECK_BYTES;
+    stream->next_check = stream->kept + (spare / 2 < RESERVE_CHECK_BYTES ? spare / 2 + 1 : RESERVE_CHECK_BYTES);
   }
-  if (max_bytes == 0) return LLONG_MAX;
+  /* No more than up to the next look: one read must not take the disk past its reserve. */
+  long long until_check = stream->next_check - stream->kept;
+  if (max_bytes == 0) return until_check;
   if (stream->kept >= max_bytes) *why = OUTPUT_CUT_CAP;
-  return max_bytes - stream->kept;
+  return max_bytes - stream->kept < until_check ? max_bytes - stream->kept : until_check;
 }
 
 /* Writes all of `data` to the file; a failed write cuts the stream (1), the bytes it held lost. */
@@ -130,6 +135,9 @@ int output_note(struct output_stream *stream, long long max_bytes, const char *t
   long long room = room_for(stream, max_bytes, &why);
   stream->produced += (long long)length;
   if (room == 0) return stop_keeping(stream, why, 0);
-  if (room < (long long)length) return keep(stream, text, (size_t)room) | stop_keeping(stream, OUTPUT_CUT_CAP, 0);
+  /* A note is short: kept whole but what the cap cuts, however near the next look at the disk. */
+  long long below_cap = max_bytes == 0 ? LLONG_MAX : max_bytes - stream->kept;
+  if (below_cap < (long long)length)
+    return keep(stream, text, (size_t)below_cap) | stop_keeping(stream, OUTPUT_CUT_CAP, 0);
   return keep(stream, text, length);
 }

@@ -6,10 +6,12 @@
 #include <stdint.h>
 
 /* What the kernel says of a TCP socket: its inode (0: a socket in TIME_WAIT, or an orphan its
- * process closed), and the id of the cgroup v2 its maker was in when it made it (0 where the kernel
- * does not say: before Linux 5.7). */
+ * process closed), the id of the cgroup v2 its maker was in when it made it (0 where the kernel
+ * does not say: before Linux 5.7), and its state (TCP_ESTABLISHED 1, TCP_FIN_WAIT1 4, ...: one that
+ * has sent its FIN is past 1). */
 struct tcp_socket_info {
   uint64_t inode, cgroup_id;
+  int state;
 };
 
 /* The TCP socket whose local end is `local`:`local_port` and remote end `remote`:`remote_port`

@@ -19,32 +19,59 @@ export interface TcpEnds {
 /**
  * Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`,
  * processes whose fds could not be read; `cgroupId`, the cgroup v2 its maker was in when it made it
- * (null where sock_diag cannot say), which it keeps wherever it goes.
+ * (null where sock_diag cannot say), which it keeps wherever it goes; `closed`, with no holder seen:
+ * its caller closed or half-closed it by the end of the scan (it has sent its FIN, is an orphan, or
+ * is gone), so no process waits on it for an answer.
  */
 export interface PeerHolder {
   holder: number | null;
   unreadable: number[];
   cgroupId: bigint | null;
+  closed: boolean;
 }
 
-/** The peer's socket: its inode (0: an orphan, closed by its process, or in TIME_WAIT) and its maker's cgroup (null: unknown). */
+/**
+ * The peer's socket: its inode (0: an orphan, closed by its process, or in TIME_WAIT), its maker's
+ * cgroup (null: unknown), and whether it has sent its FIN (false where sock_diag cannot say).
+ */
 interface PeerSocket {
   inode: number;
   cgroupId: bigint | null;
+  finSent: boolean;
 }
+
+/** TCP states (include/net/tcp_states.h) in which a socket has not sent its FIN. */
+const TCP_ESTABLISHED = 1;
+const TCP_CLOSE_WAIT = 8;
 
 /**
  * A process holding the peer's end of `connection` (`skipPid`, this process, which holds only our
  * end, left out); null when that end is in no table of this network namespace (another host, or
  * another namespace). Its socket held by no fd (closed, or in flight in a unix socket's message)
- * gives no holder.
+ * gives no holder. With none found, the socket is looked up again: a caller that closed it during
+ * the scan (one that exits right after sending) is told by then.
  */
 export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
   const socket = findPeerSocket(connection);
   if (socket === null) return null;
   const { cgroupId } = socket;
-  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId };
-  return { ...findSocketHolder(socket.inode, skipPid), cgroupId };
+  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId, closed: true };
+  const found = findSocketHolder(socket.inode, skipPid);
+  if (found.holder !== null) return { ...found, cgroupId, closed: false };
+  const after = findPeerSocket(connection);
+  const closed = socket.finSent || after === null || after.inode !== socket.inode || after.finSent;
+  return { ...found, cgroupId, closed };
+}
+
+/**
+ * Whether the peer's end of `connection`, looked up again after `waitMs` (this thread waits), is
+ * closed: gone, an orphan, or past its FIN. A process that exits closes its files in the kernel a
+ * moment after they have left its fd table, longer when it is preempted there.
+ */
+export function isPeerClosedAfter(connection: TcpEnds, waitMs: number): boolean {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, waitMs);
+  const socket = findPeerSocket(connection);
+  return socket === null || socket.inode === 0 || socket.finSent;
 }
 
 /**
@@ -83,7 +110,7 @@ function findPeerSocket(connection: TcpEnds): PeerSocket | null {
     if (found !== undefined) return found;
   }
   const inode = findPeerInodeInTables(connection);
-  return inode === null ? null : { inode, cgroupId: null };
+  return inode === null ? null : { inode, cgroupId: null, finSent: false };
 }
 
 /**
@@ -106,7 +133,8 @@ function lookUpPeerSocket(
     const found = addon.tcpSocket(peerKey, remotePort, oursKey, localPort);
     if (found !== null) {
       sockDiagFinds = true;
-      return { inode: found.inode, cgroupId: found.cgroupId === 0n ? null : found.cgroupId };
+      const finSent = found.state !== TCP_ESTABLISHED && found.state !== TCP_CLOSE_WAIT;
+      return { inode: found.inode, cgroupId: found.cgroupId === 0n ? null : found.cgroupId, finSent };
     }
     if (sockDiagFinds) return null;
     // Not found: whether sock_diag finds connections here at all is learnt from our own end.
@@ -182,7 +210,7 @@ function searchTable(path: string, needle: string): number | null {
  * (hive-bash, curl), so a scan of every process's fds (about 10 us an fd here, more on a loaded
  * machine) mostly ends after a few.
  */
-export function findSocketHolder(inode: number, skipPid: number): Omit<PeerHolder, 'cgroupId'> {
+export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolder, 'holder' | 'unreadable'> {
   const link = `socket:[${inode}]`;
   const unreadable: number[] = [];
   for (const pid of newestFirst(readdirSync('/proc').map(Number))) {

@@ -41,6 +41,7 @@ import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { TaskCallers } from './callers/task-callers.js';
 import { watchStorage } from './registry/storage-watch.js';
+import { commitAtStop, keepDiskReserve } from './registry/disk-reserve.js';
 import { StateDirCheck } from './registry/state-dir-check.js';
 import { unheldPromises } from './unheld-promises.js';
 import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
@@ -153,6 +154,7 @@ async function serve(
     server.closeAllConnections();
     await mcp.sessions.closeAll();
     await stopTaskSide(taskSide, storage.store, mcp.reads, storageWatch);
+    commitAtStop(storage.store, config.stateDir, log);
     await hostSetup.namespace.stop();
     await taskSide.tasks.removeUnreleasedCgroups();
     await removeSharedCgroups(hostSetup);
@@ -173,6 +175,7 @@ async function openStorage(config: Config, hostSetup: HostSetup, log: Logger): P
     );
   }
   const interrupted = await interruptStaleTasks(store, hostSetup, files);
+  keepDiskReserve(config.stateDir);
   if (interrupted.count > 0)
     log.warn(
       { count: interrupted.count, tasks: interrupted.ids },

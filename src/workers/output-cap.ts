@@ -11,19 +11,20 @@ import type { StreamName, TaskSpec } from './protocol.js';
 /**
  * Output never takes the last of the state dir's disk, which the registry needs: writing stops
  * while less than this is free (64 MiB, or a tenth of a smaller file system). Looked at once per
- * RESERVE_CHECK_BYTES written, so it costs a statfs per MiB.
+ * RESERVE_CHECK_BYTES written, so it costs a statfs per MiB; on a disk with less than twice that
+ * free beyond the reserve, once half of what is is written (a 3 MB disk's reserve is 0.3 MB).
  */
 const RESERVE_MAX_BYTES = 64 * 1024 * 1024;
 const RESERVE_CHECK_BYTES = 1024 * 1024;
 
-/** Whether the file system of `dir` has less than its reserve free; false when that cannot be read. */
-function belowReserve(dir: string): boolean {
+/** The bytes the file system of `dir` has free beyond its reserve (negative: less than it is free); Infinity when that cannot be read. */
+function beyondReserve(dir: string): number {
   try {
     const stats = statfsSync(dir);
     const reserve = Math.min(RESERVE_MAX_BYTES, (stats.blocks * stats.bsize) / 10);
-    return stats.bavail * stats.bsize < reserve;
+    return stats.bavail * stats.bsize - reserve;
   } catch {
-    return false;
+    return Infinity;
   }
 }
 
@@ -151,8 +152,9 @@ export function pumpToFile(source: Readable, fd: number, options: OutputFileOpti
     produced += chunk.length;
     if (discarding) return;
     if (kept >= nextCheck) {
-      nextCheck = kept + RESERVE_CHECK_BYTES;
-      if (belowReserve(dir)) return stopKeeping(cutReason({ cause: 'reserve' }, options.path, options.maxBytes));
+      const spare = beyondReserve(dir);
+      if (spare < 0) return stopKeeping(cutReason({ cause: 'reserve' }, options.path, options.maxBytes));
+      nextCheck = kept + Math.min(RESERVE_CHECK_BYTES, Math.floor(spare / 2) + 1);
     }
     const room = options.maxBytes === 0 ? chunk.length : Math.min(chunk.length, options.maxBytes - kept);
     try {

@@ -26,6 +26,14 @@ function cgroupIdOf(pid: number): bigint {
   return statSync(join(cgroup2Mount()!, path), { bigint: true }).ino;
 }
 
+/** The ends of an accepted `socket`, read while it is open. */
+const endsOf = (socket: Socket): TcpEnds => ({
+  localAddress: socket.localAddress!,
+  localPort: socket.localPort!,
+  remoteAddress: socket.remoteAddress!,
+  remotePort: socket.remotePort!,
+});
+
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
  * its ends (read while it is open). `reset`: once its ends are read, the child sends its first line
@@ -47,12 +55,7 @@ async function acceptFromChild(
     server.once('connection', (socket: Socket) => {
       socket.on('error', () => {}).resume();
       t.after(() => socket.destroy());
-      const ends = {
-        localAddress: socket.localAddress!,
-        localPort: socket.localPort!,
-        remoteAddress: socket.remoteAddress!,
-        remotePort: socket.remotePort!,
-      };
+      const ends = endsOf(socket);
       if (reset) socket.write('go');
       resolve({ socket, ends });
     }),
@@ -78,7 +81,12 @@ for (const [host, connectHost] of [
 ]) {
   test(`the peer of a connection to ${host} from ${connectHost} is the process holding its socket`, async (t) => {
     const { ends, childPid } = await acceptFromChild(t, host!, connectHost!);
-    assert.deepEqual(findPeerHolder(ends), { holder: childPid, unreadable: [], cgroupId: cgroupIdOf(childPid) });
+    assert.deepEqual(findPeerHolder(ends), {
+      holder: childPid,
+      unreadable: [],
+      cgroupId: cgroupIdOf(childPid),
+      closed: false,
+    });
     const inode = findPeerInode(ends);
     assert.ok(
       inode! > 0 && inode === findPeerInodeInTables(ends),
@@ -95,8 +103,41 @@ test('a peer that closed its socket is held by no process', async (t) => {
   assert.equal(findPeerInode(ends), 0, 'its socket is an orphan');
   assert.equal(findPeerInodeInTables(ends), 0, 'its socket is an orphan in the table');
   // An orphan's cgroup is not said.
-  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [], cgroupId: null });
+  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [], cgroupId: null, closed: true });
 });
+
+/**
+ * Python that connects to `port`, half-closes its socket or not (`shut`), puts it in flight (in a
+ * message on a unix socket pair that nobody reads: held by no fd) and says `ready`, then waits.
+ */
+const inFlight = (port: number, shut: boolean) => `
+import socket, sys, time
+s = socket.create_connection(('127.0.0.1', ${port}))
+${shut ? 's.shutdown(socket.SHUT_WR)' : ''}
+a, b = socket.socketpair()
+socket.send_fds(a, [b'x'], [s.fileno()])
+s.close()
+print('ready', flush=True)
+time.sleep(60)
+`;
+
+for (const shut of [true, false])
+  test(`a socket in flight ${shut ? 'that its caller half-closed is closed' : 'and open is not closed'}`, async (t) => {
+    // Half-open: the server's end stays open after the caller's FIN, as the daemon's does.
+    const server = createServer({ allowHalfOpen: true });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const child = spawn('python3', ['-c', inFlight((server.address() as AddressInfo).port, shut)]);
+    t.after(() => child.kill('SIGKILL'));
+    const [socket] = await accepted;
+    socket.on('error', () => {}).resume();
+    t.after(() => socket.destroy());
+    const ends = endsOf(socket);
+    await once(child.stdout, 'data');
+    const peer = findPeerHolder(ends)!;
+    assert.deepEqual([peer.holder, peer.closed], [null, shut]);
+  });
 
 test('a peer that reset its connection leaves no entry: only its local address tells it from another host', async (t) => {
   const { accepted, ends } = await acceptFromChild(t, '127.0.0.1', '127.0.0.1', true);

@@ -1,23 +1,26 @@
 // The state dir on a small tmpfs that fills and empties again: output stops short of the last of the
 // disk, a registry write the disk refuses is held (run refused with the reason, tasks going on), and
-// everything recovers without a restart, the registry intact.
+// everything recovers without a restart, the registry intact. A task that fills a 3 MB disk by
+// itself is cut at the reserve and its end written; an end held in memory at a stop is written
+// there, from the reserve file the daemon gives up, so that a restart does not make it interrupted;
+// without that file the stop names the task whose end is lost.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { startTestDaemon } from '../helpers/daemon.js';
-import { connectClient } from '../helpers/mcp-client.js';
+import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
 const MOUNT_MB = 24;
 
-/** A tmpfs of MOUNT_MB mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
-function mountSmallDisk(t: { after(fn: () => void): void }): string | null {
+/** A tmpfs of `megabytes` mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
+function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB): string | null {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bash-full-disk-'));
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${MOUNT_MB}m`, 'tmpfs', dir]);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m`, 'tmpfs', dir]);
   if (mounted.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return null;
@@ -29,19 +32,48 @@ function mountSmallDisk(t: { after(fn: () => void): void }): string | null {
   return dir;
 }
 
-test('a state dir that fills and empties again: nothing lost, the daemon serving throughout', async (t) => {
-  const disk = mountSmallDisk(t);
-  if (disk === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+/** A state dir on a small disk of `megabytes` (mountSmallDisk), or null where none can be mounted. */
+function smallStateDir(t: { after(fn: () => void): void }, megabytes = MOUNT_MB) {
+  const disk = mountSmallDisk(t, megabytes);
+  if (disk === null) return null;
   const stateDir = join(disk, 'state');
   mkdirSync(stateDir);
-  const daemon = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, daemon.url);
+  return { disk, stateDir };
+}
+
+/** The disk fills from outside, the registry's write-ahead log emptied first, so that its next write must take new space. */
+function fillFromOutside(disk: string, stateDir: string): void {
+  const outside = new Database(join(stateDir, 'tasks.sqlite'));
+  outside.pragma('wal_checkpoint(TRUNCATE)');
+  outside.close();
+  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+}
+
+/** Starts task `held`, which prints `finished` once the gate it returns is there. */
+async function runHeldTask(tools: ToolClient, disk: string): Promise<string> {
   const gate = join(disk, 'gate');
   await tools.ok('run', {
     command: `while [ ! -e ${gate} ]; do sleep 0.02; done; echo finished`,
     name: 'held',
     wait_seconds: 0,
   });
+  return gate;
+}
+
+/** Task `id`'s state and exit code as a new daemon on `stateDir` has them. */
+async function afterRestart(t: TestContext, stateDir: string, id: string): Promise<unknown[]> {
+  const daemon = await startTestDaemon(t, { stateDir });
+  const status = await (await connectClient(t, daemon.url)).ok('status', { id, peek: true });
+  return [status.state, status.exit_code];
+}
+
+test('a state dir that fills and empties again: nothing lost, the daemon serving throughout', async (t) => {
+  const small = smallStateDir(t);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { disk, stateDir } = small;
+  const daemon = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, daemon.url);
+  const gate = await runHeldTask(tools, disk);
 
   // Output stops while less than the reserve is free: the registry keeps room to write.
   const flood = await tools.ok('run', { command: 'head -c 40M /dev/zero', name: 'flood', wait_seconds: 30 });
@@ -52,12 +84,8 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   );
   assert.ok(flood.stdout_bytes < MOUNT_MB * 1024 * 1024, `kept ${flood.stdout_bytes} bytes`);
 
-  // Then the disk fills from outside, with the registry's write-ahead log emptied first, so that
-  // its next write must take new space.
-  const outside = new Database(join(stateDir, 'tasks.sqlite'));
-  outside.pragma('wal_checkpoint(TRUNCATE)');
-  outside.close();
-  spawnSync('dd', ['if=/dev/zero', `of=${join(disk, 'filler')}`, 'bs=1M'], { stdio: 'ignore' });
+  // Then the disk fills from outside.
+  fillFromOutside(disk, stateDir);
 
   const refused = await tools.call('run', { command: 'true' });
   assert.equal(refused.isError, true, 'run is refused while the registry cannot be written');
@@ -115,3 +143,46 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
   }
   execFileSync('sync');
 });
+
+test('a task that fills a 3 MB state disk: its output stops short, and its end survives a restart', async (t) => {
+  const small = smallStateDir(t, 3);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { stateDir } = small;
+  const first = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, first.url);
+  const command = 'head -c 10M /dev/urandom | base64; echo done >&2';
+  const ended = await tools.ok('run', { command, name: 'filler', wait_seconds: 30 });
+  assert.deepEqual([ended.state, ended.exit_code], ['done', 0]);
+  assert.match(ended.stdout_truncated_reason, /is nearly full: output stops while less than its reserve is free/);
+  const health = (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
+  assert.deepEqual([health.state_dir.held_writes, health.state_dir.writable], [0, true], JSON.stringify(health));
+  assert.equal(await first.stop(), 0);
+
+  assert.deepEqual(await afterRestart(t, stateDir, 'filler'), ['done', 0], 'the end was not lost at the restart');
+});
+
+for (const reserve of [true, false])
+  test(`a task end held in memory when the daemon stops is ${reserve ? 'written from its reserve' : 'named as lost without one'}`, async (t) => {
+    const small = smallStateDir(t);
+    if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+    const { disk, stateDir } = small;
+    const first = await startTestDaemon(t, { stateDir });
+    const tools = await connectClient(t, first.url);
+    const gate = await runHeldTask(tools, disk);
+    if (!reserve) rmSync(join(stateDir, 'registry-reserve'));
+    fillFromOutside(disk, stateDir); // then the task ends
+    writeFileSync(gate, '');
+    const health = async () => (await fetch(`${first.origin}/healthz`).then((res) => res.json())) as any;
+    assert.ok(await waitFor(async () => (await health()).state_dir.held_writes >= 1, 30_000), 'its end is held');
+    assert.equal(await first.stop(), 0);
+    if (reserve) assert.match(first.stderr(), /the state dir was full at the stop: .*registry-reserve was given up/);
+    else
+      assert.match(
+        first.stderr(),
+        /"tasks":\["held"\].*"msg":"the state dir refused the held registry writes at the stop: the ends of these tasks are lost/,
+      );
+
+    rmSync(join(disk, 'filler'));
+    const end = reserve ? ['done', 0] : ['interrupted', null];
+    assert.deepEqual(await afterRestart(t, stateDir, 'held'), end, 'the end was written at the stop, or said lost');
+  });

@@ -12,8 +12,11 @@
 // hands an orphan to the nearest subreaper (its shim) or to the tasks' init, both the daemon's
 // descendants. Its environment (HIVE_BASH_RUN) is not asked: a task sets its own. A process that
 // may be a task's whose task cannot be told (its shim is gone), or a socket that no process holds
-// (closed, or in flight between processes), is `unknown`: the most restricted caller, refused. A
-// connection is looked up once, at the first call that asks (run; every request under `off`).
+// (closed, or in flight between processes), is `unknown`: the most restricted caller, refused. So is
+// one no process is seen to hold whose caller has closed or half-closed it (a task's that exits
+// right after sending), even where other clues would make it an outside one's: an outside client
+// waits on its connection for the answer. A connection is looked up once, at the first call that
+// asks (run; every request under `off`).
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -28,6 +31,7 @@ import {
   findOwnSocketCgroup,
   findPeerHolder,
   isLocalAddress,
+  isPeerClosedAfter,
   type PeerHolder,
   type TcpEnds,
 } from '../../process/tcp-peer.js';
@@ -37,6 +41,9 @@ import { widerThanFloor } from '../tasks/write-dirs.js';
 
 export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
 export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
+
+/** How long a socket held by no process seen, taken for an outside process's, is watched for its close. */
+const SETTLE_MS = 10;
 
 export type Caller =
   | { kind: 'outside' }
@@ -152,7 +159,9 @@ export class TaskCallers {
     if (peer === null)
       return isLocalAddress(remoteAddress) ? unknown('a connection its caller has reset and left') : OUTSIDE;
     if (peer.holder !== null) return this.callerOfProcess(peer.holder);
-    return this.callerOfUnheld(peer, ends);
+    const caller = this.callerOfUnheld(peer, ends);
+    // No one waits on a socket its caller closed for the answer: a task's that exited right after sending may be.
+    return caller.kind === 'outside' && peer.closed ? CLOSED : caller;
   }
 
   /**
@@ -170,7 +179,10 @@ export class TaskCallers {
     const unreadable = peer.unreadable.filter((pid) => !this.isOwnHelper(pid));
     // One that exited since the scan held the socket no longer (what it passed on, a child holds).
     const callers = unreadable.map((pid) => this.callerOfProcess(pid)).filter((_, i) => isAlive(unreadable[i]!));
-    if (callers.length > 0) return joinCallers(callers);
+    const joined = callers.length > 0 ? joinCallers(callers) : null;
+    // Or a task's process that exits: its socket, out of its fd table, is closed a moment later.
+    if (joined?.kind === 'outside' && isPeerClosedAfter(ends, SETTLE_MS)) return CLOSED;
+    if (joined !== null) return joined;
     if (byCgroup !== undefined) return byCgroup;
     if (this.tokenHidden) return OUTSIDE;
     return unknown(
@@ -249,6 +261,8 @@ export function beyondCallerSandbox(target: Sandbox | null, caller: RunCaller): 
 }
 
 const unknown = (why: string): Caller => ({ kind: 'unknown', why });
+
+const CLOSED = unknown('a connection its caller closed or half-closed as soon as it had sent, which no process holds');
 
 const taskCaller = (record: TaskRecord, pid: number | null): Caller => ({
   kind: 'task',

@@ -71,6 +71,11 @@ export class TaskStore {
     return this.buffer.fault === null ? 0 : this.buffer.size;
   }
 
+  /** The tasks whose records wait in memory for the disk. */
+  heldTaskIds(): string[] {
+    return this.buffer.fault === null ? [] : [...this.buffer.contents().records].map((record) => record.id);
+  }
+
   /**
    * Writes everything buffered now, in one transaction: before anything that depends on it leaves
    * the process (an answer to a caller), and by the storage watch while the disk refuses writes.
