@@ -136,19 +136,20 @@ static void refuse_terminal_injection(struct program *program, const uint32_t io
 }
 
 /* The checks for calls of one architecture, skipped by calls of any other: a sandbox's (`sandbox`),
- * or clone3 alone. */
+ * or those every task gets (clone3, a cgroup namespace). */
 static void emit_architecture(struct program *program, const struct call_numbers *numbers, int sandbox) {
   emit(program, LOAD(offsetof(struct seccomp_data, arch)));
   unsigned short skip = program->length;
   emit(program, JUMP_IF(BPF_JEQ, numbers->arch, 0, 0)); /* its false branch is set below */
   emit(program, LOAD(offsetof(struct seccomp_data, nr)));
   if (numbers->ignored_bits != 0) emit(program, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~numbers->ignored_bits));
+  uint32_t namespaces = sandbox ? CLONE_NEWUSER | CLONE_NEWCGROUP : CLONE_NEWCGROUP;
   refuse_call(program, numbers->clone3, ENOSYS);
+  refuse_flags(program, numbers->unshare, namespaces);
+  refuse_flags(program, numbers->clone, namespaces);
   if (sandbox) {
     for (int i = 0; i < 3; i++) refuse_call(program, numbers->keyrings[i], EPERM);
     for (int i = 0; i < 3; i++) refuse_call(program, numbers->io_uring[i], ENOSYS);
-    refuse_flags(program, numbers->unshare, CLONE_NEWUSER);
-    refuse_flags(program, numbers->clone, CLONE_NEWUSER);
     refuse_terminal_injection(program, numbers->ioctl);
   }
   emit(program, RETURN(SECCOMP_RET_ALLOW));
@@ -166,14 +167,14 @@ static int install_filter(int sandbox, const char **call) {
 
 int filter_system_calls(const char **call) { return install_filter(1, call); }
 
-int refuse_clone3(const char **call) { return install_filter(0, call); }
+int refuse_cgroup_escapes(const char **call) { return install_filter(0, call); }
 #else
 int filter_system_calls(const char **call) {
   *call = "seccomp (no filter is written for this architecture)";
   return -ENOSYS;
 }
 
-int refuse_clone3(const char **call) { return filter_system_calls(call); }
+int refuse_cgroup_escapes(const char **call) { return filter_system_calls(call); }
 #endif
 
 /* Whether the system call `number` exists here: called with arguments it must refuse, it fails

@@ -53,16 +53,21 @@ int enter_own_domain(const char **call, const char **object);
 
 /* A seccomp filter, for 64- and 32-bit callers, that refuses with EPERM ioctl TIOCSTI and
  * TIOCLINUX (typing into a terminal, whatever the terminal), the keyrings (keyctl, add_key,
- * request_key) and a new user namespace (unshare or clone with CLONE_NEWUSER); io_uring's calls and
+ * request_key) and a new user or cgroup namespace (unshare or clone with CLONE_NEWUSER or
+ * CLONE_NEWCGROUP); io_uring's calls and
  * clone3 (whose flags a filter cannot read) fail with ENOSYS, as on a kernel without them, so that
  * programs fall back (glibc to clone). no_new_privs must be set first. */
 int filter_system_calls(const char **call);
 
-/* Only clone3 fails, with ENOSYS (libc then uses clone), for a task in cgroup mode that is not
- * sandboxed: its CLONE_INTO_CGROUP would start a child in any cgroup the task can open (read-only
- * mounts do not stop it, and a cgroup namespace does only where cgroup2 is mounted nsdelegate), out
- * of its kill's reach. Docker's default seccomp profile refuses clone3 the same way. */
-int refuse_clone3(const char **call);
+/* For a task that is not sandboxed, in the tasks' user namespace (root there, with its
+ * capabilities): a cgroup namespace of its own (unshare or clone with CLONE_NEWCGROUP) fails with
+ * EPERM, and clone3 (whose flags a filter cannot read) with ENOSYS, libc then using clone. In a
+ * cgroup namespace it owned, a task could mount a cgroup file system of its own, rooted at its
+ * cgroups, writable past the read-only mounts it was given: its own limits, the daemon's cgroup,
+ * the host's v1 hierarchies where tasks sit at their root (freezer, devices). And clone3's
+ * CLONE_INTO_CGROUP starts a child in any cgroup the caller can open, read-only mount or not.
+ * Docker's default seccomp profile refuses clone3 the same way. */
+int refuse_cgroup_escapes(const char **call);
 
 /* The deepest kernel interface mount whose point is `path` or holds it (`path` absolute, its
  * symlinks resolved): one of proc, sysfs, cgroupfs and the other file systems through which a

@@ -87,10 +87,11 @@ static void exec_leader(const struct leader_start *start) {
   for (int i = 0; i < shim.joined_count; i++) {
     if ((err = join_cgroup(shim.joined_dirs[i], &call)) < 0) fail_start(sync, -err, "%s %s/cgroup.procs", call, shim.joined_dirs[i]);
   }
-  /* A sandbox refuses clone3 among much else; without one, a task in cgroup mode gets that alone
-   * (sandbox.h). It takes CAP_SYS_ADMIN in the tasks' user namespace (-P: they have one); without
-   * that namespace, tasks are the daemon's user in its namespaces anyway. */
-  if (shim.cgroup_dir != NULL && !shim.sandboxed && (err = refuse_clone3(&call)) < 0 && shim.host_proc_fd >= 0) fail_start(sync, -err, "%s", call);
+  /* A sandbox refuses these among much else; a task without one, in the tasks' namespace or in
+   * cgroup mode, gets them alone (sandbox.h). It takes CAP_SYS_ADMIN in the tasks' user namespace
+   * (-P: they have one); without that namespace, tasks are the daemon's user in its namespaces. */
+  if ((shim.cgroup_dir != NULL || shim.host_proc_fd >= 0) && !shim.sandboxed && (err = refuse_cgroup_escapes(&call)) < 0 && shim.host_proc_fd >= 0)
+    fail_start(sync, -err, "%s", call);
   if (shim.sandboxed) enter_sandbox(sync);
   sigset_t none;
   sigemptyset(&none);

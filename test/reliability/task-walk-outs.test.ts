@@ -123,6 +123,25 @@ test('a task can write no cgroup, its own neither: it freezes, leaves, escapes a
   );
 });
 
+for (const containment of ['cgroup', 'process-group'] as const) {
+  test(`a task makes no cgroup namespace, so mounts no cgroup tree of its own (${containment})`, async (t) => {
+    const daemon = await startTestDaemon(t, { containment });
+    const tools = await connectClient(t, daemon.url);
+    // In a cgroup namespace it owned, a new cgroup mount would be rooted at its cgroups and
+    // writable: its limits, the daemon's cgroup, the host's v1 trees where tasks sit at the root.
+    const mount = 'mount -t tmpfs t /mnt && mkdir /mnt/c && mount -t cgroup2 none /mnt/c && echo mounted';
+    const tried = await tools.ok('run', {
+      command: [
+        `unshare -C -m sh -c '${mount}' 2>/dev/null || echo own-refused`,
+        `unshare -U -r -C -m sh -c '${mount}' 2>/dev/null || echo nested-refused`,
+        'unshare -m true && echo mount-namespace-kept',
+      ].join('; '),
+      wait_seconds: 30,
+    });
+    assert.equal(tried.stdout_tail, 'own-refused\nnested-refused\nmount-namespace-kept\n');
+  });
+}
+
 test("tasks share none of the host's SysV IPC, and a sandboxed task none of the other tasks'", async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
