@@ -30,6 +30,10 @@ int isolate_network(const char **call);
 int confine_mounts(const char *const *dirs, int count, int read_only, int devpts_fd, int *dir_fds, const char **call,
                    const char **object);
 
+/* Opens each of the `count` directories `dirs` as confine_mounts does (O_PATH, no symlink followed
+ * anywhere in its path) into `dir_fds`, for confine_writes where there is no mount namespace. */
+int open_write_dirs(const char *const *dirs, int count, int *dir_fds, const char **call, const char **object);
+
 /* Drops from every capability set (bounding, permitted, effective, inheritable, ambient) all but
  * those a build or a test run as root needs: the bounding set decides what a root task's exec
  * gives, so nothing it starts gets them back. */
@@ -57,6 +61,11 @@ int enter_own_domain(const char **call, const char **object);
  * clone3 (whose flags a filter cannot read) fail with ENOSYS, as on a kernel without them, so that
  * programs fall back (glibc to clone). no_new_privs must be set first. */
 int filter_system_calls(const char **call);
+
+/* filter_system_calls' filter, which also refuses socket() (EACCES) for every domain but AF_UNIX,
+ * and the 32-bit socketcall (ENOSYS, whose arguments a filter cannot read): the network cut where
+ * no network namespace can be had (the no-namespace sandbox). socketpair, AF_UNIX only, runs. */
+int filter_system_calls_without_network(const char **call);
 
 /* Only clone3 fails, with ENOSYS (libc then uses clone), for a task in cgroup mode that is not
  * sandboxed: its CLONE_INTO_CGROUP would start a child in any cgroup the task can open (read-only
