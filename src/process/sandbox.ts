@@ -5,7 +5,9 @@
 // cannot type into terminals, use the keyrings or io_uring, or make a user namespace, and is in a
 // Landlock domain of its own, out of which it reaches no other process (native/src/sandbox.h).
 // What this host can enforce of it, and the shim's flags that set it up in the leader before its
-// exec.
+// exec. Where neither the daemon nor its tasks can have a namespace, a sandbox is had without any:
+// no_new_privs, Landlock and a seccomp filter that refuses every socket but a unix one
+// (withoutNamespaces; docs/sandbox-and-policy.md says what it does not give).
 import { readFileSync } from 'node:fs';
 import type { Sandbox } from '../shared/sandbox.js';
 import { loadNative } from './native.js';
@@ -18,6 +20,11 @@ export interface SandboxSupport {
   network: string | null;
   /** The Landlock ABI the kernel offers (0: none). */
   landlockAbi: number;
+  /**
+   * Why sandboxes here are had without namespaces (no_new_privs, Landlock and a seccomp filter that
+   * refuses every socket but a unix one: the shim's -F), or null: with them.
+   */
+  withoutNamespaces: string | null;
 }
 
 /** Bits of /proc/self/status's CapEff: the namespaces need CAP_SYS_ADMIN, loopback up CAP_NET_ADMIN, dropping capabilities CAP_SETPCAP. */
@@ -40,26 +47,39 @@ export function probeSandboxSupport(
   const native = loadNative();
   if (spawner === 'node' || 'error' in native) {
     const why = 'needs the native spawner, whose shim sets the sandbox up';
-    return { isolation: why, writes: why, network: why, landlockAbi: 0 };
+    return { isolation: why, writes: why, network: why, landlockAbi: 0, withoutNamespaces: null };
   }
   const abi = process.env.HIVE_TEST_NO_LANDLOCK === '1' ? 0 : native.addon.landlockAbi();
   const writes =
     abi > 0 ? null : 'this kernel offers no Landlock (it needs Linux 5.13 with Landlock enabled in the LSM list)';
-  if (inNamespace) return withIsolation({ isolation: refusedThere, writes, network: null, landlockAbi: abi });
+  const base: SandboxSupport = { isolation: null, writes, network: null, landlockAbi: abi, withoutNamespaces: null };
+  if (inNamespace) return withIsolation({ ...base, isolation: refusedThere });
   const gap = native.addon.sandboxKernelGap();
-  const isolation = !hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)
-    ? `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`
-    : gap === null
-      ? null
-      : `this kernel lacks ${gap}`;
+  if (!hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)) return withoutNamespaces(base, gap);
   return withIsolation({
-    isolation,
-    writes,
+    ...base,
+    isolation: gap === null ? null : `this kernel lacks ${gap}`,
     network: hasCapabilities(CAP_SYS_ADMIN, CAP_NET_ADMIN)
       ? null
       : `a network namespace with its loopback up needs CAP_SYS_ADMIN and CAP_NET_ADMIN, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`,
-    landlockAbi: abi,
   });
+}
+
+/**
+ * Where neither the daemon nor its tasks can have namespaces: the sandbox without them, which needs
+ * Landlock and seccomp (`gap`: what the kernel lacks of the full sandbox's calls).
+ */
+function withoutNamespaces(base: SandboxSupport, gap: string | null): SandboxSupport {
+  const why = `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`;
+  const missing =
+    base.landlockAbi === 0
+      ? 'Landlock (Linux 5.13 with Landlock in the LSM list)'
+      : gap?.includes('seccomp') === true
+        ? gap
+        : null;
+  if (missing !== null)
+    return withIsolation({ ...base, isolation: `${why}; and the sandbox without namespaces needs ${missing}` });
+  return { ...base, isolation: null, writes: null, network: null, withoutNamespaces: why };
 }
 
 /** Every sandbox needs its isolation: without it, no part of one can be enforced, and each part says why. */
@@ -105,11 +125,12 @@ export function isBeneath(dir: string, root: string): boolean {
 /** Whether the sandbox confines writes at all: a writable / leaves Landlock no write to confine (the leader still enters a domain of its own). */
 export const confinesWrites = (sandbox: Sandbox): boolean => !sandbox.write.includes('/');
 
-/** The shim's flags for `sandbox` (native/src/shim.c): -S, -N, -L and a -w per directory. */
-export function sandboxShimArgs(sandbox: Sandbox | null): string[] {
+/** The shim's flags for `sandbox` (native/src/shim.c): -S, -F without namespaces, -N, -L and a -w per directory. */
+export function sandboxShimArgs(sandbox: Sandbox | null, withoutNamespaces: boolean): string[] {
   if (sandbox === null) return [];
   return [
     '-S',
+    ...(withoutNamespaces ? ['-F'] : []),
     ...(sandbox.network ? [] : ['-N']),
     ...(confinesWrites(sandbox) ? ['-L', ...sandbox.write.flatMap((dir) => ['-w', dir])] : []),
   ];
