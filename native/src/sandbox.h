@@ -3,7 +3,9 @@
  * the kernel's interfaces and the devices in it from sandbox-kernel.c), the capabilities it has no
  * use for dropped and no_new_privs set (sandbox-privileges.c), a Landlock domain of its own that
  * confines its writes, or none (sandbox.c), and a seccomp filter against typing into terminals,
- * the keyrings, io_uring and new user namespaces (sandbox-privileges.c). Each function returns 0,
+ * the keyrings, io_uring and new user namespaces (sandbox-privileges.c). Without namespaces (the
+ * shim's -F) only no_new_privs, Landlock and the filter are set up, the filter refusing every socket
+ * but a unix one in place of the network namespace. Each function returns 0,
  * or -errno with `*call` (and `*object`, a path or "", where it takes one) naming what failed. */
 #ifndef HIVE_SANDBOX_H
 #define HIVE_SANDBOX_H

@@ -36,13 +36,15 @@ const CAP_NET_ADMIN = 12n;
  * Probes once at start. In the tasks' namespace (`inNamespace`) a shim holds every capability of
  * the user namespace of the daemon's that tasks run in, so what decides is whether a sandbox's
  * set-up, which the init tries there, got through (`refusedThere`: why not, or null); elsewhere
- * the daemon's own capabilities. HIVE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail, so that a
+ * the daemon's own capabilities (`namespaceReason`: why the tasks' namespace is not in force, or
+ * null). HIVE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail, so that a
  * test can see how a host without it is told (this project's machines all have it).
  */
 export function probeSandboxSupport(
   spawner: 'native' | 'node',
   inNamespace: boolean,
   refusedThere: string | null,
+  namespaceReason: string | null,
 ): SandboxSupport {
   const native = loadNative();
   if (spawner === 'node' || 'error' in native) {
@@ -55,7 +57,7 @@ export function probeSandboxSupport(
   const base: SandboxSupport = { isolation: null, writes, network: null, landlockAbi: abi, withoutNamespaces: null };
   if (inNamespace) return withIsolation({ ...base, isolation: refusedThere });
   const gap = native.addon.sandboxKernelGap();
-  if (!hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)) return withoutNamespaces(base, gap);
+  if (!hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)) return withoutNamespaces(base, gap, namespaceReason);
   return withIsolation({
     ...base,
     isolation: gap === null ? null : `this kernel lacks ${gap}`,
@@ -69,8 +71,8 @@ export function probeSandboxSupport(
  * Where neither the daemon nor its tasks can have namespaces: the sandbox without them, which needs
  * Landlock and seccomp (`gap`: what the kernel lacks of the full sandbox's calls).
  */
-function withoutNamespaces(base: SandboxSupport, gap: string | null): SandboxSupport {
-  const why = `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`;
+function withoutNamespaces(base: SandboxSupport, gap: string | null, namespaceReason: string | null): SandboxSupport {
+  const why = `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}${namespaceReason === null ? '' : ` (${namespaceReason})`}`;
   const missing =
     base.landlockAbi === 0
       ? 'Landlock (Linux 5.13 with Landlock in the LSM list)'

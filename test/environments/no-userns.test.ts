@@ -44,6 +44,8 @@ test(
     const daemon = await startIn(t, 'user', ['--sandbox-floor', '{"network":false}'], [wrapper]);
     const health: any = await (await fetch(new URL('/healthz', daemon.url))).json();
     assert.equal(health.task_isolation.namespace.in_force, false, JSON.stringify(health.task_isolation));
+    const { reason } = health.task_isolation.namespace;
+    assert.ok(health.sandbox.in_force.includes(`(${reason})`), JSON.stringify(health.sandbox));
     assert.match(
       health.sandbox.in_force,
       /^landlock\+seccomp, no namespace: .*CAP_SYS_ADMIN/,
