@@ -57,22 +57,23 @@ export function probeSandboxSupport(
   const base: SandboxSupport = { isolation: null, writes, network: null, landlockAbi: abi, withoutNamespaces: null };
   if (inNamespace) return withIsolation({ ...base, isolation: refusedThere });
   const gap = native.addon.sandboxKernelGap();
-  if (!hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP)) return withoutNamespaces(base, gap, namespaceReason);
-  return withIsolation({
-    ...base,
-    isolation: gap === null ? null : `this kernel lacks ${gap}`,
-    network: hasCapabilities(CAP_SYS_ADMIN, CAP_NET_ADMIN)
-      ? null
-      : `a network namespace with its loopback up needs CAP_SYS_ADMIN and CAP_NET_ADMIN, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`,
-  });
+  const network = hasCapabilities(CAP_SYS_ADMIN, CAP_NET_ADMIN)
+    ? null
+    : `a network namespace with its loopback up needs CAP_SYS_ADMIN and CAP_NET_ADMIN, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`;
+  if (!hasCapabilities(CAP_SYS_ADMIN, CAP_SETPCAP))
+    return withoutNamespaces({ ...base, network }, gap, namespaceReason);
+  return withIsolation({ ...base, network, isolation: gap === null ? null : `this kernel lacks ${gap}` });
 }
 
 /**
  * Where neither the daemon nor its tasks can have namespaces: the sandbox without them, which needs
- * Landlock and seccomp (`gap`: what the kernel lacks of the full sandbox's calls).
+ * Landlock and seccomp (`gap`: what the kernel lacks of the full sandbox's calls), and a daemon that
+ * holds no capability (a root one without CAP_SYS_ADMIN would leave its tasks CAP_FOWNER and
+ * CAP_CHOWN over every file, which no read-only mount keeps from changing modes and owners).
  */
 function withoutNamespaces(base: SandboxSupport, gap: string | null, namespaceReason: string | null): SandboxSupport {
-  const why = `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}${namespaceReason === null ? '' : ` (${namespaceReason})`}`;
+  const why = `a mount namespace per task and dropping its capabilities need CAP_SYS_ADMIN and CAP_SETPCAP, which the daemon does not have, nor its tasks: ${NO_NAMESPACE}`;
+  if (holdsAnyCapability()) return withIsolation({ ...base, isolation: why });
   const missing =
     base.landlockAbi === 0
       ? 'Landlock (Linux 5.13 with Landlock in the LSM list)'
@@ -81,7 +82,8 @@ function withoutNamespaces(base: SandboxSupport, gap: string | null, namespaceRe
         : null;
   if (missing !== null)
     return withIsolation({ ...base, isolation: `${why}; and the sandbox without namespaces needs ${missing}` });
-  return { ...base, isolation: null, writes: null, network: null, withoutNamespaces: why };
+  const reason = namespaceReason === null ? '' : ` (${namespaceReason})`;
+  return { ...base, isolation: null, writes: null, network: null, withoutNamespaces: `${why}${reason}` };
 }
 
 /** Every sandbox needs its isolation: without it, no part of one can be enforced, and each part says why. */
@@ -95,6 +97,14 @@ function withIsolation(support: SandboxSupport): SandboxSupport {
 /** Why tasks hold no capability of their own: the tasks' namespace, in a user namespace of the daemon's, is not in force. */
 const NO_NAMESPACE =
   "the tasks' namespace, which gives them a user namespace of their own, is not in force (see task_isolation.namespace)";
+
+/** Whether the daemon holds any capability, effective or permitted. */
+function holdsAnyCapability(): boolean {
+  const status = readFileSync('/proc/self/status', 'latin1');
+  return ['CapEff', 'CapPrm'].some(
+    (set) => !/^0+$/.test(new RegExp(`^${set}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1] ?? ''),
+  );
+}
 
 function hasCapabilities(...bits: bigint[]): boolean {
   const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
