@@ -83,7 +83,8 @@ function withoutNamespaces(base: SandboxSupport, gap: string | null, namespaceRe
   if (missing !== null)
     return withIsolation({ ...base, isolation: `${why}; and the sandbox without namespaces needs ${missing}` });
   const reason = namespaceReason === null ? '' : ` (${namespaceReason})`;
-  return { ...base, isolation: null, writes: null, network: null, withoutNamespaces: `${why}${reason}` };
+  const withoutNamespaces = `the tasks' namespace is not in force${reason} and the daemon holds no capability, so no task can have a mount or a network namespace`;
+  return { ...base, isolation: null, writes: null, network: null, withoutNamespaces };
 }
 
 /** Every sandbox needs its isolation: without it, no part of one can be enforced, and each part says why. */
