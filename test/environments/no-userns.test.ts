@@ -84,6 +84,14 @@ test(
       ].join('\n'),
       answer.text,
     );
+    // A terminal task keeps a terminal of the host's devpts (none of its own can be mounted).
+    const terminal = await tools.ok('run', {
+      command: 'tty; echo typed',
+      pty: true,
+      sandbox: { write: [daemon.scratch], network: false },
+      wait_seconds: 30,
+    });
+    assert.match(terminal.stdout_tail, /^\/dev\/pts\/\d+\r?\ntyped\r?\n$/, JSON.stringify(terminal));
     const made = await tools.ok('run', { command: `test -e ${outside} && echo made || echo absent`, wait_seconds: 30 });
     assert.equal(made.stdout_tail, 'absent\n');
   },
