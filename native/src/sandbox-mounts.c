@@ -52,6 +52,19 @@ static int open_directory_exactly(const char *path) {
   return fd < 0 ? -errno : fd;
 }
 
+int open_write_dirs(const char *const *dirs, int count, int *dir_fds, const char **call, const char **object) {
+  *call = "openat2 RESOLVE_NO_SYMLINKS";
+  for (int i = 0; i < count; i++) {
+    *object = dirs[i];
+    if ((dir_fds[i] = open_directory_exactly(dirs[i])) < 0) {
+      int err = dir_fds[i];
+      while (i-- > 0) close(dir_fds[i]);
+      return err;
+    }
+  }
+  return 0;
+}
+
 /* Opens each write directory and clones its subtree (detached, flags as they are). */
 static int clone_write_dirs(const char *const *dirs, int count, int *dir_fds, int *clones, const char **call, const char **object) {
   for (int i = 0; i < count; i++) {

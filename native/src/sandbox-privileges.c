@@ -1,6 +1,6 @@
 /* What a sandboxed task may still do as root (sandbox.h): the capabilities it keeps, no_new_privs,
  * and a seccomp filter that refuses typing into a terminal, the keyrings, io_uring and new user
- * namespaces. Also what of the sandbox's calls this kernel lacks. */
+ * namespaces, and in the no-namespace sandbox every socket but a unix one. Also what of the sandbox's calls this kernel lacks. */
 #define _GNU_SOURCE
 #include "sandbox.h"
 
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -69,7 +70,9 @@ struct call_numbers {
   uint32_t keyrings[3];  /* add_key, request_key, keyctl */
   uint32_t io_uring[3];  /* io_uring_setup, io_uring_enter, io_uring_register */
   uint32_t unshare, clone, clone3;
+  uint32_t socket, socketcall; /* socketcall: NO_CALL where the architecture has none */
 };
+#define NO_CALL 0xffffffffU
 
 /* Every architecture whose system calls a process here can make: a filter that looked at the
  * native one alone would let a 32-bit call through (int 0x80 works from 64-bit code). */
@@ -77,11 +80,11 @@ struct call_numbers {
 #define HAS_CALL_FILTER 1
 static const struct call_numbers ARCHITECTURES[] = {
 #if defined(__x86_64__)
-    {AUDIT_ARCH_X86_64, 0x40000000 /* x32's calls, under the same architecture */, {16, 514}, {248, 249, 250}, {425, 426, 427}, 272, 56, 435},
-    {AUDIT_ARCH_I386, 0, {54, 54}, {286, 287, 288}, {425, 426, 427}, 310, 120, 435},
+    {AUDIT_ARCH_X86_64, 0x40000000 /* x32's calls, under the same architecture */, {16, 514}, {248, 249, 250}, {425, 426, 427}, 272, 56, 435, 41, NO_CALL},
+    {AUDIT_ARCH_I386, 0, {54, 54}, {286, 287, 288}, {425, 426, 427}, 310, 120, 435, 359, 102},
 #elif defined(__aarch64__)
-    {AUDIT_ARCH_AARCH64, 0, {29, 29}, {217, 218, 219}, {425, 426, 427}, 97, 220, 435},
-    {AUDIT_ARCH_ARM, 0, {54, 54}, {309, 310, 311}, {425, 426, 427}, 337, 120, 435},
+    {AUDIT_ARCH_AARCH64, 0, {29, 29}, {217, 218, 219}, {425, 426, 427}, 97, 220, 435, 198, NO_CALL},
+    {AUDIT_ARCH_ARM, 0, {54, 54}, {309, 310, 311}, {425, 426, 427}, 337, 120, 435, 281, 102},
 #endif
 };
 #define ARCHITECTURE_COUNT (sizeof ARCHITECTURES / sizeof *ARCHITECTURES)
@@ -135,19 +138,34 @@ static void refuse_terminal_injection(struct program *program, const uint32_t io
   emit(program, REFUSE(EPERM));
 }
 
-/* The checks for calls of one architecture, skipped by calls of any other: a sandbox's (`sandbox`),
- * or those every task gets (clone3, a cgroup namespace). */
-static void emit_architecture(struct program *program, const struct call_numbers *numbers, int sandbox) {
+/* With the call's number loaded: socket fails with EACCES for every domain but AF_UNIX, and
+ * socketcall (whose arguments are behind a pointer) with ENOSYS. */
+static void refuse_network(struct program *program, const struct call_numbers *numbers) {
+  if (numbers->socketcall != NO_CALL) refuse_call(program, numbers->socketcall, ENOSYS);
+  emit(program, JUMP_IF(BPF_JEQ, numbers->socket, 0, 4));
+  emit(program, LOAD(ARGUMENT_LOW(0)));
+  emit(program, JUMP_IF(BPF_JEQ, AF_UNIX, 0, 1));
+  emit(program, RETURN(SECCOMP_RET_ALLOW));
+  emit(program, REFUSE(EACCES));
+}
+
+/* What a filter refuses: what every task gets (clone3, a cgroup namespace), a sandbox's calls, or
+ * those and the network too. */
+enum filter_kind { CGROUP_ESCAPES, SANDBOX, SANDBOX_WITHOUT_NETWORK };
+
+/* The checks for calls of one architecture, skipped by calls of any other. */
+static void emit_architecture(struct program *program, const struct call_numbers *numbers, enum filter_kind kind) {
   emit(program, LOAD(offsetof(struct seccomp_data, arch)));
   unsigned short skip = program->length;
   emit(program, JUMP_IF(BPF_JEQ, numbers->arch, 0, 0)); /* its false branch is set below */
   emit(program, LOAD(offsetof(struct seccomp_data, nr)));
   if (numbers->ignored_bits != 0) emit(program, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~numbers->ignored_bits));
-  uint32_t namespaces = sandbox ? CLONE_NEWUSER | CLONE_NEWCGROUP : CLONE_NEWCGROUP;
+  uint32_t namespaces = kind == CGROUP_ESCAPES ? CLONE_NEWCGROUP : CLONE_NEWUSER | CLONE_NEWCGROUP;
   refuse_call(program, numbers->clone3, ENOSYS);
   refuse_flags(program, numbers->unshare, namespaces);
   refuse_flags(program, numbers->clone, namespaces);
-  if (sandbox) {
+  if (kind == SANDBOX_WITHOUT_NETWORK) refuse_network(program, numbers);
+  if (kind != CGROUP_ESCAPES) {
     for (int i = 0; i < 3; i++) refuse_call(program, numbers->keyrings[i], EPERM);
     for (int i = 0; i < 3; i++) refuse_call(program, numbers->io_uring[i], ENOSYS);
     refuse_terminal_injection(program, numbers->ioctl);
@@ -156,23 +174,27 @@ static void emit_architecture(struct program *program, const struct call_numbers
   program->code[skip].jf = (unsigned char)(program->length - skip - 1);
 }
 
-static int install_filter(int sandbox, const char **call) {
+static int install_filter(enum filter_kind kind, const char **call) {
   struct program program = {.length = 0};
-  for (size_t i = 0; i < ARCHITECTURE_COUNT; i++) emit_architecture(&program, &ARCHITECTURES[i], sandbox);
+  for (size_t i = 0; i < ARCHITECTURE_COUNT; i++) emit_architecture(&program, &ARCHITECTURES[i], kind);
   emit(&program, RETURN(SECCOMP_RET_ALLOW));
   struct sock_fprog filter = {.len = program.length, .filter = program.code};
   *call = "prctl PR_SET_SECCOMP SECCOMP_MODE_FILTER";
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter, 0, 0) == 0 ? 0 : -errno;
 }
 
-int filter_system_calls(const char **call) { return install_filter(1, call); }
+int filter_system_calls(const char **call) { return install_filter(SANDBOX, call); }
 
-int refuse_cgroup_escapes(const char **call) { return install_filter(0, call); }
+int filter_system_calls_without_network(const char **call) { return install_filter(SANDBOX_WITHOUT_NETWORK, call); }
+
+int refuse_cgroup_escapes(const char **call) { return install_filter(CGROUP_ESCAPES, call); }
 #else
 int filter_system_calls(const char **call) {
   *call = "seccomp (no filter is written for this architecture)";
   return -ENOSYS;
 }
+
+int filter_system_calls_without_network(const char **call) { return filter_system_calls(call); }
 
 int refuse_cgroup_escapes(const char **call) { return filter_system_calls(call); }
 #endif

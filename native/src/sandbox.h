@@ -3,7 +3,9 @@
  * the kernel's interfaces and the devices in it from sandbox-kernel.c), the capabilities it has no
  * use for dropped and no_new_privs set (sandbox-privileges.c), a Landlock domain of its own that
  * confines its writes, or none (sandbox.c), and a seccomp filter against typing into terminals,
- * the keyrings, io_uring and new user namespaces (sandbox-privileges.c). Each function returns 0,
+ * the keyrings, io_uring and new user namespaces (sandbox-privileges.c). Without namespaces (the
+ * shim's -F) only no_new_privs, Landlock and the filter are set up, the filter refusing every socket
+ * but a unix one in place of the network namespace. Each function returns 0,
  * or -errno with `*call` (and `*object`, a path or "", where it takes one) naming what failed. */
 #ifndef HIVE_SANDBOX_H
 #define HIVE_SANDBOX_H
@@ -29,6 +31,10 @@ int isolate_network(const char **call);
  * /dev/null on fds 0-2 is opened again (so that it is the read-only one). */
 int confine_mounts(const char *const *dirs, int count, int read_only, int devpts_fd, int *dir_fds, const char **call,
                    const char **object);
+
+/* Opens each of the `count` directories `dirs` as confine_mounts does (O_PATH, no symlink followed
+ * anywhere in its path) into `dir_fds`, for confine_writes where there is no mount namespace. */
+int open_write_dirs(const char *const *dirs, int count, int *dir_fds, const char **call, const char **object);
 
 /* Drops from every capability set (bounding, permitted, effective, inheritable, ambient) all but
  * those a build or a test run as root needs: the bounding set decides what a root task's exec
@@ -58,6 +64,11 @@ int enter_own_domain(const char **call, const char **object);
  * clone3 (whose flags a filter cannot read) fail with ENOSYS, as on a kernel without them, so that
  * programs fall back (glibc to clone). no_new_privs must be set first. */
 int filter_system_calls(const char **call);
+
+/* filter_system_calls' filter, which also refuses socket() (EACCES) for every domain but AF_UNIX,
+ * and the 32-bit socketcall (ENOSYS, whose arguments a filter cannot read): the network cut where
+ * no network namespace can be had (the no-namespace sandbox). socketpair, AF_UNIX only, runs. */
+int filter_system_calls_without_network(const char **call);
 
 /* For a task that is not sandboxed, in the tasks' user namespace (root there, with its
  * capabilities): a cgroup namespace of its own (unshare or clone with CLONE_NEWCGROUP) fails with

@@ -51,11 +51,31 @@ struct leader_start {
   int in_cgroup;
 };
 
+/* In the leader, the sandbox without namespaces (-F): no_new_privs, Landlock, and the seccomp
+ * filter, which cuts the network with -N (sandbox.h). */
+static void enter_sandbox_without_namespaces(int sync) {
+  const char *call, *object;
+  int dir_fds[MAX_WRITE_DIRS];
+  int err;
+  if ((err = set_no_new_privs(&call)) < 0) fail_start(sync, -err, "%s", call);
+  if (shim.confined_writes && (err = open_write_dirs(shim.write_dirs, shim.write_count, dir_fds, &call, &object)) < 0)
+    fail_start(sync, -err, "%s %s", call, object);
+  if (shim.confined_writes && (err = confine_writes(dir_fds, shim.write_dirs, shim.write_count, &call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
+  if (!shim.confined_writes && (err = enter_own_domain(&call, &object)) < 0) fail_start(sync, -err, "%s %s", call, object);
+  for (int i = 0; shim.confined_writes && i < shim.write_count; i++) close(dir_fds[i]);
+  err = shim.isolated_network ? filter_system_calls_without_network(&call) : filter_system_calls(&call);
+  if (err < 0) fail_start(sync, -err, "%s", call);
+}
+
 /* In the leader, after it joined its cgroups: the sandbox's steps in sandbox.h's order. */
 static void enter_sandbox(int sync) {
   const char *call, *object;
   int dir_fds[MAX_WRITE_DIRS];
   int err;
+  if (shim.without_namespaces) {
+    enter_sandbox_without_namespaces(sync);
+    return;
+  }
   if (shim.isolated_network && (err = isolate_network(&call)) < 0) fail_start(sync, -err, "%s", call);
   if ((err = confine_mounts(shim.write_dirs, shim.write_count, shim.confined_writes, shim.devpts_fd, dir_fds, &call, &object)) < 0)
     fail_start(sync, -err, "%s %s", call, object);

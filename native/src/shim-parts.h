@@ -37,8 +37,8 @@ struct shim_state {
   int script_fd, host_proc_fd, devpts_fd, policy_fd;
   /* The command policy's seccomp listener, or -1 without a policy. */
   int policy_listener;
-  /* The sandbox: -S, -N, -L and the -w folders. */
-  int sandboxed, isolated_network, confined_writes;
+  /* The sandbox: -S, -N, -L, -F and the -w folders. */
+  int sandboxed, isolated_network, confined_writes, without_namespaces;
   const char *write_dirs[MAX_WRITE_DIRS];
   int write_count;
   /* With -o: the task's stdout and stderr, copied here into fds 1 and 2, at most `max_output` bytes

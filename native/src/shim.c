@@ -1,6 +1,6 @@
 /* hive-task-shim: the root of one task's process tree.
  *
- *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
+ *   hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-F] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]
  *
  * Its own executable (shim-main.c) runs this code, and so does a fork of the spawner asked for the
  * shim (shim-fork.c), which starts a task without exec'ing this image.
@@ -21,7 +21,10 @@
  * no use for and refuses typing into terminals; -N (which implies -S) adds a network namespace of
  * its own with only loopback up; -L (which implies -S) makes every mount read-only but each -w DIR
  * (each resolved by the daemon: a symlink in its path is refused) and confines writes with Landlock
- * to beneath them (and the devices a shell needs). -D FD is the detached devpts mount that holds
+ * to beneath them (and the devices a shell needs). -F (with -S) sets the sandbox up without any
+ * namespace, where the daemon can have none: no_new_privs, Landlock (writes beneath each -w DIR with
+ * -L, else a domain of its own) and the seccomp filter, which with -N refuses every socket but a
+ * unix one in place of a network namespace. -D FD is the detached devpts mount that holds
  * the terminal of a sandboxed task on one (-t): it becomes the task's /dev/pts. With -p FD, FD
  * holds the operator's command policy (exec-policy.h): every exec of the task but the leader's own
  * is matched against it, and its "policy-..." lines join the status lines. Usage errors are told
@@ -62,7 +65,7 @@
 #include "shim.h"
 #include "shim-parts.h"
 
-#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
+#define USAGE "usage: hive-task-shim [-t | -o BYTES] [-s FD] [-P FD] [-p FD] [-S] [-N] [-L] [-F] [-w DIR]... [-D FD] [-j DIR]... PARENT_PID CGROUP_DIR|- PROGRAM [ARG...]\n"
 /* With -o, the most bytes of one stream copied in one turn of the loop. */
 #define OUTPUT_BUDGET (4LL * 1024 * 1024)
 
@@ -152,8 +155,8 @@ static int take_terminal(const char **call) {
   return tcsetattr(0, TCSANOW, &modes) == 0 ? 0 : -errno;
 }
 
-/* The single-letter switches: -t, -S, -N, -L. */
-static int is_switch(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("tSNL", arg[1]) != NULL && arg[2] == '\0'; }
+/* The single-letter switches: -t, -S, -N, -L, -F. */
+static int is_switch(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("tSNLF", arg[1]) != NULL && arg[2] == '\0'; }
 
 /* The options that give an fd: -s, -P, -D, -p. */
 static int is_fd_option(const char *arg) { return arg[0] == '-' && arg[1] != '\0' && strchr("sPDp", arg[1]) != NULL && arg[2] == '\0'; }
@@ -163,7 +166,11 @@ static int *fd_option_of(char letter) {
 }
 
 static int *switch_of(char letter) {
-  return letter == 't' ? &shim.on_terminal : letter == 'S' ? &shim.sandboxed : letter == 'N' ? &shim.isolated_network : &shim.confined_writes;
+  return letter == 't'   ? &shim.on_terminal
+         : letter == 'S' ? &shim.sandboxed
+         : letter == 'N' ? &shim.isolated_network
+         : letter == 'F' ? &shim.without_namespaces
+                         : &shim.confined_writes;
 }
 
 /* N of a cgroup folder given as /proc/self/fd/N (one opened outside the tasks' mount namespace,

@@ -148,7 +148,7 @@ function shimStart(fds: ShimFds, request: LaunchRequest): ShimStart {
   pass('-p', fds.policy);
   if ('terminalFd' in stdio) start.options.push('-t');
   if ('output' in stdio && stdio.output) start.options.push('-o', String(stdio.output.maxBytes));
-  start.options.push(...sandboxShimArgs(request.sandbox));
+  start.options.push(...sandboxShimArgs(request.sandbox, request.sandboxWithoutNamespaces));
   return start;
 }
 

@@ -121,6 +121,8 @@ export interface LaunchRequest {
   cpuWeight: TaskCpuWeight;
   /** Set up by the shim in the leader before its exec (the native spawner only: refused at run otherwise). */
   sandbox: Sandbox | null;
+  /** Whether the sandbox is had without namespaces (SandboxSupport.withoutNamespaces). */
+  sandboxWithoutNamespaces: boolean;
   /** The compiled command policy the shim enforces on every exec of the task (the native spawner only), or null. */
   policy: string | null;
 }

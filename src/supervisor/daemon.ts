@@ -82,8 +82,8 @@ async function setUpHost(config: Config, log: Logger): Promise<HostSetup> {
   const chosen = chooseContainment(config.containment, config.cgroupRoot, config.stateDir);
   try {
     const namespace = await startTaskNamespace(config, chosen, log);
-    const { in_force: inForce, sandbox_refused: refused } = namespace.describe();
-    return { ...chosen, namespace, sandbox: probeSandboxSupport(chosen.spawner, inForce, refused) };
+    const { in_force: inForce, sandbox_refused: refused, reason } = namespace.describe();
+    return { ...chosen, namespace, sandbox: probeSandboxSupport(chosen.spawner, inForce, refused, reason) };
   } catch (error) {
     await removeSharedCgroups(chosen);
     throw error;

@@ -9,12 +9,15 @@ export interface PromiseFacts {
     namespace: { in_force: boolean; mounts_locked: boolean; own_proc: boolean; reason: string | null };
   };
   limits: Record<string, string>;
-  sandbox: { isolation: string; writes: string; network: string };
+  sandbox: { in_force: string; isolation: string; writes: string; network: string };
 }
 
 /** What gives tasks their own namespaces where the daemon has none to give them. */
 const REACH_REMEDY =
   "a user namespace of the daemon's gives them: a kernel and a security module that let a process make one (on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for the daemon's node), a container's seccomp profile that allows unshare; or root";
+
+/** How the start line's sandbox.in_force begins for the sandbox without namespaces (task-sandbox.ts). */
+const WITHOUT_NAMESPACES = 'landlock+seccomp, no namespace: ';
 
 /** The run fields behind each cgroup controller. */
 const LIMIT_FIELDS: Record<string, string> = { memory: 'memory_limit_mb', pids: 'max_processes', cpu: 'cpu_limit' };
@@ -42,6 +45,10 @@ function reachPromises({ task_isolation: { namespace } }: PromiseFacts): string[
 }
 
 function sandboxPromises({ sandbox }: PromiseFacts): string[] {
+  if (sandbox.in_force.startsWith(WITHOUT_NAMESPACES))
+    return [
+      `sandboxes here have no namespace (${sandbox.in_force.slice(WITHOUT_NAMESPACES.length)}): Landlock confines writes but not changes of mode, owner, times or extended attributes (the full sandbox's read-only mounts), the kernel's interfaces, devices, /tmp and /dev/shm are the host's, and network false refuses every socket but a unix one (no loopback); ${REACH_REMEDY}`,
+    ];
   const unavailable = (text: string) => (text.startsWith('unavailable: ') ? text.slice('unavailable: '.length) : null);
   const isolation = unavailable(sandbox.isolation);
   if (isolation !== null) return [`no run can be sandboxed here: ${isolation}`];

@@ -56,6 +56,8 @@ export interface TaskSpec {
   cpuWeight: TaskCpuWeight;
   /** The sandbox the shim sets up in the leader, or null. */
   sandbox: Sandbox | null;
+  /** Whether the sandbox is had without namespaces (SandboxSupport.withoutNamespaces). */
+  sandboxWithoutNamespaces: boolean;
   /** The task's cgroups with their limits (created by the worker): none under process-group containment without limits. */
   cgroups: TaskCgroupPlan;
   limits: TaskLimits;

@@ -238,8 +238,19 @@ export class TaskRun {
   }
 
   private launch(stdio: LaunchStdio): LaunchedTask {
-    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox, policy } = this.spec;
-    const request = { command, env, cwd, stdio, cgroups, namespaceFd, cpuWeight, sandbox, policy };
+    const { command, env, cwd, cgroups, namespaceFd, cpuWeight, sandbox, sandboxWithoutNamespaces, policy } = this.spec;
+    const request = {
+      command,
+      env,
+      cwd,
+      stdio,
+      cgroups,
+      namespaceFd,
+      cpuWeight,
+      sandbox,
+      sandboxWithoutNamespaces,
+      policy,
+    };
     return this.spec.spawner === 'native' ? launchNative(request) : launchNode(request);
   }
 

@@ -50,8 +50,16 @@ export function podmanMissing(): string | null {
   return null;
 }
 
-/** Starts a daemon in `env` with `args`; everything it made is removed at the end of `t`. */
-export async function startIn(t: TestContext, env: Environment, args: string[] = []): Promise<EnvDaemon> {
+/**
+ * Starts a daemon in `env` with `args`; everything it made is removed at the end of `t`. `runUnder`
+ * (for 'user' only) is a command line the setpriv that makes the normal user is run under, as root.
+ */
+export async function startIn(
+  t: TestContext,
+  env: Environment,
+  args: string[] = [],
+  runUnder: string[] = [],
+): Promise<EnvDaemon> {
   if (env.startsWith('podman')) return startInPodman(t, env, args);
   const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-env-'));
   const scratch = mkdtempSync(join(tmpdir(), 'hive-bash-env-scratch-'));
@@ -59,7 +67,7 @@ export async function startIn(t: TestContext, env: Environment, args: string[] =
   t.after(() => rmSync(scratch, { recursive: true, force: true }));
   const options =
     env === 'user'
-      ? { wrapper: userWrapper(t, [stateDir, scratch]), containment: 'process-group' as const }
+      ? { wrapper: [...runUnder, ...userWrapper(t, [stateDir, scratch])], containment: 'process-group' as const }
       : env === 'userns-root'
         ? { wrapper: ['unshare', '--user', '--map-root-user', '--mount', '--'], containment: nativeContainment() }
         : { containment: nativeContainment() };

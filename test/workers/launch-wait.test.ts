@@ -74,6 +74,7 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
     namespaceFd: null,
     cpuWeight: { via: 'none', reason: "Node's spawn" },
     sandbox: null,
+    sandboxWithoutNamespaces: false,
     cgroups: { v2: null, v1: [] },
     limits: NO_LIMITS,
     policy: null,

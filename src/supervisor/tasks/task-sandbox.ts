@@ -209,7 +209,26 @@ export function checkSandboxPolicy({ defaults, floor }: SandboxPolicy, support: 
 
 /** What sandboxing this host can enforce, and the operator's policy (with --tasks-may-call), for the start line and /healthz. */
 export function describeSandboxing(support: SandboxSupport, policy: SandboxPolicy, tasksMayCall: string) {
+  const parts =
+    support.withoutNamespaces === null ? describeFullSandbox(support) : describeSandboxWithoutNamespaces(support);
+  return { ...parts, default: policy.defaults, floor: policy.floor, tasks_may_call: tasksMayCall };
+}
+
+/** The sandbox without namespaces (SandboxSupport.withoutNamespaces): what it gives, and what of the full one it does not. */
+function describeSandboxWithoutNamespaces(support: SandboxSupport) {
   return {
+    in_force: `landlock+seccomp, no namespace: ${support.withoutNamespaces}`,
+    isolation:
+      "no_new_privs, a Landlock domain of its own, TIOCSTI, TIOCLINUX, the keyrings, io_uring and user namespaces refused; no mount namespace: the kernel's interfaces, devices, /tmp and /dev/shm are the host's",
+    writes: `Landlock ABI ${support.landlockAbi}, without read-only mounts: changes of mode, owner, times and extended attributes are not refused`,
+    network: 'a seccomp filter: no socket() but AF_UNIX, so no loopback either',
+  };
+}
+
+/** The sandbox with namespaces, or why there is none. */
+function describeFullSandbox(support: SandboxSupport) {
+  return {
+    in_force: support.isolation === null ? 'namespaces, Landlock and seccomp' : 'none',
     isolation:
       support.isolation === null
         ? "a mount namespace and a devpts instance per task, the kernel's interfaces read-only, no device but the null-like ones and its terminals, capabilities dropped, TIOCSTI, TIOCLINUX, the keyrings, io_uring and user namespaces refused"
@@ -219,8 +238,5 @@ export function describeSandboxing(support: SandboxSupport, policy: SandboxPolic
         ? `Landlock ABI ${support.landlockAbi} and read-only mounts`
         : `unavailable: ${support.writes}`,
     network: support.network === null ? 'a network namespace per task' : `unavailable: ${support.network}`,
-    default: policy.defaults,
-    floor: policy.floor,
-    tasks_may_call: tasksMayCall,
   };
 }

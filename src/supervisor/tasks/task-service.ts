@@ -304,7 +304,9 @@ export class TaskService {
     let terminal = null;
     try {
       const size = request.terminal;
-      if (size !== null) terminal = openTerminal(size.cols, size.rows, task.record.sandbox !== null);
+      // A devpts instance of its own needs the sandbox's mount namespace.
+      const ownDevpts = task.record.sandbox !== null && this.hostSetup.sandbox.withoutNamespaces === null;
+      if (size !== null) terminal = openTerminal(size.cols, size.rows, ownDevpts);
     } catch (error) {
       const reason = `spawn failed: no terminal could be opened: ${(error as Error).message}`;
       this.apply(task, { type: 'failed', error: reason, endedAt: Date.now() });

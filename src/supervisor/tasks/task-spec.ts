@@ -55,6 +55,7 @@ export function buildTaskSpec(
     namespaceFd: context.hostSetup.namespace.pidfd,
     cpuWeight: context.hostSetup.cpuWeight,
     sandbox: record.sandbox,
+    sandboxWithoutNamespaces: context.hostSetup.sandbox.withoutNamespaces !== null,
     cgroups: planTaskCgroups(
       context.hostSetup.controllers,
       taskCgroupDir(context.hostSetup, record.runKey),
