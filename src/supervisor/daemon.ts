@@ -230,9 +230,9 @@ function startMcpSide(config: Config, hostSetup: HostSetup, taskSide: TaskSide, 
     approvals: approvals !== null,
   });
   const push = new TaskPush(tasks);
-  const sessions = new SessionManager(tools, config, log, push);
   const inputs = new ApprovalInputs(approvals, fromTask);
   const mcpTasks = new McpTasks(tasks, Math.round(config.retentionDays * DAY_MS), inputs);
+  const sessions = new SessionManager(tools, config, log, push, mcpTasks);
   const stateless = new StatelessEndpoint(tools, mcpTasks, inputs, log, push, config.declineDiscover);
   return { reads, callers, fromTask, sessions, stateless };
 }

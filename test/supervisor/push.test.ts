@@ -5,51 +5,18 @@
 // events it expects, never for a time.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { request } from 'undici';
 import { runDaemonBinary, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { modernMeta, modernRequest, modernResult, TASKS_EXTENSION } from '../helpers/modern-client.js';
-import { INITIALIZE, MCP_HEADERS } from '../helpers/raw-mcp.js';
+import { MCP_HEADERS } from '../helpers/raw-mcp.js';
+import { openSession as openSessionAs, type Session } from '../helpers/session-client.js';
 import { openSse } from '../helpers/sse.js';
 import { startPolicyDaemon, waitForApprovals } from '../policy/policy-daemon.js';
 
 const CLAUDE_CODE = { name: 'claude-code', version: '2.1.332' };
 
-interface Session {
-  headers: Record<string, string>;
-  initialized: any;
-  call(name: string, args: Record<string, unknown>): Promise<any>;
-}
-
-let nextId = 100;
-
-/** Opens a 2025-11-25 session as `clientInfo` with `capabilities`, and sends notifications/initialized. */
-async function openSession(url: string, clientInfo = CLAUDE_CODE, capabilities = {}): Promise<Session> {
-  const params = { protocolVersion: '2025-11-25', capabilities, clientInfo };
-  const init = await request(url, {
-    method: 'POST',
-    headers: MCP_HEADERS,
-    body: JSON.stringify({ ...INITIALIZE, params }),
-  });
-  const { result: initialized } = (await init.body.json()) as { result: any };
-  const headers = {
-    ...MCP_HEADERS,
-    'mcp-session-id': String(init.headers['mcp-session-id']),
-    'mcp-protocol-version': '2025-11-25',
-  };
-  const note = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
-  await (await request(url, { method: 'POST', headers, body: note })).body.text();
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: { name, arguments: args },
-    });
-    const answer = (await (await request(url, { method: 'POST', headers, body })).body.json()) as any;
-    return answer.result.structuredContent;
-  };
-  return { headers, initialized, call };
-}
+/** Opens a 2025-11-25 session as Claude Code, unless told otherwise. */
+const openSession = (url: string, clientInfo = CLAUDE_CODE, capabilities = {}) =>
+  openSessionAs(url, clientInfo, capabilities);
 
 const channelOf = (taskId: string, event: string) => (message: any) =>
   message.method === 'notifications/claude/channel' &&

@@ -23,7 +23,7 @@ export const POLL_INTERVAL_MS = 1000;
 /** Run's answers that are still going but were asked to wait for readiness, not for the end. */
 const READY_RESULTS = new Set(['matched', 'listening']);
 
-type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** Whether the request's client capabilities declare the Tasks extension. */
 export function declaresTasks(capabilities: Record<string, unknown>): boolean {
@@ -92,17 +92,7 @@ export class McpTasks {
   /** The task with what its status carries: its result once it ended, its forms while it waits (to a client that `canAsk`). */
   private detailed(current: TaskRecord, canAsk: boolean): Record<string, unknown> {
     const { task, snapshot } = this.describe(current);
-    if (task.status === 'completed') {
-      const isError = !(current.state === 'done' && current.exitCode === 0);
-      return {
-        ...task,
-        result: {
-          content: [{ type: 'text', text: describeTask(snapshot, false) }],
-          structuredContent: shapeTask(snapshot, false),
-          isError,
-        },
-      };
-    }
+    if (task.status === 'completed') return { ...task, result: toolResult(current, snapshot) };
     if (task.status === 'failed') return { ...task, error: { code: INTERNAL_ERROR, message: task.statusMessage } };
     const inputRequests = canAsk ? this.inputs.requestsFor(current.id) : null;
     if (inputRequests !== null) return { ...task, status: 'input_required', inputRequests };
@@ -134,6 +124,25 @@ export class McpTasks {
     return notes.length === 0 ? { resultType: 'complete' } : { resultType: 'complete', _meta: { [NOTES_META]: notes } };
   }
 
+  /** The task as the 2025-11-25 Tasks utility shows it (tasks/get, tasks/list, notifications/tasks/status). */
+  shown2025(taskId: string): Record<string, unknown> {
+    const { ttlMs, pollIntervalMs, ...task } = this.describe(this.find(taskId)).task;
+    return { ...task, ttl: ttlMs, pollInterval: pollIntervalMs };
+  }
+
+  /**
+   * The result of an ended task as its run would have answered it (tasks/result of 2025-11-25),
+   * handed over (its todo cleared); a task the daemon failed is an INTERNAL_ERROR.
+   */
+  endResult(taskId: string): Record<string, unknown> {
+    const record = this.tasks.handOver(taskId);
+    this.tasks.commit();
+    const { task, snapshot } = this.describe(record);
+    if (task.status === 'failed') throw new RpcError(INTERNAL_ERROR, task.statusMessage);
+    const { isError, ...result } = toolResult(record, snapshot);
+    return isError === true ? { ...result, isError } : result;
+  }
+
   private find(taskId: string): TaskRecord {
     try {
       return this.tasks.get(taskId);
@@ -161,6 +170,15 @@ export class McpTasks {
     };
     return { task, snapshot };
   }
+}
+
+/** An ended task's result, as the run that waited for its end would have given it. */
+function toolResult(record: TaskRecord, snapshot: ReturnType<TaskService['snapshot']>): Record<string, unknown> {
+  return {
+    content: [{ type: 'text', text: describeTask(snapshot, false) }],
+    structuredContent: shapeTask(snapshot, false),
+    isError: !(record.state === 'done' && record.exitCode === 0),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@
 // together, as one JSON array), notifications with 202, a cancelled request with nothing, DELETE to
 // end the session, and GET for its stream, which carries a channel event (Claude Code's
 // notifications/claude/channel) when a task the session's run left running waits for a person or
-// ends. The refusals keep the status codes and messages of the SDK's transport, which clients know.
+// ends, and notifications/tasks/status as a task its run made an MCP task changes (session-tasks.ts). The refusals keep the status codes and messages of the SDK's transport, which clients know.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './eras.js';
@@ -29,13 +29,15 @@ import {
   type RpcMessage,
 } from './json-rpc.js';
 import { isObject, type Loose } from './loose.js';
-import { answerSessionRequest, checkInitializeParams, reachOfSession } from './session-methods.js';
+import { answerSessionRequest, checkInitializeParams, reachOfSession, speaksTasks } from './session-methods.js';
 import { checkToolParams, type CallToolResult, type ToolRegistry } from './tool-registry.js';
 import type { EndReach } from './advice.js';
 import { outlivedWait } from './mcp-tasks.js';
 import { CHANNEL_METHOD } from './channel-message.js';
 import { SessionStream } from './session-stream.js';
 import type { PushEvent, TaskPush } from './task-push.js';
+import { SessionTasks } from './session-tasks.js';
+import type { McpTasks } from './mcp-tasks.js';
 
 /** Messages of one POST at most (a batch, from protocol versions before 2025-06-18). */
 const MAX_BATCH = 100;
@@ -80,13 +82,23 @@ export class SessionEndpoint {
   private readonly stream = new SessionStream();
   /** The tasks whose events go to the stream: each a run of this session left running, with its unwatch. */
   private readonly held = new Map<string, () => void>();
+  /** The MCP tasks of this session (2025-11-25's Tasks utility); null where none are offered. */
+  private tasks: SessionTasks | null;
 
   constructor(
     readonly sessionId: string,
     private readonly tools: ToolRegistry,
     private readonly log: Logger,
     private readonly push: TaskPush | null = null,
-  ) {}
+    mcpTasks: McpTasks | null = null,
+  ) {
+    this.tasks =
+      push && mcpTasks
+        ? new SessionTasks(mcpTasks, push, (method, params) => {
+            if (!this.closed) this.stream.notify(method, params);
+          })
+        : null;
+  }
 
   /** Whether the client holds the session's GET stream open. */
   get streaming(): boolean {
@@ -167,6 +179,8 @@ export class SessionEndpoint {
       if (this.isInitialized) return refusal(INVALID_REQUEST, 'Invalid Request: Server already initialized');
       this.isInitialized = true;
       this.reach = reachOfSession(initialize.params);
+      // Older versions have no MCP tasks: their sessions answer a call with a task member as a plain one.
+      if (!speaksTasks(initialize.params)) this.tasks = null;
     } else {
       const refused = versionRefusal(req);
       if (refused) return refused;
@@ -181,12 +195,14 @@ export class SessionEndpoint {
     for (const call of calls) {
       if (call.id !== undefined) {
         const id = call.id;
-        void settle(call.method, () => answerSessionRequest(call, this.tools, req, this.reach), this.log).then(
-          (answer) => {
-            if (call.method === 'tools/call' && 'result' in answer) this.hold(call, answer.result as CallToolResult);
-            this.send(own, id, answer);
-          },
-        );
+        void settle(
+          call.method,
+          () => answerSessionRequest(call, this.tools, req, this.reach, this.tasks),
+          this.log,
+        ).then((answer) => {
+          if (call.method === 'tools/call' && 'result' in answer) this.hold(call, answer.result as CallToolResult);
+          this.send(own, id, answer);
+        });
       } else if (call.method === 'notifications/cancelled') {
         const id = call.params?.requestId as RequestId | undefined;
         const post = id === undefined ? undefined : this.posts.get(id);
@@ -256,6 +272,7 @@ export class SessionEndpoint {
     this.posts.clear();
     for (const unwatch of this.held.values()) unwatch();
     this.held.clear();
+    this.tasks?.close();
     this.stream.close();
     this.onclose?.();
     return Promise.resolve();

@@ -1,5 +1,6 @@
-// What a session of the 2025 era (2025-11-25 and before) answers: initialize, ping, tools/list and
-// tools/call; any other request is METHOD_NOT_FOUND. Notifications (notifications/initialized among
+// What a session of the 2025 era (2025-11-25 and before) answers: initialize, ping, tools/list,
+// tools/call and, in a session of 2025-11-25 (not one of an older version), the tasks/ methods of
+// its Tasks utility (session-tasks.ts); any other request is METHOD_NOT_FOUND. Notifications (notifications/initialized among
 // them) need no answer; the session endpoint handles notifications/cancelled. Every session offers
 // Claude Code's channels (experimental "claude/channel"): a task's end, pushed on its GET stream.
 import type { IncomingMessage } from 'node:http';
@@ -8,43 +9,75 @@ import { CHANNEL_CAPABILITY, CHANNEL_CLIENT } from './channel-clients.js';
 import { SESSION_PROTOCOL_VERSIONS } from './eras.js';
 import { METHOD_NOT_FOUND, RpcError, type RpcMessage } from './json-rpc.js';
 import { isObject } from './loose.js';
-import type { ToolRegistry } from './tool-registry.js';
+import type { ToolListing, ToolRegistry } from './tool-registry.js';
+import { SESSION_TASK_METHODS, SESSION_TASKS_CAPABILITY, TASK_TOOL, type SessionTasks } from './session-tasks.js';
 
 const SERVED = ['initialize', 'ping', 'tools/list', 'tools/call'];
+/** Each listing with run marked as one a task may hold (execution.taskSupport), made once. */
+const TASK_LISTINGS = new WeakMap<ToolListing, ToolListing>();
 const MAX_METHOD_ECHO = 80;
 
 /**
  * The result of a session's `request`, which the HTTP request `from` carried; throws an RpcError to
- * refuse it. `reach` is how a task's end reaches the session's agent (reachOfSession of its initialize).
+ * refuse it. `reach` is how a task's end reaches the session's agent (reachOfSession of its
+ * initialize); `tasks` serves its MCP tasks, null where none are offered.
  */
 export function answerSessionRequest(
   request: RpcMessage,
   tools: ToolRegistry,
   from: IncomingMessage,
   reach: EndReach,
+  tasks: SessionTasks | null = null,
 ): unknown {
   const params = request.params ?? {};
   switch (request.method) {
     case 'initialize':
       return {
         protocolVersion: negotiatedVersion(params.protocolVersion),
-        capabilities: { tools: {}, experimental: { [CHANNEL_CAPABILITY]: {} } },
+        capabilities: {
+          tools: {},
+          ...(tasks ? { tasks: SESSION_TASKS_CAPABILITY } : {}),
+          experimental: { [CHANNEL_CAPABILITY]: {} },
+        },
         serverInfo: tools.serverInfo,
         instructions: tools.instructions(reach),
       };
     case 'ping':
       return {};
     case 'tools/list':
-      return tools.listing(reach);
+      return tasks ? withTaskSupport(tools.listing(reach)) : tools.listing(reach);
     case 'tools/call':
-      // A `task` member asks for an MCP task, which this era's sessions do not offer: the call is
-      // answered as a plain one, as the 2025-11-25 Tasks utility says a receiver without it does.
+      // Without tasks on offer a `task` member is ignored: the call is answered as a plain one, as
+      // the 2025-11-25 Tasks utility says a receiver without them does.
+      if (tasks && params.task !== undefined)
+        return tasks.create(params, (args) => tools.call(params.name as string, args, from));
       return tools.call(params.name as string, params.arguments, from);
   }
+  if (tasks && SESSION_TASK_METHODS.includes(request.method)) return tasks.answer(request.method, params);
   throw new RpcError(
     METHOD_NOT_FOUND,
-    `Method not found: ${JSON.stringify(request.method.slice(0, MAX_METHOD_ECHO))}; a session serves ${SERVED.join(', ')}`,
+    `Method not found: ${JSON.stringify(request.method.slice(0, MAX_METHOD_ECHO))}; a session serves ${[...SERVED, ...(tasks ? SESSION_TASK_METHODS : [])].join(', ')}`,
   );
+}
+
+/** `listing` with run marked as a tool a task may hold, and only run: the others answer at once. */
+function withTaskSupport(listing: ToolListing): ToolListing {
+  let marked = TASK_LISTINGS.get(listing);
+  if (marked === undefined) {
+    const tools = listing.tools.map((tool) =>
+      tool.name === TASK_TOOL ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool,
+    );
+    TASK_LISTINGS.set(listing, (marked = { tools }));
+  }
+  return marked;
+}
+
+/** The first version whose sessions have MCP tasks (its Tasks utility). */
+export const TASKS_SINCE = '2025-11-25';
+
+/** Whether a session opened by an initialize of `params` (checked) speaks a version with MCP tasks. */
+export function speaksTasks(params: unknown): boolean {
+  return isObject(params) && negotiatedVersion(params.protocolVersion) >= TASKS_SINCE;
 }
 
 /** The version a session speaks: the one the client's initialize names when it is served here, else the newest. */
@@ -56,12 +89,14 @@ function negotiatedVersion(requested: unknown): string {
 
 /**
  * How a task's end reaches the agent of a session opened by an initialize of `params` (checked):
- * pushed, to Claude Code (which shows channel events) or a client that declares the channel
- * capability itself; else it waits (a 2025 session offers no tasks of the Tasks extension).
+ * its client reports it, when its session speaks 2025-11-25 and it declares the `tasks` capability
+ * (it can hold run as a task); pushed, to Claude Code (which shows channel events) or a client that declares the channel
+ * capability itself; else it waits.
  */
 export function reachOfSession(params: unknown): EndReach {
   if (!isObject(params)) return 'wait';
   const { capabilities, clientInfo } = params;
+  if (isObject(capabilities) && isObject(capabilities.tasks) && speaksTasks(params)) return 'task';
   const experimental = isObject(capabilities) ? capabilities.experimental : undefined;
   if (isObject(experimental) && isObject(experimental[CHANNEL_CAPABILITY])) return 'push';
   return isObject(clientInfo) && clientInfo.name === CHANNEL_CLIENT ? 'push' : 'wait';

@@ -10,6 +10,7 @@ import { SESSION_NOT_FOUND, sendRpcError, transportRefusal } from './json-rpc.js
 import type { ToolRegistry } from './tool-registry.js';
 import { peerOf } from '../http/connections.js';
 import type { TaskPush } from './task-push.js';
+import type { McpTasks } from './mcp-tasks.js';
 
 const SWEEP_INTERVAL_MS = 1000;
 /** A session used this recently is never closed to make room for a new one: the initialize is refused instead. */
@@ -64,6 +65,8 @@ export class SessionManager {
     private readonly log: Logger,
     /** What tells a session's stream of the tasks it holds; null: nothing is pushed. */
     private readonly push: TaskPush | null = null,
+    /** The MCP tasks a session's run may make (2025-11-25's Tasks utility); null: none are offered. */
+    private readonly mcpTasks: McpTasks | null = null,
   ) {
     this.idleMs = settings.sessionIdleSeconds * 1000;
     this.timer = setInterval(() => this.sweep(), Math.min(SWEEP_INTERVAL_MS, this.idleMs)).unref();
@@ -92,7 +95,7 @@ export class SessionManager {
     const peer = peerOf(req.socket);
     const full = this.makeRoom(peer);
     if (full) return sendRpcError(res, transportRefusal(full.status, full.message), null, ['retry-after', '60']);
-    const endpoint = new SessionEndpoint(randomUUID(), this.registry, this.log, this.push);
+    const endpoint = new SessionEndpoint(randomUUID(), this.registry, this.log, this.push, this.mcpTasks);
     // Held (and busy) while it opens, so that initializes at once cannot pass the limits together.
     const session: Session = { endpoint, lastSeen: Date.now(), active: 1, peer };
     this.add(endpoint.sessionId, session);
