@@ -26,8 +26,9 @@ export class TaskPush {
 
   /**
    * Calls `listener` on each event of task `id` until it ends (its end included) or the returned
-   * function is called. A task already ended is told at once (on the next turn), so a hold that
-   * comes after the end misses nothing.
+   * function is called. A task already ended, or with an exec already waiting for a person, is
+   * told so at once (on the next turn): a hold that comes after the event (a run's answer is sent
+   * after its task's exec may have asked) misses nothing.
    */
   watch(id: string, listener: PushListener): () => void {
     const record = this.tasks.get(id);
@@ -35,6 +36,7 @@ export class TaskPush {
       setImmediate(() => listener({ kind: 'ended', record }));
       return () => {};
     }
+    if ((this.tasks.approvals?.forTask(id).length ?? 0) > 0) setImmediate(() => listener({ kind: 'asking', record }));
     let set = this.watchers.get(id);
     if (set === undefined) this.watchers.set(id, (set = new Set()));
     set.add(listener);
