@@ -51,7 +51,10 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
         // Its bash holds the command's fd until it has read the command and closed it (TASK_SHELL_ARGV):
         // looked at once it started, a slow machine showed fd 3 still open (CI, Node 24). Once the
         // leader is the command's `sleep`, nothing but its stdio may be left.
+        // And sleep's loader opens its libraries as fd 3 for a moment after the exec (seen on a loaded
+        // machine): a fd of the spawner's or the shim's would stay, and this wait run out.
         assert.ok(await waitFor(() => readText(leader, 'comm') === 'sleep\n'), 'the leader has run its command');
+        await waitFor(() => openFds(leader).length === 3, 10_000);
         assert.deepEqual(openFds(leader), ['0', '1', '2'], 'nothing of the spawner or the shim reaches the task');
         assert.equal(maskOf(leader, 'SigBlk'), '0000000000000000');
         assert.equal(maskOf(leader, 'SigIgn'), '0000000000000000');
