@@ -5,6 +5,7 @@
 // Each is torn down at its test's end however the test went: processes, container, user, state dir.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,7 +134,6 @@ async function startInPodman(t: TestContext, env: Environment, args: string[]): 
   t.after(() => rmSync(stateDir, { recursive: true, force: true }));
   const config = join(stateDir, '..', `${name}.conf`);
   writeFileSync(config, '[containers]\ndefault_ulimits = []\n');
-  t.after(() => rmSync(config, { force: true }));
   const daemon = [
     process.execPath,
     ...DAEMON_NODE_FLAGS,
@@ -201,14 +201,30 @@ async function launchPodman(
   const child = spawn('podman', args, { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const podman = (...words: string[]) =>
+    spawnSync('podman', words, { stdio: 'ignore', env: { ...process.env, ...env } }).status;
+  // podman's own cleanup of an exited container (conmon's `container cleanup --rm`) can hold it
+  // while this removes it, and either then gives up: remove until it is gone, 50 tries at most.
+  const remove = async () => {
+    for (let tries = 0; tries < 50 && podman('container', 'exists', name) === 0; tries++) {
+      podman('rm', '--force', '--time', '0', name);
+      await sleep(100);
+    }
+  };
   t.after(async () => {
     // Gone already where the daemon exited (--rm): podman says so, and that is fine.
-    spawnSync('podman', ['rm', '--force', '--time', '0', name], { stdio: 'ignore', env: { ...process.env, ...env } });
+    await remove();
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       await once(child, 'exit').catch(() => {});
     }
+    // Again: a `podman run` killed before its own --rm leaves the exited container behind (seen
+    // after CI: six of them, "Exited (137)").
+    await remove();
     await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+    // Last: podman reads it for every call above (node:test runs a test's after hooks in the order
+    // they were added, so one added by the caller would run first).
+    if (env.CONTAINERS_CONF !== undefined) rmSync(env.CONTAINERS_CONF, { force: true });
   });
   const url = await readListeningUrl(child, () => stderr);
   return { url, stderr: () => stderr };
