@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "sys.h"
 
 #include "fdpass.h"
 #include "shim.h"
@@ -31,13 +32,8 @@ static int layout_loaded = 0;
 
 int load_memory_layout(void) {
   char buffer[1024];
-  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t length = read(fd, buffer, sizeof buffer - 1);
-  int err = length < 0 ? -errno : 0;
-  close(fd);
+  int err = read_small_file(AT_FDCWD, "/proc/self/stat", buffer, sizeof buffer);
   if (err < 0) return err;
-  buffer[length] = '\0';
   /* The name field may hold spaces and parentheses: fields are counted from the last ')', which
    * ends field 2; field 26 is startcode, 45 start_data (proc(5)). */
   char *end = strrchr(buffer, ')');

@@ -182,13 +182,8 @@ static void reset_signal_dispositions(void) {
 static int open_pid_namespace_owner(int pidfd) {
   char path[64], info[512];
   snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t length = read(fd, info, sizeof info - 1);
-  int err = length < 0 ? -errno : 0;
-  close(fd);
+  int err = read_small_file(AT_FDCWD, path, info, sizeof info);
   if (err < 0) return err;
-  info[length] = '\0';
   const char *line = strstr(info, "\nPid:");
   long pid = line == NULL ? -1 : strtol(line + 5, NULL, 10);
   if (pid <= 0) return -ESRCH;

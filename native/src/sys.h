@@ -1,10 +1,11 @@
 /* Small system-call helpers the addon, the spawner and the shim share: the pidfd calls through
  * syscall(2) (glibc wraps them only from 2.36, and the build must not depend on it), the numbers of
- * the other calls it wraps late, and the drain of a non-blocking signalfd. */
+ * the other calls it wraps late, the drain of a non-blocking signalfd, and one read of a small file. */
 #ifndef HIVE_SYS_H
 #define HIVE_SYS_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -48,6 +49,19 @@ static inline int drain_signalfd(int fd) {
   while ((got = read(fd, &info, sizeof info)) > 0) {
   }
   return got < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+}
+
+/* Reads `path` (relative to `dir`, a directory fd or AT_FDCWD) into `buffer` with one read(2),
+ * NUL-terminated: its length (0 for an empty file), or -errno. For /proc and the like. */
+static inline int read_small_file(int dir, const char *path, char *buffer, size_t size) {
+  int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t length = read(fd, buffer, size - 1);
+  int err = length < 0 ? -errno : 0;
+  close(fd);
+  if (err < 0) return err;
+  buffer[length] = '\0';
+  return (int)length;
 }
 
 #endif

@@ -21,14 +21,8 @@ static int is_gone(int err) { return err == -ENOENT || err == -ESRCH; }
 /* Reads `path` (relative to `dir`, a directory fd or AT_FDCWD) into `buffer`, NUL-terminated: its
  * length, or -errno (-ESRCH when it reads as empty: a /proc file of a process that is gone). */
 static int read_file_at(int dir, const char *path, char *buffer, size_t size) {
-  int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t length = read(fd, buffer, size - 1);
-  int err = length < 0 ? -errno : length == 0 ? -ESRCH : 0;
-  close(fd);
-  if (err < 0) return err;
-  buffer[length] = '\0';
-  return (int)length;
+  int length = read_small_file(dir, path, buffer, size);
+  return length == 0 ? -ESRCH : length;
 }
 
 /* Reads /proc/PID/NAME into `buffer` (NUL-terminated): its length, or -errno (-ESRCH once gone). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "sys.h"
 
 /* Writes `text` to FILE (a map, or setgroups) of the /proc directory open at `dir`: 0 or -errno. */
 static int write_proc_file(int dir, const char *file, const char *text) {
@@ -21,13 +22,8 @@ static int write_proc_file(int dir, const char *file, const char *text) {
 int write_identity_map(int dir, const char *file) {
   char path[64], own[4096], map[4096];
   snprintf(path, sizeof path, "/proc/self/%s", file);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  ssize_t length = read(fd, own, sizeof own - 1);
-  int err = length < 0 ? -errno : 0;
-  close(fd);
+  int err = read_small_file(AT_FDCWD, path, own, sizeof own);
   if (err < 0) return err;
-  own[length] = '\0';
   size_t used = 0;
   unsigned long inside, outside, count;
   for (char *line = own; line != NULL && sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3; line = strchr(line + 1, '\n')) {
