@@ -315,10 +315,10 @@ static napi_value js_open_detached_terminal(napi_env env, napi_callback_info inf
 }
 
 /* close(fd) */
-/* tcpSocket(local, localPort, remote, remotePort) -> { inode, cgroupId, state } of the TCP socket
- * of this network namespace with those ends (Buffers of 4 bytes for IPv4, 16 for IPv6): inode 0 for
- * one in TIME_WAIT or orphaned, cgroupId (a BigInt) 0 where the kernel does not say, state the
- * kernel's TCP state (1: established); null for none. */
+/* tcpSocket(local, localPort, remote, remotePort) -> { inode, cgroupId, uid, state } of the TCP
+ * socket of this network namespace with those ends (Buffers of 4 bytes for IPv4, 16 for IPv6): inode
+ * 0 for one in TIME_WAIT or orphaned, cgroupId (a BigInt) 0 where the kernel does not say, uid its
+ * maker's, state the kernel's TCP state (1: established); null for none. */
 static napi_value js_tcp_socket(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -331,9 +331,9 @@ static napi_value js_tcp_socket(napi_env env, napi_callback_info info) {
       get_int(env, argv[1], &ports[0]) != 0 || get_int(env, argv[3], &ports[1]) != 0 ||
       lengths[0] != lengths[1] || (lengths[0] != 4 && lengths[0] != 16))
     return throw_errno(env, EINVAL, "tcpSocket");
-  struct tcp_socket_info found = {0, 0, 0};
+  struct tcp_socket_info found = {0, 0, 0, 0};
   int err = find_tcp_socket(lengths[0] == 16, addresses[0], ports[0], addresses[1], ports[1], &found);
-  napi_value result, inode, cgroup;
+  napi_value result, inode, cgroup, uid;
   if (err == -ENOENT) napi_get_null(env, &result);
   else if (err < 0) return throw_errno(env, -err, "sock_diag");
   else {
@@ -342,6 +342,8 @@ static napi_value js_tcp_socket(napi_env env, napi_callback_info info) {
     napi_create_bigint_uint64(env, found.cgroup_id, &cgroup);
     napi_set_named_property(env, result, "inode", inode);
     napi_set_named_property(env, result, "cgroupId", cgroup);
+    napi_create_uint32(env, found.uid, &uid);
+    napi_set_named_property(env, result, "uid", uid);
     napi_set_named_property(env, result, "state", make_int(env, found.state));
   }
   return result;

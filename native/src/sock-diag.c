@@ -82,6 +82,7 @@ int find_tcp_socket(int ipv6, const uint8_t *local, int local_port, const uint8_
   if (found->id.idiag_dport != id->idiag_dport || found->id.idiag_sport != id->idiag_sport) return -ENOENT;
   info->inode = found->idiag_inode;
   info->cgroup_id = read_cgroup_id(header, found);
+  info->uid = found->idiag_uid;
   info->state = found->idiag_state;
   return 0;
 }

@@ -7,10 +7,12 @@
 
 /* What the kernel says of a TCP socket: its inode (0: a socket in TIME_WAIT, or an orphan its
  * process closed), the id of the cgroup v2 its maker was in when it made it (0 where the kernel
- * does not say: before Linux 5.7), and its state (TCP_ESTABLISHED 1, TCP_FIN_WAIT1 4, ...: one that
- * has sent its FIN is past 1). */
+ * does not say: before Linux 5.7), the uid of its file (its maker's, as this process's user namespace
+ * sees it), and its state (TCP_ESTABLISHED 1, TCP_FIN_WAIT1 4, ...: one that has sent its FIN is
+ * past 1). */
 struct tcp_socket_info {
   uint64_t inode, cgroup_id;
+  uint32_t uid;
   int state;
 };
 

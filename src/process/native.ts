@@ -61,16 +61,16 @@ export interface NativeAddon {
   /**
    * The TCP socket of this network namespace whose local end is `local`:`localPort` and remote end
    * `remote`:`remotePort` (4 bytes each for IPv4, 16 for IPv6): its inode (0 for one in TIME_WAIT or
-   * orphaned), the id of the cgroup v2 its maker was in (0n: not said) and its TCP state (1:
-   * established; past it, it has sent its FIN); null for none. A lookup in the kernel's connection
-   * hash (sock_diag).
+   * orphaned), the id of the cgroup v2 its maker was in (0n: not said), its maker's uid and its TCP
+   * state (1: established; past it, it has sent its FIN); null for none. A lookup in the kernel's
+   * connection hash (sock_diag).
    */
   tcpSocket(
     local: Buffer,
     localPort: number,
     remote: Buffer,
     remotePort: number,
-  ): { inode: number; cgroupId: bigint; state: number } | null;
+  ): { inode: number; cgroupId: bigint; uid: number; state: number } | null;
   close(fd: number): void;
   setCloseOnExec(fd: number): void;
   /** Whether the terminal at `fd` is in canonical (line) mode, where Ctrl-D reads as end of file. */

@@ -19,7 +19,8 @@ export interface TcpEnds {
 /**
  * Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`,
  * processes whose fds could not be read; `cgroupId`, the cgroup v2 its maker was in when it made it
- * (null where sock_diag cannot say), which it keeps wherever it goes; `closed`, with no holder seen:
+ * (null where sock_diag cannot say), which it keeps wherever it goes; `uid`, its maker's (null: not
+ * said), kept the same way; `closed`, with no holder seen:
  * its caller closed or half-closed it by the end of the scan (it has sent its FIN, is an orphan, or
  * is gone), so no process waits on it for an answer.
  */
@@ -27,16 +28,18 @@ export interface PeerHolder {
   holder: number | null;
   unreadable: number[];
   cgroupId: bigint | null;
+  uid: number | null;
   closed: boolean;
 }
 
 /**
  * The peer's socket: its inode (0: an orphan, closed by its process, or in TIME_WAIT), its maker's
- * cgroup (null: unknown), and whether it has sent its FIN (false where sock_diag cannot say).
+ * cgroup and uid (null: unknown), and whether it has sent its FIN (false where sock_diag cannot say).
  */
 interface PeerSocket {
   inode: number;
   cgroupId: bigint | null;
+  uid: number | null;
   finSent: boolean;
 }
 
@@ -54,24 +57,13 @@ const TCP_CLOSE_WAIT = 8;
 export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
   const socket = findPeerSocket(connection);
   if (socket === null) return null;
-  const { cgroupId } = socket;
-  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId, closed: true };
+  const { cgroupId, uid } = socket;
+  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId, uid, closed: true };
   const found = findSocketHolder(socket.inode, skipPid);
-  if (found.holder !== null) return { ...found, cgroupId, closed: false };
+  if (found.holder !== null) return { ...found, cgroupId, uid, closed: false };
   const after = findPeerSocket(connection);
   const closed = socket.finSent || after === null || after.inode !== socket.inode || after.finSent;
-  return { ...found, cgroupId, closed };
-}
-
-/**
- * Whether the peer's end of `connection`, looked up again after `waitMs` (this thread waits), is
- * closed: gone, an orphan, or past its FIN. A process that exits closes its files in the kernel a
- * moment after they have left its fd table, longer when it is preempted there.
- */
-export function isPeerClosedAfter(connection: TcpEnds, waitMs: number): boolean {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, waitMs);
-  const socket = findPeerSocket(connection);
-  return socket === null || socket.inode === 0 || socket.finSent;
+  return { ...found, cgroupId, uid, closed };
 }
 
 /**
@@ -110,7 +102,7 @@ function findPeerSocket(connection: TcpEnds): PeerSocket | null {
     if (found !== undefined) return found;
   }
   const inode = findPeerInodeInTables(connection);
-  return inode === null ? null : { inode, cgroupId: null, finSent: false };
+  return inode === null ? null : { inode, cgroupId: null, uid: null, finSent: false };
 }
 
 /**
@@ -134,7 +126,8 @@ function lookUpPeerSocket(
     if (found !== null) {
       sockDiagFinds = true;
       const finSent = found.state !== TCP_ESTABLISHED && found.state !== TCP_CLOSE_WAIT;
-      return { inode: found.inode, cgroupId: found.cgroupId === 0n ? null : found.cgroupId, finSent };
+      const cgroupId = found.cgroupId === 0n ? null : found.cgroupId;
+      return { inode: found.inode, cgroupId, uid: found.uid, finSent };
     }
     if (sockDiagFinds) return null;
     // Not found: whether sock_diag finds connections here at all is learnt from our own end.

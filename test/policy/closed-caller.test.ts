@@ -1,19 +1,25 @@
-// A task cannot pass for an outside caller by letting go of its connection as soon as it has sent:
-// a task that sends an approve (or a run), half-closes its socket and puts it in flight (held by no
-// fd: as a process that exits leaves it for a moment) before the daemon looks is refused as the
-// most restricted caller. The daemon is stopped while the task does so, so that it looks after:
-// by order, not by luck. It runs without CAP_SYS_PTRACE (as in a container), so the test's own
-// processes are ones it cannot look into: an outside process that might hold the socket.
+// A task cannot pass for an outside caller by letting go of its connection once it has sent: a
+// task that sends an approve (or a run) and puts its socket in flight (held by no fd, passed to
+// itself in a unix socket's message, as a process that exits leaves it for a moment), half-closed
+// or still open for the answer, before the daemon looks is refused as the most restricted caller.
+// The daemon is stopped while the task does so, so that it looks after: by order, not by luck. It
+// runs without CAP_SYS_PTRACE (as in a container), so the test's own processes are ones it cannot
+// look into, which might hold the socket; and in a cgroup v2 of its own, which its tasks share (as a
+// service's), so that the test's own calls, made in another, are outside ones.
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
+import { createTestCgroupRoot, removeTestCgroupRoot } from '../helpers/cgroups.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeScratchDir } from '../helpers/scratch.js';
 import { listApprovals, startPolicyDaemon, waitForApprovals, type PolicyDaemon } from './policy-daemon.js';
 
-/** `python3 SCRIPT PORT DIR`: connects, says `ready`, and once `go` is there sends $REQUEST, half-closes, lets go of the socket and says `sent`. */
+/**
+ * `python3 SCRIPT PORT DIR`: connects, says `ready`, and once `go` is there sends $REQUEST,
+ * half-closes where $SHUT is 1, lets go of the socket (in flight to itself) and says `sent`.
+ */
 const LET_GO = `
 import os, socket, sys, time
 port, dir = int(sys.argv[1]), sys.argv[2]
@@ -21,7 +27,7 @@ s = socket.create_connection(('127.0.0.1', port))
 open(os.path.join(dir, 'ready'), 'w').close()
 while not os.path.exists(os.path.join(dir, 'go')): time.sleep(0.01)
 s.sendall(os.environ['REQUEST'].encode())
-s.shutdown(socket.SHUT_WR)
+if os.environ['SHUT'] == '1': s.shutdown(socket.SHUT_WR)
 a, b = socket.socketpair()
 socket.send_fds(a, [b'x'], [s.fileno()])
 s.close()
@@ -38,14 +44,21 @@ function rawRequest(daemon: PolicyDaemon, path: string, body = '', headers: stri
 
 /**
  * Runs LET_GO in a task (sandboxed to write only in `dir`, if `sandboxed`) and lets it send `request`
- * while the daemon is stopped.
+ * (half-closing its socket if `shut`) while the daemon is stopped.
  */
-async function sendAndLetGo(daemon: PolicyDaemon, tools: ToolClient, request: string, dir: string, sandboxed: boolean) {
+async function sendAndLetGo(
+  daemon: PolicyDaemon,
+  tools: ToolClient,
+  request: string,
+  dir: string,
+  { sandboxed, shut }: { sandboxed: boolean; shut: boolean },
+) {
   const script = join(dir, 'let-go.py');
   writeFileSync(script, LET_GO);
   const port = new URL(daemon.url).port;
   const sandbox = sandboxed ? { sandbox: { write: [dir] } } : {};
-  await tools.ok('run', { command: `python3 ${script} ${port} ${dir}`, env: { REQUEST: request }, ...sandbox });
+  const env = { REQUEST: request, SHUT: shut ? '1' : '0' };
+  await tools.ok('run', { command: `python3 ${script} ${port} ${dir}`, env, ...sandbox });
   assert.ok(await waitFor(() => existsSync(join(dir, 'ready')), 20_000), 'the task connected');
   const pid = daemon.child.pid!;
   process.kill(pid, 'SIGSTOP');
@@ -60,47 +73,63 @@ async function sendAndLetGo(daemon: PolicyDaemon, tools: ToolClient, request: st
 }
 
 const REFUSED = /cannot tell which task, if any, made a call/;
-const CLOSED = /"caller":"a connection its caller closed or half-closed as soon as it had sent/;
 const WRAPPER = ['setpriv', '--bounding-set', '-sys_ptrace', '--'];
 
-test('a task that sends an approve and lets go of its socket before the daemon looks cannot approve', async (t) => {
-  const daemon = await startPolicyDaemon(t, { containment: 'process-group', wrapper: WRAPPER });
-  const tools = await connectClient(t, daemon.url);
-  const waiting = await tools.ok('run', { command: 'hive-asked waiting', env: daemon.env, wait_seconds: 0 });
-  const [approval] = await waitForApprovals(daemon, waiting.id);
-  const request = rawRequest(daemon, `/approvals/${approval!.id}/approve`);
-  await sendAndLetGo(daemon, tools, request, makeScratchDir(t, 'let-go'), false);
-  const waits = async () => (await listApprovals(daemon)).some((exec) => exec.id === approval!.id);
-  await waitFor(async () => REFUSED.test(daemon.stderr()) || !(await waits()), 20_000);
-  assert.ok(await waits(), 'the exec still waits for a person');
-  assert.match(daemon.stderr(), CLOSED);
-});
+/** A process-group daemon without CAP_SYS_PTRACE, in a cgroup v2 folder of its own (removed after it); null where none can be made. */
+async function startDaemonInOwnCgroup(t: TestContext): Promise<PolicyDaemon | null> {
+  const cgroup = createTestCgroupRoot(`closed-caller-${process.pid}-${Date.now()}`);
+  if (cgroup === null) return null;
+  const wrapper = ['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...WRAPPER];
+  try {
+    return await startPolicyDaemon(t, { containment: 'process-group', wrapper });
+  } finally {
+    t.after(() => removeTestCgroupRoot(cgroup)); // after the daemon's own teardown: hooks run in order
+  }
+}
 
-test('a sandboxed task that sends a run and lets go of its socket gets no run outside its sandbox', async (t) => {
-  const daemon = await startPolicyDaemon(t, { containment: 'process-group', wrapper: WRAPPER });
-  const tools = await connectClient(t, daemon.url);
-  const [inside, outside] = [makeScratchDir(t, 'inside'), makeScratchDir(t, 'outside')];
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
-  const call = { name: 'run', arguments: { command: `touch ${outside}/escaped` }, _meta: meta };
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call });
-  const headers = [
-    'content-type: application/json',
-    'accept: application/json, text/event-stream',
-    'mcp-protocol-version: 2026-07-28',
-    'mcp-method: tools/call',
-    'mcp-name: run',
-  ];
-  const request = rawRequest(daemon, new URL(daemon.url).pathname, body, headers);
-  await sendAndLetGo(daemon, tools, request, inside, true);
-  const runs = async () =>
-    ((await tools.ok('list', {})).tasks as Array<{ command: string }>).filter((task) =>
-      task.command.startsWith('touch'),
-    );
-  await waitFor(async () => REFUSED.test(daemon.stderr()) || (await runs()).length > 0, 20_000);
-  assert.deepEqual(await runs(), [], 'no run was made');
-  assert.ok(!existsSync(join(outside, 'escaped')));
-  assert.match(daemon.stderr(), CLOSED);
-});
+for (const shut of [true, false]) {
+  const how = shut ? 'half-closes' : 'keeps open';
+  test(`a task that sends an approve and lets go of its socket (${how}) before the daemon looks cannot approve`, async (t) => {
+    const daemon = await startDaemonInOwnCgroup(t);
+    if (daemon === null) return t.skip('no cgroup v2 folder can be made here');
+    const tools = await connectClient(t, daemon.url);
+    const waiting = await tools.ok('run', { command: 'hive-asked waiting', env: daemon.env, wait_seconds: 0 });
+    const [approval] = await waitForApprovals(daemon, waiting.id);
+    const request = rawRequest(daemon, `/approvals/${approval!.id}/approve`);
+    await sendAndLetGo(daemon, tools, request, makeScratchDir(t, 'let-go'), { sandboxed: false, shut });
+    const waits = async () => (await listApprovals(daemon)).some((exec) => exec.id === approval!.id);
+    await waitFor(async () => REFUSED.test(daemon.stderr()) || !(await waits()), 20_000);
+    assert.ok(await waits(), 'the exec still waits for a person');
+    assert.match(daemon.stderr(), REFUSED);
+  });
+
+  test(`a sandboxed task that sends a run and lets go of its socket (${how}) gets no run outside its sandbox`, async (t) => {
+    const daemon = await startDaemonInOwnCgroup(t);
+    if (daemon === null) return t.skip('no cgroup v2 folder can be made here');
+    const tools = await connectClient(t, daemon.url);
+    const [inside, outside] = [makeScratchDir(t, 'inside'), makeScratchDir(t, 'outside')];
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const call = { name: 'run', arguments: { command: `touch ${outside}/escaped` }, _meta: meta };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call });
+    const headers = [
+      'content-type: application/json',
+      'accept: application/json, text/event-stream',
+      'mcp-protocol-version: 2026-07-28',
+      'mcp-method: tools/call',
+      'mcp-name: run',
+    ];
+    const request = rawRequest(daemon, new URL(daemon.url).pathname, body, headers);
+    await sendAndLetGo(daemon, tools, request, inside, { sandboxed: true, shut });
+    const runs = async () =>
+      ((await tools.ok('list', {})).tasks as Array<{ command: string }>).filter((task) =>
+        task.command.startsWith('touch'),
+      );
+    await waitFor(async () => REFUSED.test(daemon.stderr()) || (await runs()).length > 0, 20_000);
+    assert.deepEqual(await runs(), [], 'no run was made');
+    assert.ok(!existsSync(join(outside, 'escaped')));
+    assert.match(daemon.stderr(), REFUSED);
+  });
+}

@@ -1,6 +1,6 @@
 // The peer of an accepted TCP connection, found through sock_diag and in the kernel's tables (the
 // two agree) and /proc: the process that holds its socket, over IPv4, IPv6 and an IPv4 client of a
-// dual-stack listener, and the cgroup its maker was in; none once the peer has closed it, and no entry at all once it has reset it;
+// dual-stack listener, and the cgroup and user its maker was in and was; none once the peer has closed it, and no entry at all once it has reset it;
 // nothing for ends that no connection of this host has, a listener on the peer's port included;
 // and which addresses are this host's.
 import assert from 'node:assert/strict';
@@ -37,13 +37,14 @@ const endsOf = (socket: Socket): TcpEnds => ({
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
  * its ends (read while it is open). `reset`: once its ends are read, the child sends its first line
- * and resets the connection.
+ * and resets the connection. `uid`: the child's user.
  */
 async function acceptFromChild(
   t: TestContext,
   host: string,
   connectHost: string,
   reset = false,
+  uid = process.getuid!(),
 ): Promise<{ accepted: Socket; ends: TcpEnds; childPid: number }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -67,7 +68,7 @@ async function acceptFromChild(
       '-e',
       `const s = require('net').connect(${port}, ${JSON.stringify(connectHost)}, () => { ${then} }); setInterval(() => {}, 1000)`,
     ],
-    { stdio: 'ignore' },
+    { stdio: 'ignore', uid },
   );
   t.after(() => child.kill('SIGKILL'));
   const { socket, ends } = await accepted;
@@ -85,6 +86,7 @@ for (const [host, connectHost] of [
       holder: childPid,
       unreadable: [],
       cgroupId: cgroupIdOf(childPid),
+      uid: process.getuid!(),
       closed: false,
     });
     const inode = findPeerInode(ends);
@@ -103,7 +105,19 @@ test('a peer that closed its socket is held by no process', async (t) => {
   assert.equal(findPeerInode(ends), 0, 'its socket is an orphan');
   assert.equal(findPeerInodeInTables(ends), 0, 'its socket is an orphan in the table');
   // An orphan's cgroup is not said.
-  assert.deepEqual(findPeerHolder(ends), { holder: null, unreadable: [], cgroupId: null, closed: true });
+  assert.deepEqual(findPeerHolder(ends), {
+    holder: null,
+    unreadable: [],
+    cgroupId: null,
+    uid: process.getuid!(),
+    closed: true,
+  });
+});
+
+test("a peer's socket tells the user its maker was", async (t) => {
+  const { ends, childPid } = await acceptFromChild(t, '127.0.0.1', '127.0.0.1', false, 65534);
+  const peer = findPeerHolder(ends)!;
+  assert.deepEqual([peer.holder, peer.uid], [childPid, 65534]);
 });
 
 /**

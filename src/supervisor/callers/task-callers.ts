@@ -31,7 +31,6 @@ import {
   findOwnSocketCgroup,
   findPeerHolder,
   isLocalAddress,
-  isPeerClosedAfter,
   type PeerHolder,
   type TcpEnds,
 } from '../../process/tcp-peer.js';
@@ -41,9 +40,6 @@ import { widerThanFloor } from '../tasks/write-dirs.js';
 
 export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
 export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
-
-/** How long a socket held by no process seen, taken for an outside process's, is watched for its close. */
-const SETTLE_MS = 10;
 
 export type Caller =
   | { kind: 'outside' }
@@ -166,12 +162,14 @@ export class TaskCallers {
 
   /**
    * A socket that no process this daemon can read holds: held by one it may not look into (another
-   * user's, or one that is not dumpable), closed, in flight between processes (a task's may be), or
-   * held in a PID namespace it cannot see into (a client in another container that shares its
-   * network, or on the host of the daemon's container). Where tasks have cgroups of their own, the
-   * cgroup its maker was in tells; else the processes it may not look into (its own helpers left
-   * out: none holds a caller's socket), the cgroup where tasks share one apart from every other
-   * process, and the token, which every request carries and no task can read.
+   * user's, or one that is not dumpable), closed, in flight between processes (a task's may be: it
+   * passes its own socket to itself, and holds it again once the answer is there), or held in a PID
+   * namespace it cannot see into (a client in another container that shares its network, or on the
+   * host of the daemon's container). Where tasks have cgroups of their own, the cgroup its maker was
+   * in tells. Else a process it may not look into tells only that it is a task's, never that it is
+   * an outside one (the socket may be in flight, held by none); a socket made outside the cgroup
+   * the tasks share, or by another user than the one every task runs as, is an outside one's; and
+   * so is one whose requests carry the token, which no task can read.
    */
   private callerOfUnheld(peer: PeerHolder, ends: TcpEnds): Caller {
     const byCgroup = peer.cgroupId === null ? undefined : this.callerOfCgroup(peer.cgroupId, ends);
@@ -179,15 +177,24 @@ export class TaskCallers {
     const unreadable = peer.unreadable.filter((pid) => !this.isOwnHelper(pid));
     // One that exited since the scan held the socket no longer (what it passed on, a child holds).
     const callers = unreadable.map((pid) => this.callerOfProcess(pid)).filter((_, i) => isAlive(unreadable[i]!));
-    const joined = callers.length > 0 ? joinCallers(callers) : null;
-    // Or a task's process that exits: its socket, out of its fd table, is closed a moment later.
-    if (joined?.kind === 'outside' && isPeerClosedAfter(ends, SETTLE_MS)) return CLOSED;
-    if (joined !== null) return joined;
+    const inside = callers.filter((caller) => caller.kind !== 'outside');
+    if (inside.length > 0) return joinCallers(inside);
     if (byCgroup !== undefined) return byCgroup;
+    if (this.madeByAnotherUser(peer)) return OUTSIDE;
     if (this.tokenHidden) return OUTSIDE;
     return unknown(
-      'a connection whose calling end no process this daemon can see holds: a client in a PID namespace it cannot see into (another container sharing its network, or the host of its own container), or a socket a task closed or passed on; the cgroup it was made in cannot tell which (tasks have no cgroup of their own here), nor a token: give the daemon --auth-token-file, which no task can read, and such a client the token',
+      "a connection whose calling end no process this daemon can see holds: a client in a PID namespace it cannot see into (another container sharing its network, or the host of its own container), one it may not look into, or a socket a task closed or passed on; neither the cgroup it was made in (tasks have no cgroup of their own here) nor its maker's user can tell which, nor a token: give the daemon --auth-token-file, which no task can read, and such a client the token",
     );
+  }
+
+  /**
+   * Whether socket `peer` was made by a user that no task can be: every task runs as the daemon's
+   * user, and one that is not root cannot give a task another (the tasks' user namespace maps its
+   * ids alone).
+   */
+  private madeByAnotherUser(peer: PeerHolder): boolean {
+    const uid = process.geteuid!();
+    return uid !== 0 && peer.uid !== null && peer.uid !== uid;
   }
 
   /**
@@ -271,10 +278,8 @@ const taskCaller = (record: TaskRecord, pid: number | null): Caller => ({
   pid,
 });
 
-/** One of several processes (that this daemon may not look into) holds the connection: a task's counts over an outside one; two tasks' cannot be told apart. */
-function joinCallers(callers: Caller[]): Caller {
-  const inside = callers.filter((caller) => caller.kind !== 'outside');
-  if (inside.length === 0) return OUTSIDE;
+/** One of several processes of tasks (that this daemon may not look into) may hold the connection: two tasks' cannot be told apart. */
+function joinCallers(inside: Caller[]): Caller {
   const unknownOne = inside.find((caller) => caller.kind === 'unknown');
   if (unknownOne !== undefined) return unknownOne;
   const ids = new Set(inside.map((caller) => (caller.kind === 'task' ? caller.taskId : '')));
