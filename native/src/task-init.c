@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "sandbox-probe.h"
+#include "sys.h"
 #include "self-check.h"
 #include "userns-map.h"
 #include "task-mounts.h"
@@ -107,16 +108,44 @@ static void lock_mounts(int sync) {
   if (unshare(CLONE_NEWNS) != 0) fail_setup(sync, errno, "unshare", "CLONE_NEWNS (in its user namespace)");
 }
 
-/* Reaps whatever exits, for good: the orphans of every task come here. */
+/* How often the init looks for live children (orphans whose shim is gone): ms. */
+#define ORPHAN_SWEEP_MS 1000
+
+/* SIGKILLs every child of the init. A task's process comes to the
+ * init only once its shim (the subreaper of the task's tree, which outlives the tree) is gone, as
+ * when the task kills it: it is what no kill of the daemon's could reach any more, and no task's
+ * own. Each is signalled through its /proc folder as a pidfd (that /proc may number processes as
+ * an outer namespace does); a child cannot be reaped, so its pid not reused, but by the init. */
+static void kill_children(void) {
+  static char pids[65536];
+  if (read_small_file(AT_FDCWD, "/proc/thread-self/children", pids, sizeof pids) <= 0) return;
+  for (char *at = pids, *end; *at != '\0'; at = end) {
+    long pid = strtol(at, &end, 10);
+    if (end == at) break;
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    sys_pidfd_send_signal(fd, SIGKILL);
+    close(fd);
+  }
+}
+
+/* Reaps whatever exits, for good, and ends every orphan that comes to it (kill_children): looked
+ * for each ORPHAN_SWEEP_MS, since the kernel tells a parent of no child it is handed, and at once
+ * after a child's end (an orphan killed hands its own children on). Never waits on one that is
+ * killed: one frozen by a cgroup v1 freezer stays until it is thawed. */
 static void reap_forever(void) __attribute__((noreturn));
 static void reap_forever(void) {
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
+  const struct timespec sweep = {ORPHAN_SWEEP_MS / 1000, (ORPHAN_SWEEP_MS % 1000) * 1000000L};
   for (;;) {
     while (waitpid(-1, NULL, WNOHANG) > 0) {
     }
-    sigwaitinfo(&child, NULL);
+    kill_children();
+    sigtimedwait(&child, NULL, &sweep);
   }
 }
 

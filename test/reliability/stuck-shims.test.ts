@@ -2,8 +2,9 @@
 // a task that stopped its own shim (SIGSTOP, which no process can block) hung its run's answer and
 // outlived its kill and timeout, with its end never told; a shim stuck where no signal but SIGKILL
 // moves it (here frozen in a cgroup, as in the kernel on a task's userfaultfd page) did not end
-// its task on a force kill; and a task whose leader exited by itself just before a kill reached
-// its shim was told as killed, with the leader's own exit code.
+// its task on a force kill; a task whose leader exited by itself just before a kill reached
+// its shim was told as killed, with the leader's own exit code; and a task that killed its own shim
+// left a process of a session of its own, with no environment to be known by, running for good.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,6 +77,23 @@ function freeze(t: TestContext, mount: string, pid: number): () => void {
   writeFileSync(join(dir, 'cgroup.procs'), String(pid));
   writeFileSync(join(dir, 'cgroup.freeze'), '1');
   return thaw;
+}
+
+/** Living processes whose command line is `words` (a process that cleared its environment has no marker). */
+function processesRunning(words: string[]): number[] {
+  const wanted = `${words.join('\0')}\0`;
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .filter((name) => {
+      try {
+        return (
+          readFileSync(`/proc/${name}/cmdline`, 'latin1') === wanted && !['Z', null].includes(stateOf(Number(name)))
+        );
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
 }
 
 /** Waits for task `id` to be told ended in `state`, and returns its view. */
@@ -179,6 +197,23 @@ for (const containment of ['cgroup', 'process-group'] as const) {
       const ended = await endedAs(tools, run.id, 'killed');
       assert.match(ended.error, /its shim did not end it, and was killed/);
       assert.deepEqual(await waitFor(() => (left('7103').length === 0 ? [] : null), END_MS), [], 'the sleep is gone');
+    });
+
+    test('a task that kills its own shim leaves nothing, a process of its own session with no environment included', async (t) => {
+      const { daemon, tools } = await setUp(t, containment);
+      if (containment === 'cgroup' && daemon.cgroupRoot === null) return t.skip('cgroups are not writable here');
+      const sleep = ['sleep', `7105.${process.pid}`];
+      t.after(() => processesRunning(sleep).forEach((pid) => process.kill(pid, 'SIGKILL')));
+      const run = await tools.ok('run', {
+        command: `setsid env -i ${sleep.join(' ')} & while ! pgrep -f '^${sleep.join(' ')}$' >/dev/null; do sleep 0.02; done; kill -9 $PPID; sleep 7106`,
+        wait_seconds: 0,
+      });
+      await tools.statusWhen(run.id, (view) => view.state !== 'running', `${run.id} is told ended`, END_MS);
+      assert.deepEqual(
+        await waitFor(() => (processesRunning(sleep).length === 0 ? [] : null), END_MS),
+        [],
+        `nothing of ${sleep.join(' ')} is left`,
+      );
     });
 
     test('a kill that reaches the shim after its leader exited by itself leaves the task done', async (t) => {

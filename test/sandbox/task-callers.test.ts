@@ -4,7 +4,16 @@
 // --tasks-may-call off every request of a task is refused; a process of a task whose shim is gone
 // is refused run; the test process, outside every task, is served as before.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -249,6 +258,22 @@ for (const containment of ['cgroup', 'process-group'] as TestContainment[]) {
   });
 }
 
+/** The children of process `pid`, from each of its threads. */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((thread) =>
+    readFileSync(`/proc/${pid}/task/${thread}/children`, 'latin1').split(' ').filter(Boolean).map(Number),
+  );
+}
+
+/** The tasks' init of the daemon `daemonPid`: the child of its hive-task-init child. */
+function tasksInitOf(daemonPid: number): number {
+  const outer = childrenOf(daemonPid).find((pid) => readFileSync(`/proc/${pid}/comm`, 'latin1') === 'hive-task-init\n');
+  assert.ok(outer !== undefined, "the daemon has started its tasks' init");
+  const [init] = childrenOf(outer);
+  assert.ok(init !== undefined, 'the init runs');
+  return init;
+}
+
 test('a process of a task whose shim is gone cannot be told apart: its run is refused', async (t) => {
   const [inside, outside] = [makeDir(t, 'inside'), makeDir(t, 'outside')];
   const script = writeCallScript(t);
@@ -259,10 +284,10 @@ test('a process of a task whose shim is gone cannot be told apart: its run is re
   if (!health.task_isolation.namespace.in_force) return t.skip("no tasks' namespace here (the daemon is not root)");
   const tools = await connectClient(t, daemon.url);
   const call = `'${process.execPath}' '${script}' '${daemon.url}' modern '${JSON.stringify({ command: `touch ${outside}/orphan`, wait_seconds: 20 })}'`;
-  // Without its shim the daemon kills what carries the task's run marker: the orphan drops its
-  // environment (env -i) before the shim is killed, lives on in the tasks' namespace, and waits for
-  // the go-ahead, given once its task has ended (for at most a minute: the namespace ends with the
-  // daemon anyway).
+  // Without its shim the daemon kills what carries the task's run marker, and the tasks' init every
+  // process handed to it: the orphan drops its environment (env -i) before the shim is killed, lives
+  // on while the test holds the init stopped, and waits for the go-ahead, given once its task has
+  // ended (for at most a minute: the namespace ends with the daemon anyway).
   const wait = `for i in $(seq 1200); do [ -e ${inside}/go ] && break; sleep 0.05; done`;
   const orphan = `touch ${inside}/ready; ${wait}; ${call} > ${inside}/answer.tmp; mv ${inside}/answer.tmp ${inside}/answer`;
   // The test kills the shim: a sandboxed task may signal no process outside its sandbox, its shim included.
@@ -272,6 +297,9 @@ test('a process of a task whose shim is gone cannot be told apart: its run is re
     wait_seconds: 0,
   });
   assert.ok(await waitFor(() => existsSync(join(inside, 'ready')), 30_000), 'the orphan is ready');
+  const init = tasksInitOf(daemon.child.pid!);
+  t.after(() => process.kill(init, 'SIGCONT'));
+  process.kill(init, 'SIGSTOP');
   // Its leader's parent (the task's pid is the leader's on the host).
   const stat = readFileSync(`/proc/${started.pid}/stat`, 'latin1');
   process.kill(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), 'SIGKILL');
