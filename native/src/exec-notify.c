@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -261,12 +262,9 @@ int is_mount_call(const struct seccomp_notif *request) {
   return data->nr == NATIVE_MOUNT || data->nr == X32_MOUNT || data->nr == FSOPEN || data->nr == X32_FSOPEN;
 }
 
-int read_mount_type(const struct seccomp_notif *request, char *out, size_t size) {
+int makes_filesystem(const struct seccomp_notif *request) {
   const struct seccomp_data *data = &request->data;
-  int fsopen = data->nr == FSOPEN || data->nr == X32_FSOPEN;
-  uint64_t address = data->args[fsopen ? 0 : 2];
-  if (address == 0) return -EFAULT;
-  int cut = 0;
-  long length = read_string((pid_t)request->pid, address, out, size, &cut);
-  return length < 0 ? (int)length : cut ? -ENAMETOOLONG : 0;
+  if (data->nr == FSOPEN || data->nr == X32_FSOPEN) return 1;
+  const uint64_t changes = MS_REMOUNT | MS_BIND | MS_MOVE | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE;
+  return (data->args[3] & changes) == 0;
 }

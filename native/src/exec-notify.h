@@ -68,9 +68,10 @@ int answer_exec(int listener, struct seccomp_notif_resp *response, uint64_t id, 
 /* Whether `request` is a mount or an fsopen (the filter hands them over too), not an exec. */
 int is_mount_call(const struct seccomp_notif *request);
 
-/* The file system type the mount or fsopen of `request` names, read into `out` (`size` bytes): 0,
- * or -errno where it names none that can be read (a bind or a remount names none). */
-int read_mount_type(const struct seccomp_notif *request, char *out, size_t size);
+/* Whether the mount or fsopen of `request` makes a filesystem (not a bind, a remount, a move or a
+ * change of propagation), told by its flags alone: they are in the call's registers, which the
+ * task cannot change once it has made the call, where its type is in its memory, which it can. */
+int makes_filesystem(const struct seccomp_notif *request);
 
 /* Whether notification `id` still waits for its answer. */
 int exec_waits(int listener, uint64_t id);

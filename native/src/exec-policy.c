@@ -163,17 +163,19 @@ static struct exec_verdict match_views(void) {
   return verdict;
 }
 
-/* A mount or fsopen: of binfmt_misc it fails with EPERM, and the task is told why; any other goes
- * on. Since Linux 6.7 a task root in its user namespace mounts a binfmt_misc of its own, whose
- * handlers the kernel runs inside an exec, past the policy, as `#!` runs an interpreter. */
-static void serve_mount(void) {
-  char type[64];
-  if (read_mount_type(request, type, sizeof type) < 0 || strcmp(type, "binfmt_misc") != 0) {
+/* A mount or fsopen: one that makes a filesystem fails with EPERM, and the task is told why; a
+ * bind, a remount, a move or a change of propagation goes on, and so does any of the leader's
+ * before its exec (`passing`: its sandbox's own). Since Linux 6.7 a task root in its user namespace
+ * mounts a binfmt_misc of its own, whose handlers the kernel runs inside an exec, past the policy,
+ * as `#!` runs an interpreter; and the type a mount names is in the task's memory, which another
+ * of its threads can change between this check and the kernel's read: so no type is let through. */
+static void serve_mount(pid_t passing) {
+  if ((passing != 0 && (pid_t)request->pid == passing) || !makes_filesystem(request)) {
     answer_exec(listener, response, request->id, 0);
     return;
   }
   static const char told[] =
-      "hive-bash: policy: mounting binfmt_misc is refused under a command policy (a binary format it registers would run its interpreter unchecked)\n";
+      "hive-bash: policy: mounting a filesystem (mount -t, fsopen) is refused under a command policy (a binfmt_misc one would run its interpreters unchecked); bind mounts, remounts and moves are not\n";
   if (exec_waits(listener, request->id)) io.tell_task(told, sizeof told - 1);
   answer_exec(listener, response, request->id, EPERM);
 }
@@ -181,7 +183,7 @@ static void serve_mount(void) {
 void exec_policy_serve(pid_t passing) {
   if (receive_exec(listener, request) < 0) return; /* its process died meanwhile, or a signal came */
   if (is_mount_call(request)) {
-    serve_mount();
+    serve_mount(passing);
     return;
   }
   if (passing != 0 && (pid_t)request->pid == passing) {

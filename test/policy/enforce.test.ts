@@ -21,8 +21,8 @@ const COMMAND = [
 try: subprocess.run(["hive-guarded", "push", "--force", "python"])
 except PermissionError as error: print("python=refused", error.errno)'`,
   `setsid -w sh -c 'hive-guarded push --force setsid; echo "setsid=$?"'`,
-  // A copy in a mount of the task's own, which the shim does not see.
-  `mkdir mnt; unshare -m sh -c 'mount -t tmpfs none mnt && cp hive-guarded mnt/ && "$PWD"/mnt/hive-guarded push --force mounted; echo "mounted=$?"'`,
+  // A copy in a mount of the task's own, which the shim does not see (a bind: under a policy no task mounts a filesystem).
+  `mkdir mnt src; unshare -m sh -c 'mount --bind src mnt && cp hive-guarded mnt/ && "$PWD"/mnt/hive-guarded push --force mounted; echo "mounted=$?"'`,
   `hive-guarded status; echo "status=$?"`,
   `hive-guarded push origin main; echo "push=$?"`,
   `hive-guarded push --forced; echo "forced=$?"`,
