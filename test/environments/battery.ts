@@ -13,7 +13,7 @@ import type { TestContext } from 'node:test';
 import { readProcessEntry } from '../../src/process/process-table.js';
 import type { EnvDaemon } from '../helpers/environments.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
-import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+import { findMarkedProcesses, killMarkedCommand, waitFor } from '../helpers/processes.js';
 
 export const BATTERY_ARGS = ['--tasks-may-call', 'off'];
 const CLI = new URL('../../src/cli/main.js', import.meta.url).pathname;
@@ -87,7 +87,9 @@ async function assertTreeKilled(tools: ToolClient, daemon: EnvDaemon): Promise<v
 /** An agent's habits aimed at the daemon leave it serving, and the task it ran before as it was. */
 async function assertReachSurvived(tools: ToolClient, daemon: EnvDaemon): Promise<void> {
   const before = await tools.ok('status', { id: 'kept' });
-  for (const habit of ['kill -9 -1', 'pkill -f node', `rm -rf ${daemon.innerStateDir}/* ${daemon.innerStateDir}`]) {
+  // `pkill -f node` aimed at this test's own processes alone (see killMarkedCommand).
+  const pkillNode = killMarkedCommand('TERM', 'node', `HIVE_TEST_MARK=${daemon.marker}`, 'command line');
+  for (const habit of ['kill -9 -1', pkillNode, `rm -rf ${daemon.innerStateDir}/* ${daemon.innerStateDir}`]) {
     await tools.ok('run', { command: `${habit}; echo survived`, wait_seconds: 30 });
     assert.equal((await healthOf(daemon)).ok, true, `the daemon serves after ${habit}`);
   }

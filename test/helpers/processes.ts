@@ -41,6 +41,21 @@ export async function killMarkedProcesses(marker: string): Promise<void> {
   });
 }
 
+/**
+ * A task's command that sends `signal` to every process it can see whose environment holds `marker`
+ * (a test daemon's `HIVE_TEST_MARK=...`, which the daemon, its helpers and its tasks carry) and whose
+ * name (`by: 'name'`) is, or whose command line (`by: 'command line'`) holds, `word`: an agent's
+ * `killall node` or `pkill -f WORD` aimed only at what the test made. Where a task could see past
+ * its namespace, it ends the test's own daemon, never another process of the host.
+ */
+export function killMarkedCommand(signal: string, word: string, marker: string, by: 'name' | 'command line'): string {
+  const matches =
+    by === 'name'
+      ? `[ "$(cat $p/comm 2>/dev/null)" = '${word}' ]`
+      : `tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -qF -- '${word}'`;
+  return `for p in /proc/[0-9]*; do ${matches} && tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -qxF '${marker}' && kill -${signal} \${p#/proc/}; done; true`;
+}
+
 /** Polls until `check` holds or `timeoutMs` passes; returns its last value. */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;

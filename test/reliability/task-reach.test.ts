@@ -1,5 +1,6 @@
 // Out of its tasks' reach: what an agent's habits (`pkill node`, `killall -9 node`, `pkill -f WORD`,
-// `kill -9 -1`, `rm -rf` of the wrong folder, `cat` of a secret) do when a task runs them. In the
+// `kill -9 -1`, `rm -rf` of the wrong folder, `cat` of a secret) do when a task runs them (those
+// that name the daemon aimed at this test's own processes alone). In the
 // tasks' own PID and mount namespace the daemon serves throughout, every record and output file it
 // had is intact (after a restart too), a sibling task lives through every case but `kill -9 -1`,
 // the caller's own shell lives through its `pkill -f`, and the token is never printed. Where the
@@ -13,7 +14,7 @@ import { test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { nativeContainment, startTestDaemon, type TestContainment, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
-import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
+import { findMarkedProcesses, killMarkedCommand, waitFor } from '../helpers/processes.js';
 
 /** Runs the daemon as root without CAP_SYS_ADMIN (gone from the bounding set before Node's exec). */
 const WITHOUT_SYS_ADMIN = ['setpriv', '--bounding-set', '-sys_admin', '--'];
@@ -49,11 +50,21 @@ function assertOutputsKept(stateDir: string, before: Map<string, string>): void 
   assert.notEqual(now.get('tasks.sqlite'), '0 bytes');
 }
 
-const ATTACKS = (stateDir: string, tokenFile: string, word: string) => [
-  { name: 'pkill node', command: 'pkill node; echo "pkill: $?"; echo survived' },
-  { name: 'killall -9 node', command: 'killall -9 node; echo "killall: $?"; echo survived' },
+/**
+ * What a task tries. The habits that name the daemon (`pkill node`, `killall -9 node`, `pkill -f
+ * hive-bash-daemon`) are aimed only at processes carrying this test's `marker`, so that a namespace
+ * that failed to hide the daemon would end this test's daemon, and no other process of the host.
+ */
+const ATTACKS = (stateDir: string, tokenFile: string, word: string, marker: string) => [
+  ...['node', 'hive-bash-daemo'].flatMap((name) => [
+    { name: `pkill ${name}`, command: `${killMarkedCommand('TERM', name, marker, 'name')}; echo survived` },
+    { name: `killall -9 ${name}`, command: `${killMarkedCommand('KILL', name, marker, 'name')}; echo survived` },
+  ]),
   { name: 'pkill -f of a word in its own command', command: `pkill -f ${word}; echo "pkill: $?"; echo survived` },
-  { name: "pkill -f of the daemon's name", command: 'pkill -f hive-bash-daemon; echo "pkill: $?"; echo survived' },
+  {
+    name: "pkill -f of the daemon's name",
+    command: `${killMarkedCommand('KILL', 'hive-bash-daemon', marker, 'command line')}; echo survived`,
+  },
   {
     name: 'emptying and removing the state dir',
     command: `find ${stateDir} -type f -exec sh -c ': > "$1"' _ {} \\; ; rm -rf ${stateDir}/* ${stateDir}/.[!.]*; ls ${stateDir} >/dev/null && echo survived`,
@@ -78,7 +89,7 @@ async function runAttacks(t: TestContext, containment: TestContainment): Promise
   const before = stateFiles(daemon.stateDir);
   const sibling = await tools.ok('run', { name: 'sibling', command: 'sleep 600', wait_seconds: 0 });
   const word = `reach-${randomUUID().slice(0, 8)}`;
-  for (const attack of ATTACKS(daemon.stateDir, tokenFile, word)) {
+  for (const attack of ATTACKS(daemon.stateDir, tokenFile, word, `HIVE_TEST_MARK=${daemon.marker}`)) {
     const result = await tools.ok('run', { command: attack.command, wait_seconds: 30 });
     const what = `${attack.name}: ${JSON.stringify(result)}`;
     assert.equal(result.state, 'done', what);
