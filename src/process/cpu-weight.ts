@@ -14,7 +14,7 @@
 // - else a nice value each spawner takes.
 // Every shim and task inherits the weight from its spawner at the fork, so no task pays a write of
 // its own (a write to cgroup.procs may wait out an RCU grace period: 5 to 18 ms here).
-import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { removeCgroup, SHARED_FOLDER } from './cgroups.js';
@@ -67,12 +67,12 @@ export function setTaskCpuWeight({ spawner, cgroupRoot, controllers, daemonFolde
 }
 
 /**
- * Makes this daemon's folder for its spawners in the cgroup v1 cpu folder `parent` (removing the
- * empty ones of daemons that are gone, its own last one among them); returns it, or null where
- * that cannot be done.
+ * Makes this daemon's folder for its spawners in the cgroup v1 cpu folder `parent` (or takes the
+ * one a daemon killed on the same state dir left: the state dir's lock says none runs); returns it,
+ * or null where that cannot be done. Another daemon's folder, empty or not, is never touched: only
+ * its own daemon can tell whether it is about to use it.
  */
 function makeV1Folder(parent: string, daemonFolder: string): string | null {
-  removeEmptyV1Folders(parent);
   const dir = join(parent, `${V1_FOLDER_PREFIX}${daemonFolder}`);
   try {
     prepareV1Folder(dir);
@@ -90,24 +90,6 @@ function makeV1Folder(parent: string, daemonFolder: string): string | null {
 function prepareV1Folder(dir: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'cpu.shares'), String(TASK_CPU_SHARES));
-}
-
-/** Removes every empty daemon folder in `parent`: left by daemons that were killed. */
-function removeEmptyV1Folders(parent: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(V1_FOLDER_PREFIX)) continue;
-    try {
-      rmdirSync(join(parent, name));
-    } catch {
-      // still holds a spawner (of a daemon that runs, or about to die with its thread)
-    }
-  }
 }
 
 /**

@@ -4,8 +4,8 @@
 // leaves the daemon a core as soon as it wants one (bench/status-under-flood).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { cpuV1Mount } from '../helpers/cgroups.js';
 import { nativeContainment, startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -15,10 +15,7 @@ import { waitFor } from '../helpers/processes.js';
 /** Prints what decides the task's weight: its cgroups, its session's autogroup, its nice value. */
 const SHOW_WEIGHT = 'cat /proc/self/cgroup; cat /proc/self/autogroup 2>/dev/null; echo "nice $(ps -o ni= -p $$)"';
 
-/**
- * The processes in cgroup `dir` and the cgroups beneath it; none once it is gone (another daemon's
- * start removes every empty folder a killed daemon left, this one's among them).
- */
+/** The processes in cgroup `dir` and the cgroups beneath it; none once it is gone. */
 function processesIn(dir: string): string[] {
   try {
     const own = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
@@ -75,6 +72,22 @@ test("a crashed daemon's cgroup v1 cpu folder is taken by the next start on its 
   assert.deepEqual(await weightOf(next), weight, 'the same folder, named by the state dir');
   assert.equal(await next.stop(), 0, next.stderr());
   assert.equal(existsSync(weight.dir), false, 'the folder is gone');
+});
+
+test("a daemon's start leaves another daemon's cgroup v1 cpu folder alone, an empty one too", async (t) => {
+  const first = await startTestDaemon(t, { containment: nativeContainment() });
+  const weight = await weightOf(first);
+  if (weight.via !== 'cgroup v1')
+    return t.skip(`the weight is not set by a cgroup v1 folder here: ${JSON.stringify(weight)}`);
+  // An empty folder named as a daemon's on another state dir, beside this one's: one that daemon may
+  // have just made, and not yet moved its spawner into.
+  const other = join(dirname(weight.dir), `${basename(weight.dir)}-other-${process.pid}`);
+  mkdirSync(other);
+  t.after(() => existsSync(other) && rmdirSync(other));
+  const second = await startTestDaemon(t, { containment: nativeContainment() });
+  assert.equal((await weightOf(second)).via, 'cgroup v1');
+  assert.ok(existsSync(other), "the other daemon's folder is still there");
+  rmdirSync(other);
 });
 
 const UNSHARE = spawnSync('unshare', ['--version'], { stdio: 'ignore' }).status === 0;
