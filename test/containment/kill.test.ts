@@ -3,7 +3,7 @@
 // group, so a descendant that calls setsid is out of its reach.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
@@ -388,9 +388,12 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
       const task = await tools.ok('run', { command: 'true' });
-      // A bystander that would report any signal it gets.
+      // A bystander that would report any signal it gets, then `fence` once the test says so: a
+      // signal sent before that is reported before it (bash runs a trap before its next test).
+      const go = join(daemon.stateDir, `go-${task.id}`);
+      t.after(() => rmSync(go, { force: true }));
       const bystander = await tools.ok('run', {
-        command: "trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done",
+        command: `trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while [ ! -e ${go} ]; do sleep 0.05; done; echo fence; exec sleep 600`,
         wait_for: '^ready$',
         wait_seconds: 30,
       });
@@ -400,10 +403,10 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
         assert.equal('signal' in killed, false, 'no signal was sent: the result leaves signal out');
         assert.equal(killed.message, `task ${task.id} had already finished (done) and nothing of it is left running`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const still = await tools.ok('status', { id: bystander.id });
+      writeFileSync(go, '');
+      const still = await tools.ok('status', { id: bystander.id, wait_for: '^fence$', wait_seconds: 30 });
       assert.equal(still.state, 'running');
-      assert.equal(still.stdout_tail, 'ready\n', 'the bystander got no signal');
+      assert.equal(still.stdout_tail, 'ready\nfence\n', 'the bystander got no signal');
       await tools.ok('kill', { id: bystander.id, force: true });
     });
   });

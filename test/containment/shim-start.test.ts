@@ -8,7 +8,6 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSy
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test, type TestContext } from 'node:test';
 import { readLines } from '../../src/shared/line-reader.js';
 import { nativeAddon, SHIM_NAME, SHIM_PATH } from '../../src/process/native.js';
@@ -192,8 +191,10 @@ test("a task's end is never told before its start, however late the spawner's an
   void task.started.then(() => seen.push('started'));
   void task.exit.then(() => seen.push('exit'));
   shim.write('start 4242\nexit 0\n'); // the shim's lines, before its spawner has answered
+  // The lines are parsed in the turn that reads them (bytesRead grows there), and what they tell
+  // would be told a microtask later: by the next turn of the loop it would be seen.
   await waitFor(() => channel.bytesRead > 0);
-  await sleep(50);
+  await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(seen, [], 'nothing is told before the answer');
   answer({ pid: 4241 });
   await task.exit;
