@@ -65,10 +65,19 @@ export interface TestDaemon {
   crash(): Promise<void>;
 }
 
+/**
+ * The state dirs of test daemons: whether a test daemon made it, and how many started on it have not
+ * been torn down. The last teardown removes one a test daemon made: a daemon started again on it
+ * (a restart) outlives the first one's teardown, which runs first, and would make its output folder
+ * again in a state dir removed under it.
+ */
+const stateDirs = new Map<string, { made: boolean; users: number }>();
+
 /** Starts a daemon and registers its teardown (which kills every process it left) with `t`. */
 export async function startTestDaemon(t: TestContext, options: DaemonOptions = {}): Promise<TestDaemon> {
-  const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'hive-bash-test-'));
+  const use = stateDirs.get(stateDir) ?? { made: options.stateDir === undefined, users: 0 };
+  stateDirs.set(stateDir, { ...use, users: use.users + 1 });
   const marker = options.env?.HIVE_TEST_MARK ?? randomUUID();
   let containment = options.containment ?? defaultContainment();
   const shared = options.sharedCgroupRoot === true;
@@ -98,7 +107,12 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
       // Named once it started: the state dir may be gone by now (a caller's, removed first).
       if (started.folder !== undefined) await removeDaemonV1Folders(started.folder);
       if (cgroupRoot !== null && options.env?.HIVE_TEST_MARK === undefined) await removeTestCgroupRoot(cgroupRoot);
-      if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
+      const left = stateDirs.get(stateDir)!;
+      if (left.users > 1) stateDirs.set(stateDir, { ...left, users: left.users - 1 });
+      else {
+        stateDirs.delete(stateDir);
+        if (left.made) rmSync(stateDir, { recursive: true, force: true });
+      }
     },
     t,
     options.wrapper,
