@@ -1,7 +1,7 @@
 // The CLI's connection to a running daemon: MCP tool calls (in 2026-07-28 when the daemon offers
 // it, else the SDK's client in a 2025 session), plain GETs beside /mcp, the bearer token, and
 // every failure turned into a CliError.
-import { VERSION } from '../shared/tool-bounds.js';
+import { VERSION } from '../shared/version.js';
 import { readRegularFile, TOKEN_FILE } from '../shared/regular-file.js';
 import { CliError, UnreachableError, UsageError } from './cli-error.js';
 import type { SessionClient } from './session-client.js';

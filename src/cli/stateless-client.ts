@@ -1,6 +1,6 @@
 // The CLI's side of MCP 2026-07-28: whether the daemon speaks it (server/discover), and a tool call
 // as one POST with the per-request _meta and headers, no session to open or close.
-import { VERSION } from '../shared/tool-bounds.js';
+import { VERSION } from '../shared/version.js';
 import { randomUUID } from 'node:crypto';
 
 export const STATELESS_VERSION = '2026-07-28';

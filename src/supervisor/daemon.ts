@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { VERSION } from '../shared/tool-bounds.js';
+import { VERSION } from '../shared/version.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
 import { createToolRegistry } from './mcp/tool-registry.js';

@@ -5,7 +5,7 @@
 // runs as the command npm links or installs; `env -S` splits them into words.
 import { ConfigError, StateDirBusyError } from '../errors.js';
 import { helpText, loadConfig, type Config } from './config.js';
-import { VERSION } from '../shared/tool-bounds.js';
+import { VERSION } from '../shared/version.js';
 import { isLoopbackHost } from './http/guard.js';
 import { readRegularFile, TOKEN_FILE } from '../shared/regular-file.js';
 import { checkRegexpEngine } from './readiness/wait-pattern.js';
