@@ -6,7 +6,7 @@ import { closeSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { readLines } from '../shared/line-reader.js';
 import { describeErrno } from '../errors.js';
-import { within } from '../within.js';
+import { withTimeout } from '../with-timeout.js';
 import { INIT_PATH, nativeAddon } from './native.js';
 import { signalNumber } from '../shared/signals.js';
 import { NO_NOTES, takeNote, type InitNotes } from './task-init-notes.js';
@@ -111,10 +111,10 @@ export class TaskNamespace {
     if (running === null) return;
     const addon = nativeAddon();
     addon.sendSignal(running.outerPidfd, signalNumber('SIGTERM'));
-    if ((await within(running.gone, INIT_STOP_MS, 'late')) === 'late') {
+    if ((await withTimeout(running.gone, INIT_STOP_MS, 'late')) === 'late') {
       addon.sendSignal(running.outerPidfd, signalNumber('SIGKILL'));
       // One that outlives even that (stuck in the kernel) is left: the stop goes on.
-      await within(running.gone, INIT_STOP_MS, null);
+      await withTimeout(running.gone, INIT_STOP_MS, null);
     }
   }
 
@@ -155,7 +155,8 @@ export class TaskNamespace {
       this.onOuterExit(outer.pidfd);
       reaped();
     });
-    const line = (await within(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
+    const line =
+      (await withTimeout(first, INIT_READY_MS, null)) ?? `error its set-up took over ${INIT_READY_MS / 1000} s`;
     const ready = gone ? null : /^ready (\d+)$/.exec(line);
     if (ready === null) {
       this.why = describeInitError(gone && line.startsWith('ready') ? 'error the init died as it started' : line);

@@ -28,7 +28,7 @@ import type {
 } from './protocol.js';
 import { PipeInput, queueRefusal, type TaskInput } from './task-input.js';
 import { TaskTerminal } from './task-terminal.js';
-import { within } from '../within.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** How long the end's report waits for output still in the pipes when the leader has exited. */
 const OUTPUT_DRAIN_MS = 100;
@@ -212,7 +212,7 @@ export class TaskRun {
    */
   private drainOutput(launched: LaunchedTask, pumps: Promise<[number, number]>): Promise<unknown> {
     const native = this.spec.spawner === 'native';
-    return within<unknown, undefined>(
+    return withTimeout<unknown, undefined>(
       native ? Promise.all([pumps, launched.gone()]) : pumps,
       OUTPUT_DRAIN_MS,
       undefined,
@@ -339,5 +339,5 @@ function writeInput(input: TaskInput, text: string, eof: boolean): Promise<Input
       detail: `its stdin could not take it: ${failure.message}`,
     }),
   );
-  return within(written, INPUT_WAIT_MS, null);
+  return withTimeout(written, INPUT_WAIT_MS, null);
 }

@@ -15,7 +15,7 @@ import { ReadStream as TerminalStream } from 'node:tty';
 import { loadNative, nativeAddon } from '../process/native.js';
 import type { OpenedTerminal } from '../process/terminals.js';
 import { TerminalInput } from './task-input.js';
-import { within } from '../within.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** How long the sentinel may take to come through (a task may have left the terminal stopped with Ctrl-S). */
 const SENTINEL_WAIT_MS = 2000;
@@ -81,7 +81,7 @@ export class TaskTerminal {
     const deadline = Date.now() + SENTINEL_WAIT_MS;
     const written = await this.writeSentinel(deadline);
     if (written === this.sentinel.length) {
-      await within(this.sawSentinel, Math.max(0, deadline - Date.now()), undefined);
+      await withTimeout(this.sawSentinel, Math.max(0, deadline - Date.now()), undefined);
     }
     const rest = Buffer.concat(this.tail);
     let end = rest.indexOf(this.sentinel);

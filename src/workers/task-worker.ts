@@ -3,7 +3,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { PortHandshake, ControlEnvelope, TaskOutcome, TaskSpec } from './protocol.js';
 import { TaskRun } from './task-run.js';
-import { within } from '../within.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** How long a task waits for its thread's port (its port handshake is normally there first). */
 const PORT_WAIT_MS = 10_000;
@@ -17,7 +17,7 @@ const attached = new Promise<MessagePort>((resolve) => (markAttached = resolve))
 
 export default async function runTask(task: TaskSpec | PortHandshake): Promise<TaskOutcome> {
   if ('attach' in task) return attach(task.attach);
-  const port = await within(attached, PORT_WAIT_MS, null);
+  const port = await withTimeout(attached, PORT_WAIT_MS, null);
   if (port === null)
     return { ok: false, error: `this worker thread got no port to report on within ${PORT_WAIT_MS / 1000} s` };
   const run = new TaskRun(task, port);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { within } from '../../src/within.js';
+import { withTimeout } from '../../src/with-timeout.js';
 import { report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
@@ -28,7 +28,7 @@ const pattern = fc.oneof(
 /** One call, answered in time: its result, or the code of a refusal a pattern may get. */
 async function call(tools: ToolClient, tool: string, args: Record<string, unknown>, tally: Map<string, number>) {
   const what = `${tool} ${JSON.stringify(args).slice(0, 300)}`;
-  const answer = await within(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
+  const answer = await withTimeout(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
   if (answer === TIMED_OUT) assert.fail(`${what} got no answer within ${CALL_TIMEOUT_MS} ms`);
   const outcome = answer.isError ? answer.structured?.error?.code : 'answered';
   tally.set(outcome, (tally.get(outcome) ?? 0) + 1);

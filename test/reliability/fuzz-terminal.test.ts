@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { within } from '../../src/within.js';
+import { withTimeout } from '../../src/with-timeout.js';
 import { report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
@@ -35,7 +35,7 @@ const READS: Array<Record<string, unknown>> = [
 /** One call, answered in time with a result or a tool error the daemon means. */
 async function read(tools: ToolClient, tool: string, args: Record<string, unknown>): Promise<any> {
   const what = `${tool} ${JSON.stringify(args)}`;
-  const answer = await within(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
+  const answer = await withTimeout(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
   if (answer === TIMED_OUT) assert.fail(`${what} got no answer within ${CALL_TIMEOUT_MS} ms`);
   if (!answer.isError) return answer.structured;
   assertToolError(answer.structured, answer.text, what);

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { within } from '../../src/within.js';
+import { withTimeout } from '../../src/with-timeout.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { assertHealthy, assertToolError, describeArgs, TIMED_OUT } from './fuzz/checks.js';
@@ -34,7 +34,7 @@ test(
         const what = `${tool} ${describeArgs(args)}`;
         calls++;
         // Throws on a JSON-RPC error and on structured content the schema refuses; a time-out fails here.
-        const result = await within(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
+        const result = await withTimeout(tools.call(tool, args), CALL_TIMEOUT_MS, TIMED_OUT);
         if (result === TIMED_OUT) assert.fail(`${what} got no answer within ${CALL_TIMEOUT_MS} ms`);
         if (result.isError) {
           errors++;

@@ -13,7 +13,7 @@ import { writableCgroup2Mount } from '../helpers/cgroups.js';
 import { startTestDaemon, type TestContainment } from '../helpers/daemon.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
-import { within } from '../../src/within.js';
+import { withTimeout } from '../../src/with-timeout.js';
 
 const GRACE_MS = 1000;
 /** How long past its wait_seconds a run's answer may take; before the fix it never came. */
@@ -121,7 +121,7 @@ for (const containment of ['cgroup', 'process-group'] as const) {
       if (containment === 'cgroup' && daemon.cgroupRoot === null) return t.skip('cgroups are not writable here');
       const command = (seconds: number) => `trap "" INT TERM HUP QUIT; kill -STOP $PPID; exec sleep ${seconds}`;
       const begun = Date.now();
-      const run = await within(
+      const run = await withTimeout(
         tools.ok('run', { command: command(7101), wait_seconds: 2 }),
         2000 + ANSWER_SLACK_MS,
         null,
@@ -147,7 +147,7 @@ for (const containment of ['cgroup', 'process-group'] as const) {
       t.after(() => spawners.forEach((pid) => process.kill(pid, 'SIGCONT')));
       for (const pid of spawners) process.kill(pid, 'SIGSTOP');
       await waitFor(() => spawners.every((pid) => stateOf(pid) === 'T'));
-      const run = await within(
+      const run = await withTimeout(
         tools.ok('run', { command: 'echo late', wait_seconds: 1 }),
         1000 + ANSWER_SLACK_MS,
         null,

@@ -14,7 +14,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { NO_LIMITS } from '../../src/process/limits.js';
 import type { ReportEnvelope, TaskSpec } from '../../src/workers/protocol.js';
 import { TaskRun } from '../../src/workers/task-run.js';
-import { within } from '../../src/within.js';
+import { withTimeout } from '../../src/with-timeout.js';
 import { killMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 type Report = ReportEnvelope['message'];
@@ -87,7 +87,7 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
   t.after(async () => {
     await release();
     if (!finished) run.onControl({ type: 'kill', signal: 'SIGKILL' });
-    await within(done, 10_000, undefined);
+    await withTimeout(done, 10_000, undefined);
     port1.close();
     await killMarkedProcesses(marker);
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // so an agent waiting on a build and its tests makes one call, not a loop.
 import { isFinished } from '../../shared/task-states.js';
 import type { TaskService } from '../tasks/task-service.js';
-import { within } from '../../within.js';
+import { withTimeout } from '../../with-timeout.js';
 
 export const MAX_STATUS_IDS = 100;
 
@@ -20,7 +20,7 @@ export async function awaitTasks(
   const done = () => ids.filter((id) => isFinished(tasks.get(id).state));
   const satisfied = () => (wait === 'all' ? done().length === ids.length : done().length > 0);
   if (!satisfied() && seconds > 0 && pending.length > 0) {
-    await within<unknown, undefined>(
+    await withTimeout<unknown, undefined>(
       wait === 'all' ? Promise.all(pending) : Promise.race(pending),
       seconds * 1000,
       undefined,

@@ -4,7 +4,7 @@
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
 import type { LiveTask } from './live-task.js';
-import { within } from '../../within.js';
+import { withTimeout } from '../../with-timeout.js';
 
 /** Margin past the grace period for the workers to reap and report. */
 const REAP_MARGIN_MS = 2000;
@@ -13,7 +13,11 @@ const REAP_MARGIN_MS = 2000;
 export async function endDispatched(dispatched: LiveTask[], killGraceMs: number): Promise<void> {
   for (const task of dispatched) task.worker!.send({ type: 'kill', signal: 'SIGTERM' });
   // The workers escalate to SIGKILL after the grace period and then remove the tasks' cgroups.
-  await within(Promise.all(dispatched.map((task) => task.released.reached)), killGraceMs + REAP_MARGIN_MS, undefined);
+  await withTimeout(
+    Promise.all(dispatched.map((task) => task.released.reached)),
+    killGraceMs + REAP_MARGIN_MS,
+    undefined,
+  );
 }
 
 /** Removes the cgroups of `tasks` (killing what is left in them): those the workers did not release in time. */

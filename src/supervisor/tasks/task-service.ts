@@ -34,7 +34,7 @@ import { buildTaskSpec } from './task-spec.js';
 import { TaskExecs } from './task-execs.js';
 import type { ServiceSettings } from './service-settings.js';
 import type { PoolReport, WorkerPool } from './worker-pool.js';
-import { within } from '../../within.js';
+import { withTimeout } from '../../with-timeout.js';
 
 /** The least a run's answer waits for its task's start (its pid) when it waited less for the task. */
 const START_WAIT_MS = 1000;
@@ -113,7 +113,7 @@ export class TaskService {
     const { id } = this.run(request);
     const waited = await wait(id);
     if (this.live.get(id)?.record.state === 'running')
-      await within(this.whenStarted(id), Math.max(deadline - Date.now(), 0), undefined);
+      await withTimeout(this.whenStarted(id), Math.max(deadline - Date.now(), 0), undefined);
     const task = this.live.get(id);
     const record = !task || isFinished(task.record.state) ? this.handOver(id) : this.apply(task, { type: 'shown' });
     return { record, waited };
@@ -131,7 +131,7 @@ export class TaskService {
    */
   async waitForEnd(id: string, seconds: number, askable = false): Promise<TaskRecord> {
     const until = askable ? this.whenEndedOrAsked(id) : this.whenEnded(id);
-    if (seconds > 0) await within(until, seconds * 1000, undefined);
+    if (seconds > 0) await withTimeout(until, seconds * 1000, undefined);
     return this.get(id);
   }
 

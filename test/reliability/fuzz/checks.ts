@@ -3,7 +3,7 @@
 // daemon still serving with no task left and nothing logged at error level.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { within } from '../../../src/within.js';
+import { withTimeout } from '../../../src/with-timeout.js';
 import type { TestDaemon } from '../../helpers/daemon.js';
 import type { ToolClient } from '../../helpers/mcp-client.js';
 import { type Answer, POST_TIMEOUT_MS } from './http.js';
@@ -32,7 +32,7 @@ const JSON_RPC_ERRORS = new Set([-32700, -32600, -32601, -32602, -32000, -32001,
 const HTTP_STATUSES = new Set([200, 202, 400, 404, 405, 406, 413, 415]);
 /** A tool error is a sentence or a few; this bounds what any input can make the daemon echo. */
 export const MAX_ERROR_TEXT = 16 * 1024;
-/** What `within` gives for a call that got no answer in time; the property fails on it. */
+/** What `withTimeout` gives for a call that got no answer in time; the property fails on it. */
 export const TIMED_OUT = Symbol('timed out');
 
 /** A value as JSON for a failure message, long ones cut. */
@@ -88,7 +88,7 @@ async function killEverything(tools: ToolClient): Promise<void> {
 export async function assertHealthy(t: TestContext, daemon: TestDaemon, tools: ToolClient): Promise<void> {
   assert.equal(daemon.child.exitCode, null, `the daemon exited:\n${daemon.stderr()}`);
   assert.equal(daemon.child.signalCode, null, `the daemon was killed:\n${daemon.stderr()}`);
-  const listed = await within(tools.client.listTools(), POST_TIMEOUT_MS, TIMED_OUT);
+  const listed = await withTimeout(tools.client.listTools(), POST_TIMEOUT_MS, TIMED_OUT);
   if (listed === TIMED_OUT) assert.fail(`tools/list after the fuzz got no answer within ${POST_TIMEOUT_MS} ms`);
   assert.deepEqual(
     listed.tools.map((tool) => tool.name),

@@ -15,7 +15,7 @@ import { DEFAULT_COLUMNS, DEFAULT_ROWS, MAX_TERMINAL_SIZE } from '../../../proce
 import { compileWaitPattern, MAX_PATTERN_CHARS } from '../../readiness/wait-pattern.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
-import { within } from '../../../within.js';
+import { withTimeout } from '../../../with-timeout.js';
 import { defineTool, field } from '../tool.js';
 import { taskIdField, waitSecondsField } from '../fields.js';
 import { describeOutput, outputSchema, viewOf } from '../output-view.js';
@@ -173,7 +173,7 @@ async function awaitNewOutput(
   );
   const ended = tasks.whenEnded(record.id);
   try {
-    await within(Promise.race([awaitGrowth(paths, sizes, stop.signal), ended]), seconds * 1000, undefined);
+    await withTimeout(Promise.race([awaitGrowth(paths, sizes, stop.signal), ended]), seconds * 1000, undefined);
   } finally {
     stop.abort();
   }
