@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
-import { isStatelessRequest } from '../mcp/eras.js';
+import { isStatelessRequest } from '../mcp/protocol-versions.js';
 import type { StatelessEndpoint } from '../mcp/stateless-endpoint.js';
 import {
   INTERNAL_ERROR,

@@ -15,7 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import { escapeControls } from '../../shared/control-escape.js';
 import { ApprovalError, ApprovalFromTaskError } from '../policy/approval-errors.js';
 import type { Approval, ApprovalBoard, TaskCallCheck } from '../policy/approvals.js';
-import { isObject } from './loose.js';
+import { isObject } from './json-object.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 
 const KEY_PREFIX = 'approve-';

@@ -3,7 +3,7 @@
 // events only in a 2025-11-25 session, and opens one when server/discover answers "method not found"
 // (-32601). `claude-code`: a discover whose clientInfo names it, or whose capabilities declare the
 // channel (experimental "claude/channel"); `always`: every discover.
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 
 /** The experimental capability by which Claude Code takes `notifications/claude/channel` from a server. */
 export const CHANNEL_CAPABILITY = 'claude/channel';

@@ -3,7 +3,7 @@
 // goes with it: a refusal before dispatch is 4xx, a handler's error is 200 (in both eras).
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;

@@ -10,7 +10,7 @@ import { DEFAULT_TAIL_BYTES, summarizeTask } from '../model/task-snapshot.js';
 import { type TaskRecord } from '../model/task.js';
 import { isFinished } from '../../shared/task-states.js';
 import type { TaskService } from '../tasks/task-service.js';
-import { isObject } from './loose.js';
+import { isObject } from './json-object.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, RpcError } from './json-rpc.js';
 import { describeTask, shapeTask } from './task-snapshot-schema.js';
 import type { ApprovalInputs } from './approval-inputs.js';

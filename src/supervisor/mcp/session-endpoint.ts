@@ -7,7 +7,7 @@
 // ends, and notifications/tasks/status as a task its run made an MCP task changes (session-tasks.ts). The refusals keep the status codes and messages of the SDK's transport, which clients know.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './eras.js';
+import { mediaTypeRefusal, SESSION_PROTOCOL_VERSIONS } from './protocol-versions.js';
 import {
   ANSWER_TOO_LARGE,
   checkMessage,
@@ -28,7 +28,7 @@ import {
   type RpcAnswer,
   type RpcMessage,
 } from './json-rpc.js';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import { answerSessionRequest, checkInitializeParams, reachOfSession, speaksTasks } from './session-methods.js';
 import { checkToolParams, type CallToolResult, type ToolRegistry } from './tool-registry.js';
 import type { EndReach } from './advice.js';

@@ -6,9 +6,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { EndReach } from './advice.js';
 import { CHANNEL_CAPABILITY, CHANNEL_CLIENT } from './channel-clients.js';
-import { SESSION_PROTOCOL_VERSIONS } from './eras.js';
+import { SESSION_PROTOCOL_VERSIONS } from './protocol-versions.js';
 import { METHOD_NOT_FOUND, RpcError, type RpcMessage } from './json-rpc.js';
-import { isObject } from './loose.js';
+import { isObject } from './json-object.js';
 import type { ToolListing, ToolRegistry } from './tool-registry.js';
 import { SESSION_TASK_METHODS, SESSION_TASKS_CAPABILITY, TASK_TOOL, type SessionTasks } from './session-tasks.js';
 

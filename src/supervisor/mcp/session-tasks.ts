@@ -7,7 +7,7 @@
 // is not offered here, so the operator answers it (hive-bash approve) as for any client.
 import { echoValue } from '../../shared/echo.js';
 import { INVALID_PARAMS, METHOD_NOT_FOUND, RpcError } from './json-rpc.js';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import type { McpTasks } from './mcp-tasks.js';
 import type { TaskPush } from './task-push.js';
 import type { CallToolResult } from './tool-registry.js';

@@ -10,9 +10,9 @@ import {
   PROTOCOL_VERSION_META,
   requestMeta,
   STATELESS_PROTOCOL_VERSIONS,
-} from './eras.js';
+} from './protocol-versions.js';
 import { HEADER_MISMATCH, INVALID_PARAMS, refusal, UNSUPPORTED_PROTOCOL_VERSION, type RpcError } from './json-rpc.js';
-import { isObject } from './loose.js';
+import { isObject } from './json-object.js';
 
 /** The body member each method's Mcp-Name header mirrors (the spec's table, and the Tasks extension's). */
 const NAME_SOURCE: Record<string, string> = {

@@ -13,7 +13,7 @@ import {
   requestMeta,
   SERVER_INFO_META,
   STATELESS_PROTOCOL_VERSIONS,
-} from './eras.js';
+} from './protocol-versions.js';
 import {
   checkMessage,
   INVALID_PARAMS,
@@ -28,7 +28,7 @@ import {
   usableId,
   type RpcMessage,
 } from './json-rpc.js';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import { checkStatelessRequest, type Envelope } from './stateless-checks.js';
 import { checkToolParams, errorResult, type CallToolResult, type ToolRegistry } from './tool-registry.js';
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';

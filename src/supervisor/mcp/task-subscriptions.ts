@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { echoValue } from '../../shared/echo.js';
 import { INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, refusal, RpcError, type RequestId } from './json-rpc.js';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import { declaresTasks, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';
 import { declaresElicitation } from './approval-inputs.js';
 import type { TaskPush } from './task-push.js';

@@ -7,7 +7,7 @@ import { HiveError, ToolRefusal } from '../../errors.js';
 import { END_REACHES, type EndReach } from './advice.js';
 import { toolInstructions, type ToolAdvice } from './approval-advice.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import {
   listedTool,
   omitNulls,

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { ToolInputError } from '../../errors.js';
 import { echoValue } from '../../shared/echo.js';
-import { isObject } from './loose.js';
+import { isObject } from './json-object.js';
 import type { TaskCallers } from '../callers/task-callers.js';
 import type { ReadPool } from '../output/read-pool.js';
 import type { TaskService } from '../tasks/task-service.js';

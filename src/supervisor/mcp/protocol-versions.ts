@@ -2,7 +2,7 @@
 // request carries its version in params._meta) or 2025-11-25 and before (initialize, sessions).
 // What streamable HTTP asks of a POST in both eras (its media types) is checked here too.
 import type { IncomingMessage } from 'node:http';
-import { isObject, type Loose } from './loose.js';
+import { isObject, type Loose } from './json-object.js';
 import { transportRefusal, type RpcError } from './json-rpc.js';
 
 /** The first, and so far only, protocol version of the stateless era. */
