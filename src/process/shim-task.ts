@@ -18,7 +18,7 @@ import {
   type OutputFiles,
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
-import { killOrphans, type TaskProcesses } from './lingering.js';
+import { killOrphans, type TaskProcesses } from './leftover-processes.js';
 import { nativeAddon } from './native.js';
 import { readCpuMs } from './resources.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from '../shared/signals.js';

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   }
   // A Linux install must have its native parts: without them it could not contain a task.
   if (process.platform === 'linux') {
-    const broken = (await import('../process/native-parts.js')).findBrokenNativePart();
+    const broken = (await import('../process/install-check.js')).findBrokenNativePart();
     if (broken !== null) {
       process.stderr.write(`hive-bash-daemon: ${broken}\n`);
       process.exit(1);

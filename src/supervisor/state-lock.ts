@@ -1,6 +1,6 @@
 // One daemon per state directory: a second one would mark the first one's tasks interrupted.
 // `<stateDir>/daemon.pid` names the holder by pid and start time; the holder keeps it open for its
-// whole life, and a file whose holder is gone (lock-holder.ts) is set aside and taken.
+// whole life, and a file whose holder is gone (state-lock-holder.ts) is set aside and taken.
 //
 // Each start writes its record in a draft of its own (`daemon.pid.new-<pid>`, kept open until the
 // start is decided) and links the draft into place: link never replaces a file, so no start can
@@ -28,7 +28,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { StateDirBusyError } from '../errors.js';
-import { describeOwnProcess, holdsOpen, holdsStateDir, parseLockRecord } from './lock-holder.js';
+import { describeOwnProcess, holdsOpen, holdsStateDir, parseLockRecord } from './state-lock-holder.js';
 
 const LOCK_FILE = 'daemon.pid';
 const DRAFT_PREFIX = `${LOCK_FILE}.new-`;

@@ -1,7 +1,7 @@
 // Finds processes by a marker in their environment, which every descendant inherits, so a test
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
-import { killPid, repeatUntilNoneFound } from '../../src/process/lingering.js';
+import { killPid, repeatUntilNoneFound } from '../../src/process/leftover-processes.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 
 /**

@@ -306,7 +306,7 @@ test(
     copyFileSync(addon, join(release, 'hive_native.node'));
     renameSync(addon, `${addon}.aside`);
     renameSync(foreign, addon);
-    const partsModule = pathToFileURL(join(packageDir, 'dist', 'src', 'process', 'native-parts.js')).href;
+    const partsModule = pathToFileURL(join(packageDir, 'dist', 'src', 'process', 'install-check.js')).href;
     const script = `const { findBrokenNativePart } = await import('${partsModule}'); console.log(findBrokenNativePart());`;
     const fallback = await runBin(process.execPath, ['--input-type=module', '-e', script]);
     renameSync(addon, foreign);

@@ -3,7 +3,7 @@
 // queued, and nothing of it is written; an eof alone is still taken. On a pipe and on a terminal.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_INPUT_BYTES } from '../../src/supervisor/mcp/fields.js';
+import { MAX_INPUT_BYTES } from '../../src/supervisor/mcp/shared-fields.js';
 import { MAX_QUEUED_INPUT_BYTES } from '../../src/workers/task-input.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';

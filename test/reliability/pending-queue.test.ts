@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { MAX_INPUT_BYTES } from '../../src/supervisor/mcp/fields.js';
+import { MAX_INPUT_BYTES } from '../../src/supervisor/mcp/shared-fields.js';
 import { batterySize, healthz, processFigures, RawSession, report } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { latencyFigures } from '../helpers/stall.js';

@@ -31,7 +31,7 @@ import {
 import { isObject, type Loose } from './json-object.js';
 import { answerSessionRequest, checkInitializeParams, reachOfSession, speaksTasks } from './session-methods.js';
 import { checkToolParams, type CallToolResult, type ToolRegistry } from './tool-registry.js';
-import type { EndReach } from './advice.js';
+import type { EndReach } from './end-notice.js';
 import { outlivedWait } from './mcp-tasks.js';
 import { CHANNEL_METHOD } from './channel-message.js';
 import { SessionStream } from './session-stream.js';

@@ -4,7 +4,7 @@
 // them) need no answer; the session endpoint handles notifications/cancelled. Every session offers
 // Claude Code's channels (experimental "claude/channel"): a task's end, pushed on its GET stream.
 import type { IncomingMessage } from 'node:http';
-import type { EndReach } from './advice.js';
+import type { EndReach } from './end-notice.js';
 import { CHANNEL_CAPABILITY, CHANNEL_CLIENT } from './channel-clients.js';
 import { SESSION_PROTOCOL_VERSIONS } from './protocol-versions.js';
 import { METHOD_NOT_FOUND, RpcError, type RpcMessage } from './json-rpc.js';

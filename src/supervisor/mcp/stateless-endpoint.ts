@@ -34,7 +34,7 @@ import { checkToolParams, errorResult, type CallToolResult, type ToolRegistry } 
 import { declaresTasks, outlivedWait, TASKS_EXTENSION, type McpTasks } from './mcp-tasks.js';
 import { declaresElicitation, type ApprovalInputs } from './approval-inputs.js';
 import { DEFAULT_WAIT_SECONDS } from './tools/run.js';
-import type { EndReach } from './advice.js';
+import type { EndReach } from './end-notice.js';
 import { declinesDiscover, type DeclineDiscover } from './channel-clients.js';
 import type { TaskPush } from './task-push.js';
 import { listenedTasks, serveListen } from './task-subscriptions.js';

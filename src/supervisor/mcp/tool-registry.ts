@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { HiveError, ToolRefusal } from '../../errors.js';
-import { END_REACHES, type EndReach } from './advice.js';
+import { END_REACHES, type EndReach } from './end-notice.js';
 import { toolInstructions, type ToolAdvice } from './approval-advice.js';
 import { INVALID_PARAMS, RpcError } from './json-rpc.js';
 import { isObject, type Loose } from './json-object.js';

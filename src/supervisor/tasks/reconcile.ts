@@ -3,7 +3,7 @@
 // grandchild when the daemon died), and the tasks the registry shows as pending or running are
 // marked interrupted, each with its todo.
 import { allTaskCgroupDirs, leftoverRunKeys, type HostSetup } from '../../process/containment.js';
-import { killStaleTasks } from '../../process/lingering.js';
+import { killStaleTasks } from '../../process/leftover-processes.js';
 import { NO_PORTS } from '../../process/ports.js';
 import { NO_RESOURCES } from '../../process/resources.js';
 import { policyView } from '../model/exec-denials.js';

@@ -3,7 +3,7 @@
 import { InputRefusedError } from '../../errors.js';
 import { killCgroup } from '../../process/cgroups.js';
 import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
-import { killLingering } from '../../process/lingering.js';
+import { killLingering } from '../../process/leftover-processes.js';
 import type { KillSignal } from '../../shared/signals.js';
 import type { LifecycleEvent } from '../model/lifecycle.js';
 import type { TaskRecord } from '../model/task.js';

@@ -1,7 +1,7 @@
 // What only the moment knows of a task, read from the OS: processes still alive after its leader
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
-import { countLingering } from '../../process/lingering.js';
+import { countLingering } from '../../process/leftover-processes.js';
 import { findListeningSockets, listPorts, NO_PORTS, type FoundPorts, type HeldSocket } from '../../process/ports.js';
 import {
   countCgroupProcesses,

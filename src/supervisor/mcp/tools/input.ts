@@ -5,7 +5,7 @@ import { beyondCallerSandbox, runCallerOf } from '../../callers/task-callers.js'
 import { TASK_STATES } from '../../../shared/task-states.js';
 import { describeSandbox } from '../../../shared/sandbox.js';
 import { defineTool, field } from '../tool.js';
-import { inputTextField, taskIdField } from '../fields.js';
+import { inputTextField, taskIdField } from '../shared-fields.js';
 
 export const inputTool = defineTool({
   name: 'input',

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { KILL_SIGNALS } from '../../../shared/signals.js';
 import { isFinished, TASK_STATES } from '../../../shared/task-states.js';
-import { killEndAdvice } from '../advice.js';
+import { killEndAdvice } from '../end-notice.js';
 import { defineTool, field } from '../tool.js';
-import { taskIdField } from '../fields.js';
+import { taskIdField } from '../shared-fields.js';
 
 export const killTool = defineTool({
   name: 'kill',

@@ -17,7 +17,7 @@ import type { TaskService } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../model/task.js';
 import { withTimeout } from '../../../with-timeout.js';
 import { defineTool, field } from '../tool.js';
-import { taskIdField, waitSecondsField } from '../fields.js';
+import { taskIdField, waitSecondsField } from '../shared-fields.js';
 import { describeOutput, outputSchema, viewOf } from '../output-view.js';
 
 export const DEFAULT_MAX_BYTES = 16 * 1024;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { directoryProblem, ToolInputError } from '../../../errors.js';
 import { echoValue } from '../../../shared/echo.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
-import { runEndAdvice } from '../advice.js';
+import { runEndAdvice } from '../end-notice.js';
 import { runApprovalAdvice, type ToolAdvice } from '../approval-advice.js';
 import { defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
@@ -19,7 +19,7 @@ import {
   waitForPortField,
   waitOutcomeFields,
   waitSecondsField,
-} from '../fields.js';
+} from '../shared-fields.js';
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';

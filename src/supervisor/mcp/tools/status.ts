@@ -8,7 +8,7 @@ import { clientOf } from '../../callers/call-clients.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
 import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
-import { statusEndAdvice } from '../advice.js';
+import { statusEndAdvice } from '../end-notice.js';
 import { statusApprovalAdvice, type ToolAdvice } from '../approval-advice.js';
 import { defineTool, field } from '../tool.js';
 import {
@@ -21,7 +21,7 @@ import {
   waitForPortField,
   waitOutcomeFields,
   waitSecondsField,
-} from '../fields.js';
+} from '../shared-fields.js';
 import { describeTask, describeWaited, shapeTask, taskResultSchema } from '../task-snapshot-schema.js';
 import { COMMAND_CHARS_SHOWN, shortenCommand } from '../../model/task-snapshot.js';
 import { OneAtATime } from '../../../one-at-a-time.js';
