@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { createTestCgroupRoot, removeTestCgroupRoot } from '../helpers/cgroups.js';
+import { createTestCgroupRoot, listTaskCgroups, removeTestCgroupRoot } from '../helpers/cgroups.js';
 import { connectClient, type ToolClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeScratchDir } from '../helpers/scratch.js';
@@ -23,7 +23,15 @@ import { listApprovals, startPolicyDaemon, waitForApprovals, type PolicyDaemon }
 const LET_GO = `
 import os, socket, sys, time
 port, dir = int(sys.argv[1]), sys.argv[2]
-s = socket.create_connection(('127.0.0.1', port))
+if 'MAKER_SOCKET' in os.environ:
+    # The connection is made by another task (MAKER), which passes it here and ends.
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(os.environ['MAKER_SOCKET'])
+    listener.listen(1)
+    _, fds, _, _ = socket.recv_fds(listener.accept()[0], 1, 1)
+    s = socket.socket(fileno=fds[0])
+else:
+    s = socket.create_connection(('127.0.0.1', port))
 open(os.path.join(dir, 'ready'), 'w').close()
 while not os.path.exists(os.path.join(dir, 'go')): time.sleep(0.01)
 s.sendall(os.environ['REQUEST'].encode())
@@ -33,6 +41,15 @@ socket.send_fds(a, [b'x'], [s.fileno()])
 s.close()
 open(os.path.join(dir, 'sent'), 'w').close()
 time.sleep(60)
+`;
+
+/** \`python3 SCRIPT PORT PATH\`: connects to the daemon, passes the connection to the unix socket at PATH, and ends. */
+const MAKER = `
+import socket, sys, time
+s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+u = socket.socket(socket.AF_UNIX)
+while u.connect_ex(sys.argv[2]) != 0: time.sleep(0.01)
+socket.send_fds(u, [b'x'], [s.fileno()])
 `;
 
 /** A raw HTTP request to the daemon's `path`, with `body` (JSON) and `headers`. */
@@ -51,14 +68,16 @@ async function sendAndLetGo(
   tools: ToolClient,
   request: string,
   dir: string,
-  { sandboxed, shut }: { sandboxed: boolean; shut: boolean },
+  { sandboxed, shut, made }: { sandboxed: boolean; shut: boolean; made?: (dir: string) => Promise<void> },
 ) {
   const script = join(dir, 'let-go.py');
   writeFileSync(script, LET_GO);
   const port = new URL(daemon.url).port;
   const sandbox = sandboxed ? { sandbox: { write: [dir] } } : {};
-  const env = { REQUEST: request, SHUT: shut ? '1' : '0' };
+  const maker = made === undefined ? {} : { MAKER_SOCKET: join(dir, 'maker.sock') };
+  const env = { REQUEST: request, SHUT: shut ? '1' : '0', ...maker };
   await tools.ok('run', { command: `python3 ${script} ${port} ${dir}`, env, ...sandbox });
+  await made?.(dir);
   assert.ok(await waitFor(() => existsSync(join(dir, 'ready')), 20_000), 'the task connected');
   const pid = daemon.child.pid!;
   process.kill(pid, 'SIGSTOP');
@@ -133,3 +152,31 @@ for (const shut of [true, false]) {
     assert.match(daemon.stderr(), REFUSED);
   });
 }
+
+test('a task cannot approve with a connection another task made and ended, its cgroup gone, in flight', async (t) => {
+  const daemon = await startPolicyDaemon(t, { containment: 'cgroup' });
+  if (daemon.cgroupRoot === null) return t.skip('no writable cgroup v2 here');
+  const tools = await connectClient(t, daemon.url);
+  const waiting = await tools.ok('run', { command: 'hive-asked waiting', env: daemon.env, wait_seconds: 0 });
+  const [approval] = await waitForApprovals(daemon, waiting.id);
+  const request = rawRequest(daemon, `/approvals/${approval!.id}/approve`);
+  // The maker connects, passes its connection to the holder and ends; its cgroup is then removed.
+  const made = async (dir: string) => {
+    writeFileSync(join(dir, 'maker.py'), MAKER);
+    const cgroups = listTaskCgroups(daemon.cgroupRoot!).length;
+    const port = new URL(daemon.url).port;
+    const maker = await tools.ok('run', {
+      command: `python3 ${join(dir, 'maker.py')} ${port} ${join(dir, 'maker.sock')}`,
+    });
+    await tools.statusWhen(maker.id, (view) => view.state !== 'running', 'the maker ended', 20_000);
+    assert.ok(
+      await waitFor(() => listTaskCgroups(daemon.cgroupRoot!).length === cgroups, 20_000),
+      "the maker's cgroup is gone",
+    );
+  };
+  await sendAndLetGo(daemon, tools, request, makeScratchDir(t, 'let-go'), { sandboxed: false, shut: false, made });
+  const waits = async () => (await listApprovals(daemon)).some((exec) => exec.id === approval!.id);
+  await waitFor(async () => REFUSED.test(daemon.stderr()) || !(await waits()), 20_000);
+  assert.ok(await waits(), 'the exec still waits for a person');
+  assert.match(daemon.stderr(), /"caller":"a socket made in a cgroup that is gone/);
+});

@@ -41,6 +41,9 @@ import { widerThanFloor } from '../tasks/write-dirs.js';
 export const TASKS_MAY_CALL = ['off', 'same-sandbox'] as const;
 export type TasksMayCall = (typeof TASKS_MAY_CALL)[number];
 
+/** How deep a cgroup is looked for in the whole cgroup2 mount (systemd's go about six deep). */
+const MOUNT_DEPTH = 16;
+
 export type Caller =
   | { kind: 'outside' }
   /**
@@ -68,6 +71,8 @@ export class TaskCallers {
 
   /** The folder of the task cgroups, where tasks have them; null without. */
   private readonly cgroupRoot: string | null;
+  /** The cgroup2 mount that holds it; null without. */
+  private readonly cgroupMount: string | null;
   /** The tasks' namespace, whose init is one of the daemon's helpers. */
   private readonly namespace: HostSetup['namespace'];
 
@@ -87,6 +92,7 @@ export class TaskCallers {
     const inMount = mount !== null && hostSetup.cgroupRoot!.startsWith(`${mount}/`);
     this.cgroupPrefix = inMount ? `${hostSetup.cgroupRoot!.slice(mount.length)}/task-` : null;
     this.cgroupRoot = inMount ? hostSetup.cgroupRoot : null;
+    this.cgroupMount = inMount ? mount : null;
   }
 
   /**
@@ -199,13 +205,20 @@ export class TaskCallers {
 
   /**
    * Whose socket is one made in cgroup `id`: a task's where it is a task's cgroup (or within one),
-   * else from outside; where tasks share the daemon's cgroup, from outside where it is another, and
-   * undefined (it cannot be said) where it is that one.
+   * from outside where it is another that is there, and unknown where it is gone (the cgroup of a
+   * task that ended, removed; a task may hold its socket); where tasks share the daemon's cgroup,
+   * from outside where it is another, and undefined (it cannot be said) where it is that one.
    */
   private callerOfCgroup(id: bigint, ends: TcpEnds): Caller | undefined {
     if (this.cgroupRoot !== null) {
       const path = findCgroupById(this.cgroupRoot, id);
-      if (path === null) return OUTSIDE;
+      // One found nowhere is gone: an ended task's, whose socket a task may hold (or have in flight).
+      if (path === null)
+        return findCgroupById(this.cgroupMount!, id, MOUNT_DEPTH) === null
+          ? unknown(
+              "a socket made in a cgroup that is gone (an ended task's, maybe), which no process this daemon can see holds",
+            )
+          : OUTSIDE;
       const runKey = /^task-([^/]+)/.exec(path)?.[1];
       const record = runKey === undefined ? null : this.tasks.recordOfRun(runKey);
       if (record !== null) return taskCaller(record, null);
