@@ -3,8 +3,9 @@
  *   hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...
  *
  * Started once by the daemon's main thread. It unshares a PID, a mount and an IPC namespace (or, where the
- * daemon may not make namespaces: a user that is not root, root in a container without
- * CAP_SYS_ADMIN, it clones the init into a user namespace of its own too, in which the init may)
+ * daemon may not make namespaces or trace what it makes: a user that is not root, root in a container
+ * without CAP_SYS_ADMIN or CAP_SYS_PTRACE, it clones the init into a user namespace of its own too, in
+ * which the init may, and where the init runs itself again: `hive-task-init --init SYNC ARGS...`)
  * and forks their first process, the init (pid 1 inside), which
  *   - sets up the mounts of task-mounts.h: every mount a slave of the host's, a /proc of its own
  *     (so that ps, pgrep, pkill, killall and kill -1 in a task see and reach the tasks' processes
@@ -14,7 +15,8 @@
  *     own (the same ids inside and out), and then into a mount namespace that this user namespace
  *     owns: a copy of the one set up, in which the kernel locks every mount, so that no task, root
  *     inside or not, can unmount or remount what hides or guards the daemon's files;
- *   - reaps every orphan that comes to it, for good.
+ *   - is no longer dumpable, so that no task may trace it or touch its memory through /proc;
+ *   - reaps every orphan that comes to it, for good, and kills each that comes alive.
  * Once the init is set up, this process writes on fd 1 a line "note ..." for each thing the init
  * could not have ("note nouser ERRNO": a user namespace of its own, so the mounts are made but a
  * task that is root can undo them; "note noproc ERRNO": a /proc of its own, so tasks see the old
@@ -35,6 +37,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "sandbox-probe.h"
 #include "sys.h"
 #include "self-check.h"
@@ -167,8 +171,55 @@ static void close_from(int first, int keep) {
     if (fd != keep) close(fd);
 }
 
-static void run_init(int sync, int go) __attribute__((noreturn));
-static void run_init(int sync, int go) {
+/* The init once it may go on: its mounts, its user namespace and the locked copy of its mount
+ * namespace, then no longer dumpable (a task may then neither trace it nor read or write its memory
+ * in /proc: that takes CAP_SYS_PTRACE in the user namespace its memory belongs to, which no task
+ * holds, see main), then it reaps. */
+static void finish_init(int sync) __attribute__((noreturn));
+static void finish_init(int sync) {
+  const char *call, *object;
+  int proc_refused = 0;
+  int err = set_up_task_mounts(&plan, &proc_refused, &call, &object);
+  if (err < 0) fail_setup(sync, -err, call, object);
+  if (proc_refused != 0) dprintf(sync, "noproc %d\n", proc_refused);
+  lock_mounts(sync);
+  char reason[512];
+  if (probe_sandbox(reason, sizeof reason) < 0) dprintf(sync, "nosandbox %s\n", reason);
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) fail_setup(sync, errno, "prctl", "PR_SET_DUMPABLE 0");
+  if (chdir("/") != 0) fail_setup(sync, errno, "chdir", "/");
+  /* Only the outer process holds the daemon's pipe, so that it reads EOF when that one ends; and
+   * the init holds nothing but /dev/null (fd 0) a task could open again through /proc/1/fd: not
+   * the daemon's stderr, nor anything else it was given. */
+  if (dup2(0, 1) < 0 || dup2(0, 2) < 0) fail_setup(sync, errno, "dup2", "fd 0 to 1 and 2");
+  close_from(3, sync);
+  close(sync); /* EOF: set up */
+  reap_forever();
+}
+
+/* This program's own arguments (the mount plan's), run again by an init that must own its memory. */
+static char **own_arguments;
+
+/* In an init cloned into a user namespace of its own: runs this program again as
+ * `hive-task-init --init SYNC ARGS...`, so that its memory belongs to that user namespace (an exec
+ * gives a process's memory the user namespace it runs in; a clone keeps its parent's). */
+static void run_again_as_init(int sync) __attribute__((noreturn));
+static void run_again_as_init(int sync) {
+  int count = 0;
+  while (own_arguments[count] != NULL) count++;
+  char fd[16];
+  snprintf(fd, sizeof fd, "%d", sync);
+  char *argv[count + 3];
+  argv[0] = "hive-task-init";
+  argv[1] = "--init";
+  argv[2] = fd;
+  for (int i = 1; i <= count; i++) argv[i + 2] = own_arguments[i];
+  if (fcntl(sync, F_SETFD, 0) != 0) fail_setup(sync, errno, "fcntl", "F_SETFD 0 (the set-up pipe)");
+  execv("/proc/self/exe", argv);
+  fail_setup(sync, errno, "execv", "/proc/self/exe");
+}
+
+static void run_init(int sync, int go, int again) __attribute__((noreturn));
+static void run_init(int sync, int go, int again) {
   /* Blocked, not ignored: SIGCHLD stays pending for sigwaitinfo, and the rest wait unseen. */
   sigset_t all;
   sigfillset(&all);
@@ -178,22 +229,8 @@ static void run_init(int sync, int go) {
   char mapped;
   if (read(go, &mapped, 1) != 1) fail_setup(sync, EPIPE, "read", "(the outer process's go-ahead)");
   close(go);
-  const char *call, *object;
-  int proc_refused = 0;
-  int err = set_up_task_mounts(&plan, &proc_refused, &call, &object);
-  if (err < 0) fail_setup(sync, -err, call, object);
-  if (proc_refused != 0) dprintf(sync, "noproc %d\n", proc_refused);
-  lock_mounts(sync);
-  char reason[512];
-  if (probe_sandbox(reason, sizeof reason) < 0) dprintf(sync, "nosandbox %s\n", reason);
-  if (chdir("/") != 0) fail_setup(sync, errno, "chdir", "/");
-  /* Only the outer process holds the daemon's pipe, so that it reads EOF when that one ends; and
-   * the init holds nothing but /dev/null (fd 0) a task could open again through /proc/1/fd: not
-   * the daemon's stderr, nor anything else it was given. */
-  if (dup2(0, 1) < 0 || dup2(0, 2) < 0) fail_setup(sync, errno, "dup2", "fd 0 to 1 and 2");
-  close_from(3, sync);
-  close(sync); /* EOF: set up */
-  reap_forever();
+  if (again) run_again_as_init(sync);
+  finish_init(sync);
 }
 
 static int parse_arguments(int argc, char **argv) {
@@ -250,7 +287,7 @@ static pid_t start_init(int *sync, int *go, unsigned long flags) {
   if (init == 0) {
     close(to_outer[0]);
     close(to_init[1]);
-    run_init(to_outer[1], to_init[0]);
+    run_init(to_outer[1], to_init[0], flags != 0);
   }
   close(to_outer[1]);
   close(to_init[0]);
@@ -295,8 +332,30 @@ static int set_up_init(pid_t init, int sync, int go, int own_user) {
   return -1;
 }
 
+/* `hive-task-init --init SYNC ARGS...`: an init run again by itself (run_again_as_init), which goes
+ * on from its go-ahead with the set-up pipe SYNC. */
+static int continue_as_init(int argc, char **argv) {
+  long sync;
+  if (parse_decimal(argv[2], 3, 1024, &sync) < 0) return 2;
+  if (fcntl((int)sync, F_SETFD, FD_CLOEXEC) != 0) return 2;
+  if (parse_arguments(argc - 2, argv + 2) < 0) fail_setup((int)sync, EINVAL, "argv", "(run again)");
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail_setup((int)sync, errno, "prctl", "PR_SET_PDEATHSIG (run again)");
+  prctl(PR_SET_NAME, "hive-task-init", 0, 0, 0); /* not "exe", as /proc/self/exe names it */
+  finish_init((int)sync);
+}
+
+/* Whether this process holds CAP_SYS_PTRACE (effective). */
+static int holds_sys_ptrace(void) {
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2] = {{0}};
+  if (syscall(SYS_capget, &header, data) != 0) return 0;
+  return (data[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+}
+
 int main(int argc, char **argv) {
   if (answered_version(argc, argv, "hive-task-init")) return 0;
+  if (argc >= 3 && strcmp(argv[1], "--init") == 0) return continue_as_init(argc, argv);
+  own_arguments = argv;
   pid_t parent = getppid();
   int err = parse_arguments(argc, argv);
   if (err < 0) {
@@ -308,10 +367,18 @@ int main(int argc, char **argv) {
     printf("error %d prctl PR_SET_PDEATHSIG (or the daemon is gone)\n", errno ? errno : ESRCH);
     return 1;
   }
-  /* Without CAP_SYS_ADMIN here (a user's daemon, root in a container), the init is made in a user
-   * namespace of its own too, in which it has it. */
+  /* The init is not dumpable once set up, so that no task may trace it (and through it start what
+   * no task's filter, cgroup or shim holds): tracing it then takes CAP_SYS_PTRACE in the user
+   * namespace its memory belongs to, and so does joining its namespaces (the spawners). Made here,
+   * its memory is this process's user namespace's, where the tasks (in a user namespace it makes
+   * below) hold no capability and the daemon must hold CAP_SYS_PTRACE. Without CAP_SYS_ADMIN (a
+   * user's daemon, root in a container) or without CAP_SYS_PTRACE here, the init is cloned into a
+   * user namespace of its own, which the daemon's user owns from outside, and runs itself again in
+   * it, so that its memory is that namespace's. */
   unsigned long flags = 0;
-  if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0) {
+  if (!holds_sys_ptrace()) {
+    flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC;
+  } else if (unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0) {
     if (errno != EPERM) {
       printf("error %d unshare CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC\n", errno);
       return 1;
@@ -327,9 +394,7 @@ int main(int argc, char **argv) {
   }
   /* Not a task's to trace or to read in /proc (where tasks see this /proc); only now: the maps of a
    * user namespace are written through /proc, as its owner, which a process that is not dumpable
-   * is not there. The init stays dumpable: the spawners find the owner of its PID namespace in its
-   * /proc entry, and a task that traces it gains nothing it had not (it is in the tasks' user
-   * namespace, with their capabilities). */
+   * is not there. */
   if (prctl(PR_SET_DUMPABLE, 0) != 0) {
     printf("error %d prctl PR_SET_DUMPABLE 0\n", errno);
     kill(init, SIGKILL);

@@ -2,8 +2,8 @@
 // a task; a kill ends a setsid'd and double-forked tree; a task's `kill -9 -1`, `pkill -f node` and
 // `rm -rf` of the state dir leave it serving with every record kept; a sandboxed run is confined, or
 // refused naming what is missing; a limit works, or is refused with its own code; 20 tasks leave no
-// zombie; a client in another PID namespace is served, and a task's call whose socket is in flight
-// is not taken for an outside one. The daemon runs with --tasks-may-call off, so that a call a
+// zombie; a client in another PID namespace is served, a task's call whose socket is in flight is
+// not taken for an outside one, and no task may trace the tasks' init. The daemon runs with --tasks-may-call off, so that a call a
 // task makes is refused (403) where an outside one is served.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -38,7 +38,20 @@ export async function runBattery(t: TestContext, daemon: EnvDaemon): Promise<voi
   await assertLimit(tools, health.limits.memory);
   await assertNoZombies(tools, daemon);
   await assertInFlightRefused(tools, daemon);
+  if (namespace.in_force) await assertInitUntraceable(tools);
   if (!daemon.env.startsWith('podman')) assertServedFromAnotherPidNamespace(daemon);
+}
+
+/** `PTRACE_ATTACH` of pid 1, the tasks' init in their namespace: prints `attach RESULT ERRNO`. */
+const ATTACH_INIT = `python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True); print("attach", libc.ptrace(16, 1, 0, 0), ctypes.get_errno())'`;
+
+/**
+ * No task may trace the tasks' init (through it a task would start what no exec filter, cgroup or
+ * shim of a task holds, and stop its ending of orphans): EPERM, the init not dumpable.
+ */
+async function assertInitUntraceable(tools: ToolClient): Promise<void> {
+  const traced = await tools.ok('run', { command: ATTACH_INIT, wait_seconds: 30 });
+  assert.equal(traced.stdout_tail, 'attach -1 1\n', JSON.stringify(traced));
 }
 
 /** Each promise that /healthz says does not hold here has its warn-level line in the log. */

@@ -5,7 +5,7 @@
 // its tasks' folder stayed writable, and a second round used it); tasks shared the host's SysV
 // IPC; a flood of execs that ask held the daemon's memory; a run's env held 16 times what it counted.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -21,14 +21,15 @@ function scratch(t: TestContext, prefix: string): string {
   return dir;
 }
 
-test("the tasks' init holds nothing but /dev/null that a task could open through /proc/1/fd", async (t) => {
+test("no task may look into the tasks' init's fds, and it holds nothing but /dev/null", async (t) => {
   const daemon = await startTestDaemon(t);
   const tools = await connectClient(t, daemon.url);
-  const fds = await tools.ok('run', {
-    command: 'for fd in /proc/1/fd/*; do readlink $fd; done | sort -u',
-    wait_seconds: 30,
-  });
-  assert.equal(fds.stdout_tail, '/dev/null\n');
+  const fds = await tools.ok('run', { command: 'readlink /proc/1/fd/0; echo "readlink=$?"', wait_seconds: 30 });
+  assert.equal(fds.stdout_tail, 'readlink=1\n', 'a task is refused');
+  const health = (await (await fetch(`${daemon.origin}/healthz`)).json()) as any;
+  const init = health.task_isolation.namespace.init_pid as number;
+  const held = new Set(readdirSync(`/proc/${init}/fd`).map((fd) => readlinkSync(`/proc/${init}/fd/${fd}`)));
+  assert.deepEqual([...held], ['/dev/null']);
 });
 
 test('a token and a policy file given as symlinks are hidden with the files they lead to', async (t) => {
