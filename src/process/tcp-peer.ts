@@ -5,7 +5,7 @@
 // native addon), else found in the tables /proc/net/tcp and tcp6.
 import { endianness, networkInterfaces } from 'node:os';
 import { isIPv4 } from 'node:net';
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { loadNative, type NativeAddon } from './native.js';
 
 /** The two ends of an accepted connection, as net.Socket gives them while it is open. */
@@ -17,7 +17,8 @@ export interface TcpEnds {
 }
 
 /**
- * Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `unreadable`,
+ * Who holds the peer's socket: `holder`, a process with an fd on it (null: none seen); `cut`, with
+ * none seen: the scan stopped at its bound (SCAN_FDS) before it had read every fd; `unreadable`,
  * processes whose fds could not be read; `cgroupId`, the cgroup v2 its maker was in when it made it
  * (null where sock_diag cannot say), which it keeps wherever it goes; `uid`, its maker's (null: not
  * said), kept the same way; `closed`, with no holder seen:
@@ -26,6 +27,7 @@ export interface TcpEnds {
  */
 export interface PeerHolder {
   holder: number | null;
+  cut: boolean;
   unreadable: number[];
   cgroupId: bigint | null;
   uid: number | null;
@@ -58,7 +60,7 @@ export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): Peer
   const socket = findPeerSocket(connection);
   if (socket === null) return null;
   const { cgroupId, uid } = socket;
-  if (socket.inode === 0) return { holder: null, unreadable: [], cgroupId, uid, closed: true };
+  if (socket.inode === 0) return { holder: null, cut: false, unreadable: [], cgroupId, uid, closed: true };
   const found = findSocketHolder(socket.inode, skipPid);
   if (found.holder !== null) return { ...found, cgroupId, uid, closed: false };
   const after = findPeerSocket(connection);
@@ -197,17 +199,40 @@ function searchTable(path: string, needle: string): number | null {
   return found;
 }
 
+/** The most fd links one lookup reads (about 60 ms of this thread here): a task that holds more cannot hold the thread longer. */
+export const SCAN_FDS = 8192;
+/** The fd links all lookups read in a second at most: many connections at once cannot hold it either. */
+const SCAN_FDS_PER_SECOND = 20_000;
+
+/** What the lookups may still read now: refilled at SCAN_FDS_PER_SECOND, up to SCAN_FDS. */
+const scanBudget = { left: SCAN_FDS, at: performance.now() };
+
+function takeScanBudget(): number {
+  const now = performance.now();
+  scanBudget.left = Math.min(SCAN_FDS, scanBudget.left + ((now - scanBudget.at) / 1000) * SCAN_FDS_PER_SECOND);
+  scanBudget.at = now;
+  return Math.floor(scanBudget.left);
+}
+
 /**
  * The first process but `skipPid` found with an fd on socket `inode`, and those passed over whose
- * fds cannot be read. Newest first: a caller is most often a process started for the call
- * (hive-bash, curl), so a scan of every process's fds (about 10 us an fd here, more on a loaded
- * machine) mostly ends after a few.
+ * fds cannot be read; `cut` once the scan has read as many fd links as it may (takeScanBudget).
+ * Newest first: a caller is most often a process started for the call (hive-bash, curl), so a scan
+ * of every process's fds (about 10 us an fd here, more on a loaded machine) mostly ends after a few.
  */
-export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolder, 'holder' | 'unreadable'> {
+export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolder, 'holder' | 'cut' | 'unreadable'> {
   const link = `socket:[${inode}]`;
   const unreadable: number[] = [];
+  const budget = takeScanBudget();
+  let read = 0;
+  const found = (holder: number | null, cut: boolean) => {
+    scanBudget.left -= read;
+    return { holder, cut, unreadable };
+  };
   for (const pid of newestFirst(readdirSync('/proc').map(Number))) {
     if (!Number.isInteger(pid) || pid <= 0 || pid === skipPid) continue;
+    // Its fds counted first (the folder's size, Linux 6.2+): listing 20,000 of them costs as much as reading many.
+    if (read + fdCount(pid) > budget) return found(null, true);
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
@@ -217,8 +242,9 @@ export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolde
       continue; // ENOENT: gone meanwhile
     }
     for (const fd of fds) {
+      if (read++ >= budget) return found(null, true);
       try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return { holder: pid, unreadable };
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return found(pid, false);
       } catch (error) {
         // A process this one may list but not trace (another user namespace's root, say): unread.
         const { code } = error as NodeJS.ErrnoException;
@@ -228,7 +254,7 @@ export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolde
       }
     }
   }
-  return { holder: null, unreadable };
+  return found(null, false);
 }
 
 /** Whether `address` is this host's: loopback, or an address of one of its interfaces. */
@@ -243,6 +269,15 @@ export function isLocalAddress(address: string): boolean {
  * `pids` from the one given last down, as the kernel hands them out: from ns_last_pid down to 1,
  * then down from pid_max (pids wrap around there: on this machine's 32,768 within hours).
  */
+/** How many fds process `pid` holds, as its fd folder's size says (0 where the kernel does not say, or it cannot be read). */
+function fdCount(pid: number): number {
+  try {
+    return statSync(`/proc/${pid}/fd`).size;
+  } catch {
+    return 0; // gone, or not this process's to read: the listing says
+  }
+}
+
 function newestFirst(pids: number[]): number[] {
   let last: number;
   let max: number;

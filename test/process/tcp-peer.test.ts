@@ -84,6 +84,7 @@ for (const [host, connectHost] of [
     const { ends, childPid } = await acceptFromChild(t, host!, connectHost!);
     assert.deepEqual(findPeerHolder(ends), {
       holder: childPid,
+      cut: false,
       unreadable: [],
       cgroupId: cgroupIdOf(childPid),
       uid: process.getuid!(),
@@ -107,6 +108,7 @@ test('a peer that closed its socket is held by no process', async (t) => {
   // An orphan's cgroup is not said.
   assert.deepEqual(findPeerHolder(ends), {
     holder: null,
+    cut: false,
     unreadable: [],
     cgroupId: null,
     uid: process.getuid!(),

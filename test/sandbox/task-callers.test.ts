@@ -383,3 +383,45 @@ test('a sandboxed task that sends run and resets its connection at once gets no 
       /"caller":"a connection (its caller has reset and left|its caller has closed|whose calling end no process holds)/,
     );
 });
+
+/**
+ * `python3 SCRIPT PORT`: connects to the daemon, then forks three processes that hold 4,000 fds
+ * each (newer than itself, so a lookup's scan reads theirs first), sends a stateless `run` of `true`
+ * and prints the answer's body.
+ */
+const MANY_FDS = `
+import json, os, resource, socket, sys, time
+port = int(sys.argv[1])
+_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+s = socket.create_connection(('127.0.0.1', port))
+r, w = os.pipe()
+for _ in range(3):
+    if os.fork() == 0:
+        s.close()
+        null = os.open('/dev/null', os.O_RDONLY)
+        for _ in range(4000): os.dup(null)
+        os.write(w, b'x')
+        time.sleep(120)
+        os._exit(0)
+for _ in range(3): os.read(r, 1)
+meta = {'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}}
+body = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call', 'params': {'name': 'run', 'arguments': {'command': 'true'}, '_meta': meta}})
+head = ['POST /mcp HTTP/1.1', 'host: 127.0.0.1:%d' % port, 'content-type: application/json', 'accept: application/json, text/event-stream', 'mcp-protocol-version: 2026-07-28', 'mcp-method: tools/call', 'mcp-name: run', 'connection: close', 'content-length: %d' % len(body)]
+s.sendall(('\\r\\n'.join(head) + '\\r\\n\\r\\n' + body).encode())
+answer = b''
+while chunk := s.recv(65536): answer += chunk
+print(answer.decode().split('\\r\\n\\r\\n', 1)[1])
+`;
+
+test("a lookup reads a bounded number of fds: a task's processes holding more cannot hold the daemon's thread", async (t) => {
+  const dir = makeDir(t, 'many-fds');
+  writeFileSync(join(dir, 'many-fds.py'), MANY_FDS);
+  const daemon = await startTestDaemon(t, { containment: 'process-group' });
+  const tools = await connectClient(t, daemon.url);
+  const port = new URL(daemon.url).port;
+  const task = await tools.ok('run', { command: `python3 ${join(dir, 'many-fds.py')} ${port}`, wait_seconds: 30 });
+  // Its own process is not among the first fds read: the call is the most restricted caller's.
+  assert.match(task.stdout_tail, /ERR_CALLER_UNKNOWN/, JSON.stringify(task));
+  assert.match(task.stdout_tail, /is not among the first 8192 fds of processes a lookup reads/);
+});
