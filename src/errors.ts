@@ -79,7 +79,7 @@ export class QueueFullError extends ToolRefusal {
     const what =
       'maxPending' in full
         ? ` (${full.maxPending} tasks, --max-pending)`
-        : `: its ${full.tasks} tasks hold ${full.held} bytes of command, stdin, cwd and env, and this run's ${full.bytes} would pass --max-pending-bytes ${full.maxPendingBytes}`;
+        : `: its ${full.tasks} tasks hold ${full.held} bytes of command, stdin, cwd, name, env and sandbox folders, and this run's ${full.bytes} would pass --max-pending-bytes ${full.maxPendingBytes}`;
     super(
       `the pending queue is full${what}; nothing was started: wait for tasks to finish or kill some, then call run again`,
     );

@@ -86,7 +86,7 @@ export const OPTIONS = {
     {
       flag: 'max-pending-bytes',
       accepts: 'an integer of bytes from 0 to 1099511627776',
-      help: 'bytes of command, stdin, cwd and env the pending tasks hold in all, beyond which run is refused',
+      help: 'bytes of command, stdin, cwd, name, env and sandbox folders the pending tasks hold in all, beyond which run is refused',
     },
     integer(0, 1024 ** 4),
     DEFAULT_MAX_PENDING_BYTES,

@@ -58,7 +58,7 @@ test('pending runs past --max-pending-bytes are refused with ERR_QUEUE_FULL', { 
   // Each run holds its stdin, its command and its cwd: 16 of them fit, the 17th does not.
   const bytes = MAX_INPUT_BYTES + 'cat >/dev/null'.length + Buffer.byteLength(process.cwd());
   assert.equal(queued, Math.floor(MAX_PENDING_BYTES / bytes));
-  const message = `the pending queue is full: its ${queued} tasks hold ${queued * bytes} bytes of command, stdin, cwd and env, and this run's ${bytes} would pass --max-pending-bytes ${MAX_PENDING_BYTES}; nothing was started: wait for tasks to finish or kill some, then call run again`;
+  const message = `the pending queue is full: its ${queued} tasks hold ${queued * bytes} bytes of command, stdin, cwd, name, env and sandbox folders, and this run's ${bytes} would pass --max-pending-bytes ${MAX_PENDING_BYTES}; nothing was started: wait for tasks to finish or kill some, then call run again`;
   assert.deepEqual(refusals[0], { code: 'ERR_QUEUE_FULL', message });
 
   // A pending run cancelled gives its bytes back: the next run is queued.
@@ -67,5 +67,24 @@ test('pending runs past --max-pending-bytes are refused with ERR_QUEUE_FULL', { 
   const [again] = await session.batch('run', [run]);
   assert.equal(again!.isError, false, again!.text);
   assert.equal(again!.structured.state, 'pending');
+  await session.all('kill', [{ id: 'slot', force: true }]);
+});
+
+test("a pending run's sandbox folders count in --max-pending-bytes", async (t) => {
+  const daemon = await startTestDaemon(t, {
+    args: ['--max-running', '1'],
+    env: { HIVE_BASH_MAX_PENDING_BYTES: String(4 * 1024 * 1024) },
+  });
+  const session = await RawSession.open(daemon.url);
+  await session.all('run', [{ command: 'sleep 600', name: 'slot', wait_seconds: 0 }]);
+  // 64 folders of 4,084 characters (/tmp, then /. again and again): 256 KiB as asked, as much resolved.
+  const sandbox = { write: Array.from({ length: 64 }, () => `/tmp${'/.'.repeat(2040)}`) };
+  const answers = await session.batch(
+    'run',
+    Array.from({ length: 12 }, () => ({ command: 'true', sandbox, wait_seconds: 0 })),
+  );
+  const refused = answers.filter((answer) => answer.isError).map((answer) => answer.structured.error.code);
+  // Each counts 522,752 bytes of folders and a few more: 8 fit in 4 MiB, the 9th would pass it.
+  assert.deepEqual(refused, ['ERR_QUEUE_FULL', 'ERR_QUEUE_FULL', 'ERR_QUEUE_FULL', 'ERR_QUEUE_FULL']);
   await session.all('kill', [{ id: 'slot', force: true }]);
 });

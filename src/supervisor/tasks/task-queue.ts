@@ -11,13 +11,16 @@ export interface QueueLimits {
 }
 
 /**
- * The bytes a pending run holds in memory until it is dispatched: its command, stdin, cwd and
- * environment (UTF-8, at least what each string takes in V8's heap).
+ * The bytes a pending run holds in memory until it is dispatched: its command, stdin, cwd, name,
+ * environment and sandbox's write folders (UTF-8, at least what each string takes in V8's heap;
+ * the folders twice, as asked and as resolved).
  */
 export function pendingBytesOf(request: RunRequest): number {
   let bytes = Buffer.byteLength(request.command) + Buffer.byteLength(request.cwd);
   if (request.stdin !== null) bytes += Buffer.byteLength(request.stdin);
+  if (request.name !== null) bytes += Buffer.byteLength(request.name);
   for (const [name, value] of Object.entries(request.env)) bytes += name.length + Buffer.byteLength(value);
+  for (const dir of request.sandbox?.write ?? []) bytes += 2 * Buffer.byteLength(dir);
   return bytes;
 }
 
