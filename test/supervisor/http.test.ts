@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { MAX_JSON_VALUES } from '../../src/supervisor/mcp/json-rpc.js';
 import { request } from 'undici';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
@@ -129,6 +130,14 @@ test('malformed requests get JSON-RPC errors and the daemon keeps serving', asyn
   const garbage = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: '{not json' });
   assert.equal(garbage.statusCode, 400);
   assert.match(((await garbage.body.json()) as any).error.message, /^Parse error/);
+  // A body of more JSON values than a request holds is refused before it is parsed.
+  const values = `[${Array.from({ length: MAX_JSON_VALUES + 1 }, () => '{}').join(',')}]`;
+  const costly = await request(daemon.url, { method: 'POST', headers: MCP_HEADERS, body: values });
+  assert.equal(costly.statusCode, 400);
+  assert.equal(
+    ((await costly.body.json()) as any).error.message,
+    `Invalid request: the body holds more than ${MAX_JSON_VALUES} JSON values (objects, arrays, members and elements); a request holds at most that`,
+  );
   const sessionless = await request(daemon.url, {
     method: 'POST',
     headers: MCP_HEADERS,
