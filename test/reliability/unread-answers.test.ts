@@ -6,6 +6,8 @@
 // (HIVE_BATTERY_FULL=1) is the case that took the daemon to 8.56 GB: 100 tasks with tails of
 // 64 KiB of control bytes, each JSON-escaped to six bytes, and 28 sockets that never read.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -201,3 +203,76 @@ test('answers stay bounded for clients that ask for much and never read', { time
     assert.ok(Buffer.byteLength(text) <= 16 * 1024 * 1024 + 4096, `a batch answer of ${Buffer.byteLength(text)} bytes`);
   });
 });
+
+/**
+ * `python3 -c SCRIPT HOST PORT COUNT`: COUNT sockets with receive buffers of 4 KiB that each send
+ * the request on stdin's first line (a 2026-07-28 POST, \n for \r\n) and never read; says `sent`,
+ * then holds them until stdin closes.
+ */
+const DEAF_LISTENERS = `
+import socket, sys
+host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+request = sys.stdin.readline().rstrip('\\n').replace('\\\\r\\\\n', '\\r\\n').encode()
+sockets = []
+for _ in range(count):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((host, port))
+    s.sendall(request)
+    sockets.append(s)
+print('sent', flush=True)
+sys.stdin.read()
+`;
+
+test(
+  'task notification streams hold one notification each for clients that never read',
+  { timeout: 600_000 },
+  async (t) => {
+    const daemon = await startTestDaemon(t, {});
+    const session = await RawSession.open(daemon.url);
+    // Each stream past what the kernel's buffers take (about 4 MiB here): 100 tasks' results.
+    const ids = Array.from({ length: 100 }, (_, i) => `ctl-${i}`);
+    const command = "head -c 65536 /dev/zero | tr '\\0' '\\1'; head -c 65536 /dev/zero | tr '\\0' '\\2' >&2";
+    await session.all(
+      'run',
+      ids.map((name) => ({ name, command, wait_seconds: 10, verbose: false })),
+    );
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    };
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { notifications: { taskIds: ids }, _meta: meta },
+    });
+    const { hostname, port } = new URL(daemon.url);
+    const head = [
+      `POST ${new URL(daemon.url).pathname} HTTP/1.1`,
+      `host: ${hostname}:${port}`,
+      'content-type: application/json',
+      'accept: application/json, text/event-stream',
+      'mcp-protocol-version: 2026-07-28',
+      'mcp-method: subscriptions/listen',
+      `content-length: ${Buffer.byteLength(body)}`,
+    ];
+    const before = processFigures(daemon.child.pid!).rssKb;
+    const deaf = spawn('python3', ['-c', DEAF_LISTENERS, hostname, port, String(SOCKETS * 4)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    t.after(() => deaf.kill('SIGKILL'));
+    deaf.stdin.write(`${head.join('\\r\\n')}\\r\\n\\r\\n${body}\n`);
+    await once(deaf.stdout, 'data');
+    const { peakKb, latencies } = await watchDaemon(daemon, WATCH_MS);
+    report(t, {
+      streams: SOCKETS * 4,
+      tasks: ids.length,
+      rss_before_kb: before,
+      rss_peak_kb: peakKb,
+      healthz_ms: latencyFigures(latencies),
+    });
+    assert.ok(peakKb - before < 64 * 1024, `the daemon grew by ${peakKb - before} kB`);
+    deaf.stdin.end();
+  },
+);

@@ -1,9 +1,10 @@
 // subscriptions/listen of MCP 2026-07-28 for the Tasks extension: a POST whose response is a stream
 // (server-sent events) that first acknowledges the task ids it will tell of, then carries a
 // notifications/tasks with the whole task (as tasks/get shows it, its result not handed over) at
-// once and at each change: an exec that begins or stops waiting for a person, and its end. The
-// stream ends with the request's result once every task it tells of has ended, or when the client
-// goes away. Nothing else is offered on it: the tools never change while the daemon runs.
+// once and at each change: an exec that begins or stops waiting for a person, and its end; as the
+// client takes them (a task that changed again before it was told is told once, as it is then).
+// The stream ends with the request's result once every task it tells of has ended, or when the
+// client goes away. Nothing else is offered on it: the tools never change while the daemon runs.
 import type { ServerResponse } from 'node:http';
 import { echoValue } from '../../shared/echo.js';
 import { INVALID_PARAMS, MISSING_CLIENT_CAPABILITY, refusal, RpcError, type RequestId } from './json-rpc.js';
@@ -64,12 +65,27 @@ export function serveListen(
     send({ jsonrpc: '2.0', id, result: { resultType: 'complete' } });
     res.end();
   };
-  const tell = (taskId: string) => {
+  const tellNow = (taskId: string) => {
     const task = tasks.mcpTasks.notification(taskId, canAsk);
     if (res.writableEnded || !open.has(taskId)) return;
     if (task !== null) send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } });
     if (task === null || TERMINAL.has(task.status as string)) open.delete(taskId);
     if (open.size === 0) end();
+  };
+  // A task is told as the stream takes it, as it is then: one changed again meanwhile is told once,
+  // so a client that reads slowly, or not at all, has the daemon hold one notification, not all.
+  const changed = new Set<string>();
+  const flush = () => {
+    for (const taskId of changed) {
+      if (res.writableNeedDrain || res.writableEnded) return;
+      changed.delete(taskId);
+      tellNow(taskId);
+    }
+  };
+  res.on('drain', flush);
+  const tell = (taskId: string) => {
+    changed.add(taskId);
+    flush();
   };
   return new Promise<void>((resolve) => {
     res.once('close', () => {
