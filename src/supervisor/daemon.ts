@@ -41,7 +41,7 @@ import { TodoDelivery } from './todos/todo-delivery.js';
 import { DaemonMetrics } from './metrics.js';
 import { TaskCallers } from './callers/task-callers.js';
 import { watchStorage } from './registry/storage-watch.js';
-import { commitAtStop, keepDiskReserve } from './registry/disk-reserve.js';
+import { commitAtStop, keepDiskReserve, lockWithRoom } from './registry/disk-reserve.js';
 import { StateDirCheck } from './registry/state-dir-check.js';
 import { unheldPromises } from './unheld-promises.js';
 import { ApprovalBoard, type TaskCallCheck } from './policy/approvals.js';
@@ -65,7 +65,7 @@ export interface RunningDaemon {
 
 export async function startDaemon(config: Config, token: string | null, log: Logger): Promise<RunningDaemon> {
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  const unlock = lockStateDir(config.stateDir);
+  const unlock = lockWithRoom(config.stateDir, () => lockStateDir(config.stateDir), log);
   const hostSetup = await setUpHost(config, log);
   try {
     return await serve(config, token, log, hostSetup, unlock);

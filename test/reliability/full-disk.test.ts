@@ -186,3 +186,18 @@ for (const reserve of [true, false])
     const end = reserve ? ['done', 0] : ['interrupted', null];
     assert.deepEqual(await afterRestart(t, stateDir, 'held'), end, 'the end was written at the stop, or said lost');
   });
+
+test('a daemon killed on a full state disk starts again, in the room of its reserve', async (t) => {
+  const small = smallStateDir(t);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { disk, stateDir } = small;
+  const first = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, first.url);
+  await tools.ok('run', { command: 'sleep 600', name: 'asleep', wait_seconds: 0 });
+  fillFromOutside(disk, stateDir);
+  await first.crash();
+  const again = await startTestDaemon(t, { stateDir });
+  assert.match(again.stderr(), /the state dir was full at the start: .*registry-reserve was given up to start/);
+  const view = await (await connectClient(t, again.url)).ok('status', { id: 'asleep' });
+  assert.equal(view.state, 'interrupted');
+});

@@ -3,7 +3,7 @@
 // memory, so that the tasks' ends known then are written and not lost to the next start (which
 // would mark those tasks interrupted). A full disk that still refuses them is logged at error,
 // naming each task whose end is lost.
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { describeFreeBytes } from '../../errors.js';
@@ -29,6 +29,27 @@ export function keepDiskReserve(stateDir: string): void {
     rmSync(path, { force: true });
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Takes the state dir's lock (`lock`), giving up the reserve file first where the disk is too full
+ * for it (ENOSPC, EDQUOT: a daemon killed on a full disk would not start again): the start then
+ * writes its records, and its registry marks the tasks it finds interrupted, in the room it frees.
+ */
+export function lockWithRoom<T>(stateDir: string, lock: () => T, log: Logger): T {
+  try {
+    return lock();
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    const path = join(stateDir, RESERVE_FILE);
+    if ((code !== 'ENOSPC' && code !== 'EDQUOT') || !existsSync(path)) throw error;
+    rmSync(path, { force: true });
+    log.warn(
+      { state_dir: stateDir, free: describeFreeBytes(stateDir) },
+      `the state dir was full at the start: ${path} was given up to start; free space there`,
+    );
+    return lock();
   }
 }
 
