@@ -52,6 +52,11 @@ import { OperatorRoutes } from './http/operator-routes.js';
 
 /** The outbox entries GET /todos lists at most, oldest first. */
 const OUTBOX_LISTED = 1000;
+/**
+ * The bytes of their requests it lists at most: an answer past the bound on answers not taken
+ * (32 MiB) was cut (1,000 todos of commands and tails of control bytes made 36 MB).
+ */
+const OUTBOX_LISTED_BYTES = 4 * 1024 * 1024;
 
 const DAY_MS = 86_400_000;
 
@@ -284,13 +289,21 @@ function outboxOf(config: Config, store: TaskStore, delivery: TodoDelivery | nul
     socket: config.agentSocket,
     harness_connected: delivery?.connected ?? false,
     outbox_depth: store.outbox.depth(),
-    outbox: store.outbox.listOldest(OUTBOX_LISTED).map((entry) => ({
-      key: entry.key,
-      version: entry.version,
-      queued_at: new Date(entry.queuedAt).toISOString(),
-      request: JSON.parse(entry.line) as unknown,
-    })),
+    outbox: listedOutbox(store),
   };
+}
+
+/** The outbox's oldest entries as GET /todos lists them: OUTBOX_LISTED at most, and OUTBOX_LISTED_BYTES of requests (one at least). */
+function listedOutbox(store: TaskStore) {
+  const listed = [];
+  let bytes = 0;
+  for (const entry of store.outbox.listOldest(OUTBOX_LISTED)) {
+    const request = JSON.parse(entry.line) as unknown;
+    bytes += Buffer.byteLength(JSON.stringify(request));
+    if (listed.length > 0 && bytes > OUTBOX_LISTED_BYTES) break;
+    listed.push({ key: entry.key, version: entry.version, queued_at: new Date(entry.queuedAt).toISOString(), request });
+  }
+  return listed;
 }
 
 /** The daemon's metrics, fed every task transition. */

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { processFigures } from '../helpers/battery.js';
+import { processFigures, RawSession } from '../helpers/battery.js';
 import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
@@ -181,6 +181,25 @@ test('/todos lists the outbox and says whether the harness is connected', async 
   );
   assert.ok(Number.isInteger(entry.version) && !Number.isNaN(Date.parse(entry.queued_at)), JSON.stringify(entry));
   await tools.ok('kill', { id: task.id, force: true });
+});
+
+test('/todos lists at most 4 MiB of the oldest requests, whatever their todos hold', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const session = await RawSession.open(daemon.url);
+  // Each todo carries its command (control characters, six bytes each in JSON) and tails.
+  const command = `# ${'\x01'.repeat(1990)}\nhead -c 3000 /dev/zero | tr '\\0' '\\1'; head -c 3000 /dev/zero | tr '\\0' '\\2' >&2`;
+  for (let sent = 0; sent < 300; sent += 100)
+    await session.all(
+      'run',
+      Array.from({ length: 100 }, () => ({ command, wait_seconds: 0, verbose: false })),
+    );
+  const outbox = async () => (await (await request(`${daemon.origin}/todos`)).body.json()) as any;
+  assert.ok(await waitFor(async () => (await outbox()).outbox_depth === 300, 60_000), 'every todo is queued');
+  const res = await request(`${daemon.origin}/todos`);
+  const text = await res.body.text();
+  const listed = JSON.parse(text).outbox.length;
+  assert.ok(Buffer.byteLength(text) <= 4 * 1024 * 1024 + 256 * 1024, `${Buffer.byteLength(text)} bytes listed`);
+  assert.ok(listed > 0 && listed < 300, `${listed} listed`);
 });
 
 test("an idle daemon's main thread sleeps: the event loop's delay is sampled every 100 ms, not prom-client's default 10 ms", async (t) => {

@@ -77,6 +77,7 @@ export const todosCommand: Command = {
         entry.request.summary ?? '',
       ]);
       lines.push('', renderTable(COLUMNS, rows, context.width));
+      if (rows.length < report.outbox_depth) lines.push(`(the oldest ${rows.length} shown)`);
     }
     context.write(`${lines.join('\n')}\n`);
     return 0;
