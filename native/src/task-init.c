@@ -1,6 +1,6 @@
 /* hive-task-init: makes the namespaces that every task runs in, and is their init.
  *
- *   hive-task-init [-r DIR]... [-h FILE]... [-H DIR]...
+ *   hive-task-init [-r DIR]... [-s DIR]... [-h FILE]... [-H DIR]...
  *
  * Started once by the daemon's main thread. It unshares a PID, a mount and an IPC namespace (or, where the
  * daemon may not make namespaces or trace what it makes: a user that is not root, root in a container
@@ -9,7 +9,8 @@
  * and forks their first process, the init (pid 1 inside), which
  *   - sets up the mounts of task-mounts.h: every mount a slave of the host's, a /proc of its own
  *     (so that ps, pgrep, pkill, killall and kill -1 in a task see and reach the tasks' processes
- *     only), the state dir (-r) read-only, the token and policy file (-h) or their folders and the
+ *     only), the state dir (-r) read-only (with -s, hidden but for its output folder), the token
+ *     and policy file (-h) or their folders and the
  *     harness socket's (-H) hidden, every cgroup mount read-only;
  *   - moves into a user namespace of its own, which a child it forks first maps to the ids of its
  *     own (the same ids inside and out), and then into a mount namespace that this user namespace
@@ -55,7 +56,7 @@
 #include "userns-map.h"
 #include "task-mounts.h"
 
-#define USAGE "usage: hive-task-init [-r DIR]... [-h FILE]... [-H DIR]... [-c DIR]...\n"
+#define USAGE "usage: hive-task-init [-r DIR]... [-s DIR]... [-h FILE]... [-H DIR]...\n"
 
 static struct task_mounts plan;
 
@@ -238,6 +239,7 @@ static int parse_arguments(int argc, char **argv) {
     struct path_list *list = strcmp(argv[i], "-r") == 0   ? &plan.read_only
                              : strcmp(argv[i], "-h") == 0 ? &plan.hidden_files
                              : strcmp(argv[i], "-H") == 0 ? &plan.hidden_dirs
+                             : strcmp(argv[i], "-s") == 0 ? &plan.shown
                                                           : NULL;
     if (list == NULL || i + 1 >= argc || argv[i + 1][0] != '/') return -EINVAL;
     if (list->count == TASK_MOUNTS_MAX_PATHS) return -E2BIG;

@@ -3,11 +3,16 @@
 #include "task-mounts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys.h"
 
 /* What of /proc changes the whole host, read-only as container runtimes mount it: sysctls (a
  * core_pattern of `|PROGRAM` is run by the kernel as root on the host), the magic SysRq keys, IRQ
@@ -114,11 +119,96 @@ static int guard_cgroups(int count, const char **call, const char **object) {
   return 0;
 }
 
-/* Each of `list` guarded by `guard`. */
-static int guard_each(const struct path_list *list, int (*guard)(const char *, const char **), const char **call, const char **object) {
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+
+/* Makes each folder of `path` from `from` on (the part past its start, inside a fresh tmpfs). */
+static int make_folders(const char *path, size_t from) {
+  char partial[PATH_MAX];
+  if (strlen(path) >= sizeof partial) return -ENAMETOOLONG;
+  strcpy(partial, path);
+  for (char *slash = strchr(partial + from + 1, '/');; slash = strchr(slash + 1, '/')) {
+    if (slash != NULL) *slash = '\0';
+    if (mkdir(partial, 0555) != 0 && errno != EEXIST) return -errno;
+    if (slash == NULL) return 0;
+    *slash = '/';
+  }
+}
+
+/* `dir` covered by an empty read-only tmpfs but for `shown` beneath it, bound back read-only at its
+ * place: tasks read their output files there, and nothing else of the state dir (its registry holds
+ * other runs' environments). `shown` is cloned before the cover and moved onto a folder made for it. */
+static int show_alone(const char *dir, const char *shown, const char **call) {
+  *call = "open_tree OPEN_TREE_CLONE";
+  int clone = (int)syscall(SYS_open_tree, AT_FDCWD, shown, OPEN_TREE_CLONE | AT_RECURSIVE | O_CLOEXEC);
+  if (clone < 0) return -errno;
+  *call = "mount tmpfs";
+  int err = mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") == 0 ? 0 : -errno;
+  if (err == 0) {
+    *call = "mkdir";
+    err = make_folders(shown, strlen(dir));
+  }
+  if (err == 0) {
+    *call = "move_mount";
+    err = syscall(SYS_move_mount, clone, "", AT_FDCWD, shown, MOVE_MOUNT_F_EMPTY_PATH) == 0 ? 0 : -errno;
+  }
+  close(clone);
+  if (err == 0) {
+    *call = "mount -o remount,bind,ro";
+    err = mount(NULL, shown, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0 ? 0 : -errno;
+  }
+  if (err == 0) {
+    *call = "mount -o remount,ro (the tmpfs)";
+    err = mount(NULL, dir, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0 ? 0 : -errno;
+  }
+  return err;
+}
+
+/* The folder of `shown` beneath `dir` (a -s path), or NULL. */
+static const char *shown_beneath(const struct task_mounts *plan, const char *dir) {
+  size_t length = strlen(dir);
+  for (int i = 0; i < plan->shown.count; i++) {
+    const char *path = plan->shown.paths[i];
+    if (strncmp(path, dir, length) == 0 && path[length] == '/') return path;
+  }
+  return NULL;
+}
+
+/* Whether `path` lies beneath a -r folder shown only in part (a -s folder beneath it). */
+static int beneath_partly_shown(const struct task_mounts *plan, const char *path) {
+  for (int i = 0; i < plan->read_only.count; i++) {
+    const char *dir = plan->read_only.paths[i];
+    size_t length = strlen(dir);
+    if (shown_beneath(plan, dir) != NULL && strncmp(path, dir, length) == 0 && path[length] == '/') return 1;
+  }
+  return 0;
+}
+
+/* Each of `list` guarded by `guard`; one beneath a folder shown only in part is out of sight
+ * already, and skipped where it is not there. */
+static int guard_each(const struct task_mounts *plan, const struct path_list *list, int (*guard)(const char *, const char **), const char **call, const char **object) {
   for (int i = 0; i < list->count; i++) {
     *object = list->paths[i];
     int err = guard(list->paths[i], call);
+    if (err < 0 && !(err == -ENOENT && beneath_partly_shown(plan, list->paths[i]))) return err;
+  }
+  return 0;
+}
+
+/* Each -r folder read-only; one with a -s folder beneath it shown only in that. */
+static int guard_read_only(const struct task_mounts *plan, const char **call, const char **object) {
+  for (int i = 0; i < plan->read_only.count; i++) {
+    const char *dir = plan->read_only.paths[i], *shown = shown_beneath(plan, dir);
+    *object = dir;
+    int err = shown == NULL ? bind_read_only(dir, call) : show_alone(dir, shown, call);
     if (err < 0) return err;
   }
   return 0;
@@ -138,8 +228,8 @@ int set_up_task_mounts(const struct task_mounts *plan, int *proc_refused, const 
     err = bind_read_only(READ_ONLY_PROC[i], call);
     if (err == -ENOENT) err = 0; /* not in this kernel */
   }
-  if (err == 0) err = guard_each(&plan->read_only, bind_read_only, call, object);
-  if (err == 0) err = guard_each(&plan->hidden_files, cover_file, call, object);
-  if (err == 0) err = guard_each(&plan->hidden_dirs, cover_dir, call, object);
+  if (err == 0) err = guard_read_only(plan, call, object);
+  if (err == 0) err = guard_each(plan, &plan->hidden_files, cover_file, call, object);
+  if (err == 0) err = guard_each(plan, &plan->hidden_dirs, cover_dir, call, object);
   return err;
 }

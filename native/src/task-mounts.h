@@ -12,9 +12,11 @@ struct path_list {
 };
 
 /* What to guard: directories bound read-only onto themselves (-r), files covered by /dev/null
- * (-h), directories covered by an empty read-only tmpfs (-H). Every cgroup mount is made read-only. */
+ * (-h), directories covered by an empty read-only tmpfs (-H); a -r directory with a -s one beneath
+ * it is covered by an empty read-only tmpfs but for that one, bound back read-only (the state dir
+ * and its output folder). Every cgroup mount is made read-only. */
 struct task_mounts {
-  struct path_list read_only, hidden_files, hidden_dirs;
+  struct path_list read_only, hidden_files, hidden_dirs, shown;
 };
 
 /* In the calling process (the first of a new PID namespace, in a mount namespace of its own): every

@@ -17,6 +17,8 @@ export type NamespaceChoice = 'auto' | 'off';
 export interface NamespacePlan {
   /** Directories tasks may read and not change (the state dir). */
   readOnly: string[];
+  /** Directories beneath one of readOnly that tasks see alone of it, read-only (the output folder). */
+  shown: string[];
   /** Files tasks read as empty (a token or policy file that shares its folder). */
   hidden: string[];
   /** Folders tasks see empty (those of the token, the policy file and the harness socket, where nothing else is in them). */
@@ -198,6 +200,7 @@ export class TaskNamespace {
 function initArguments(plan: NamespacePlan): string[] {
   return [
     ...plan.readOnly.flatMap((dir) => ['-r', dir]),
+    ...plan.shown.flatMap((dir) => ['-s', dir]),
     ...plan.hidden.flatMap((file) => ['-h', file]),
     ...plan.hiddenDirs.flatMap((dir) => ['-H', dir]),
   ];

@@ -30,7 +30,7 @@ import { countOwnChildren } from '../process/process-table.js';
 import { checkSandboxPolicy, describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
-import { OutputFiles } from './output/output-files.js';
+import { makeOutputDir, OutputFiles } from './output/output-files.js';
 import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
@@ -359,7 +359,8 @@ async function startTaskNamespace(config: Config, chosen: ChosenContainment, log
     { path: config.agentSocket, what: "the harness's socket (--agent-socket)" },
   ].flatMap(({ path, what }) => (path === null ? [] : [{ path, what }]));
   const { warnings, ...hiding } = planHiding(secrets);
-  const plan = { readOnly: [config.stateDir], ...hiding };
+  // Of the state dir, tasks see their output folder alone: the registry holds other runs' environments.
+  const plan = { readOnly: [config.stateDir], shown: [makeOutputDir(config.stateDir)], ...hiding };
   const namespace = await TaskNamespace.start(config.taskNamespace, chosen.spawner, plan, (why, replaced) => {
     const next = replaced
       ? 'a new namespace is made for the next tasks'

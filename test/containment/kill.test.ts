@@ -327,7 +327,7 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
     test('a task that burns CPU and memory shows cpu_ms and memory_bytes growing', async (t) => {
       const daemon = await startTestDaemon(t, { containment });
       const tools = await connectClient(t, daemon.url);
-      const go = join(daemon.stateDir, 'grow');
+      const go = join(daemon.scratch, 'grow');
       // Pages it touches over and over: memory left idle can be reclaimed on these machines (their RSS falls).
       const grow =
         'import time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint("grown", flush=True)\nwhile True:\n    for i in range(0, len(b), 4096): b[i] = 1\n    time.sleep(0.02)\n';
@@ -390,7 +390,7 @@ for (const containment of ['cgroup', 'process-group', 'node'] as TestContainment
       const task = await tools.ok('run', { command: 'true' });
       // A bystander that would report any signal it gets, then `fence` once the test says so: a
       // signal sent before that is reported before it (bash runs a trap before its next test).
-      const go = join(daemon.stateDir, `go-${task.id}`);
+      const go = join(daemon.scratch, `go-${task.id}`);
       t.after(() => rmSync(go, { force: true }));
       const bystander = await tools.ok('run', {
         command: `trap 'echo got INT' INT; trap 'echo got TERM' TERM; echo ready; while [ ! -e ${go} ]; do sleep 0.05; done; echo fence; exec sleep 600`,

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 import { createTestCgroupRoot, removeDaemonV1Folders, removeTestCgroupRoot, sharedCgroupFolder } from './cgroups.js';
 import { killMarkedProcesses } from './processes.js';
+import { makeScratchDir } from './scratch.js';
 import { daemonFolderName } from '../../src/process/cgroups.js';
 import { REGEXP_ENGINE_FLAGS } from '../../src/supervisor/readiness/wait-pattern.js';
 import { HEAP_FLAGS } from '../../src/supervisor/heap-flags.js';
@@ -52,6 +53,11 @@ export interface TestDaemon {
   url: string;
   origin: string;
   stateDir: string;
+  /**
+   * A folder of the test's, which tasks see and the test writes (gates, files for a task to read):
+   * of the state dir, tasks see their output folder alone. Removed at the end of the test.
+   */
+  scratch: string;
   /** Every process the daemon or a task started carries HIVE_TEST_MARK=<marker>. */
   marker: string;
   containment: TestContainment;
@@ -123,6 +129,7 @@ export async function startTestDaemon(t: TestContext, options: DaemonOptions = {
     url,
     origin: new URL(url).origin,
     stateDir,
+    scratch: makeScratchDir(t, 'daemon'),
     marker,
     containment,
     cgroupRoot,

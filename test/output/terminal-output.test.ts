@@ -60,7 +60,7 @@ test('a pty task: clean text of colour and a progress bar, and its screen', asyn
   });
 
   await t.test('less on a file shows its first page, and a key sent with input turns it', async () => {
-    const file = join(daemon.stateDir, 'numbers.txt');
+    const file = join(daemon.scratch, 'numbers.txt');
     writeFileSync(file, Array.from({ length: 100 }, (_, i) => `number ${i + 1}`).join('\n'));
     await tools.ok('run', {
       command: `less ${file}`,

@@ -85,7 +85,7 @@ test('a pending task killed before it starts ends as killed and never runs', asy
   const blocker = await tools.ok('run', { command: 'sleep 60', wait_seconds: 0 });
   const waiting = await tools.ok('run', {
     command: 'echo ran > "$HIVE_BASH_TASK_ID.flag"',
-    cwd: daemon.stateDir,
+    cwd: daemon.scratch,
     wait_seconds: 0,
   });
   assert.equal(waiting.state, 'pending');
@@ -101,7 +101,7 @@ test('a pending task killed before it starts ends as killed and never runs', asy
   assert.equal(after.started_at, null);
   assert.equal(after.exit_code, null);
   const { existsSync } = await import('node:fs');
-  assert.equal(existsSync(`${daemon.stateDir}/${waiting.id}.flag`), false);
+  assert.equal(existsSync(`${daemon.scratch}/${waiting.id}.flag`), false);
 });
 
 test('timeout_seconds ends the task as timed_out with SIGTERM, then SIGKILL if needed', async (t) => {

@@ -26,7 +26,7 @@ test('readiness, against one daemon', async (t) => {
   const other: ToolClient = await connectClient(t, daemon.url);
   let gates = 0;
   /** A file path the test creates to let a task go on (a task waits for it with `until GATE`). */
-  const gate = () => join(daemon.stateDir, `gate-${++gates}`);
+  const gate = () => join(daemon.scratch, `gate-${++gates}`);
   const until = (path: string) => `while [ ! -e ${path} ]; do sleep 0.02; done`;
 
   await t.test('run returns as soon as a ready line is printed, while the server goes on', async () => {

@@ -160,7 +160,7 @@ for (const containment of ['cgroup', 'process-group'] as const) {
     test('a kill continues a stopped shim while its spawner is stopped too', async (t) => {
       const { daemon, tools, left } = await setUp(t, containment);
       if (containment === 'cgroup' && daemon.cgroupRoot === null) return t.skip('cgroups are not writable here');
-      const flag = join(daemon.stateDir, `stop-${Date.now()}`);
+      const flag = join(daemon.scratch, `stop-${Date.now()}`);
       t.after(() => rmSync(flag, { force: true }));
       const run = await tools.ok('run', {
         command: `trap "" INT TERM HUP QUIT; while [ ! -e ${flag} ]; do sleep 0.02; done; kill -STOP $PPID; exec sleep 7104`,
@@ -221,7 +221,7 @@ for (const containment of ['cgroup', 'process-group'] as const) {
       const mount = writableCgroup2Mount();
       if (mount === null || (containment === 'cgroup' && daemon.cgroupRoot === null))
         return t.skip('cgroups are not writable here');
-      const flag = join(daemon.stateDir, `go-${Date.now()}`);
+      const flag = join(daemon.scratch, `go-${Date.now()}`);
       t.after(() => rmSync(flag, { force: true }));
       const run = await tools.ok('run', {
         command: `while [ ! -e ${flag} ]; do sleep 0.02; done; exit 0`,

@@ -200,3 +200,15 @@ test("a run's env of more than 4,096 variables is refused, naming the bound", as
   const refused = await tools.error('run', { command: 'true', env });
   assert.match(refused, /^Invalid run input: "env" must be an object of at most 4096 variables \(1048576 bytes in all/);
 });
+
+test("of the state dir a task sees its output folder alone: not the registry, which holds other runs' environments", async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const secret = `secret-${process.pid}-${Date.now()}`;
+  await tools.ok('run', { command: 'true', env: { API_TOKEN: secret }, wait_seconds: 30 });
+  const looked = await tools.ok('run', {
+    command: `ls -A ${daemon.stateDir}; cat ${daemon.stateDir}/tasks.sqlite* 2>/dev/null | grep -c ${secret}; ls ${daemon.stateDir}/harness/bash-tasks | grep -c out`,
+    wait_seconds: 30,
+  });
+  assert.equal(looked.stdout_tail, 'harness\n0\n2\n', JSON.stringify(looked));
+});

@@ -13,7 +13,7 @@ test('200 concurrent short tasks with --max-running 8 all finish with their own 
   const counts = async () =>
     ((await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any).tasks as Record<string, number>;
   // No task can end before the test opens the gate, so the daemon must fill every slot and queue the rest.
-  const go = join(daemon.stateDir, 'go');
+  const go = join(daemon.scratch, 'go');
   const runs = Promise.all(
     Array.from({ length: 200 }, (_, i) =>
       clients[i % 4]!.ok('run', {

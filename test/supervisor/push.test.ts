@@ -111,7 +111,7 @@ test('an exec that waits for a person is pushed with how the operator answers it
 test('a 2026-07-28 client of the Tasks extension hears notifications/tasks on subscriptions/listen until the end', async (t) => {
   const daemon = await startTestDaemon(t);
   const tasks = { extensions: { [TASKS_EXTENSION]: {} } };
-  const go = `${daemon.stateDir}/go`;
+  const go = `${daemon.scratch}/go`;
   const created = await modernResult(
     daemon.url,
     'tools/call',

@@ -29,7 +29,7 @@ async function pollToEnd(url: string, taskId: string): Promise<any> {
 
 test('a run that outlives its wait answers a task to a client that declares the extension; tasks/get says working, then completed with the output, and hands the result over as status does', async (t) => {
   const { peer, daemon, tools } = await startDaemonWithPeer(t);
-  const go = join(daemon.stateDir, 'go');
+  const go = join(daemon.scratch, 'go');
   const command = `echo started; while [ ! -e ${go} ]; do sleep 0.02; done; echo finished`;
   const created = await modernResult(
     daemon.url,

@@ -272,7 +272,7 @@ test('50 pty tasks at once all finish with their own output', async (t) => {
     return `${/VmRSS:\s+(\d+ kB)/.exec(status)?.[1]} RSS, ${/Threads:\s+(\d+)/.exec(status)?.[1]} threads`;
   };
   const idle = figures();
-  const barrier = join(daemon.stateDir, 'go');
+  const barrier = join(daemon.scratch, 'go');
   // Each waits for the barrier file, so all 50 hold a terminal at the same time.
   const tasks = await Promise.all(
     Array.from({ length: count }, (_, i) =>

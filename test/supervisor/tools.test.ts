@@ -158,7 +158,7 @@ test('cwd, env and stdin reach the command, and stdin is /dev/null without stdin
 test('a failed spawn ends the task as done with its error and no exit code', async (t) => {
   const daemon = await startTestDaemon(t, { args: ['--max-running', '1'] });
   const tools = await connectClient(t, daemon.url);
-  const dir = `${daemon.stateDir}/vanishing`;
+  const dir = `${daemon.scratch}/vanishing`;
   mkdirSync(dir);
   // The only slot is taken, so the directory can vanish between run's check and the spawn.
   const blocker = await tools.ok('run', { command: 'sleep 1', wait_seconds: 0 });

@@ -7,7 +7,7 @@ import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 test('a task that outlives run is upserted as running, then with its end; status clears it once', async (t) => {
   const { peer, daemon, tools } = await startDaemonWithPeer(t);
-  const go = join(daemon.stateDir, 'go');
+  const go = join(daemon.scratch, 'go');
   const command = `echo started; while [ ! -e ${go} ]; do sleep 0.02; done; echo finished; echo oops >&2; exit 3`;
   // Returns once the task has started and written (never on a time: a slow start would upsert twice).
   const run = await tools.ok('run', { command, name: 'build-1', wait_for: '^started$', wait_seconds: 30 });
@@ -84,7 +84,7 @@ test('reusing the name of a finished task clears the todo the old task left', as
 
 test('a pending task is shown as pending, then running, and a cancelled one as killed', async (t) => {
   const { peer, daemon, tools } = await startDaemonWithPeer(t, { args: ['--max-running', '1'] });
-  const go = join(daemon.stateDir, 'go');
+  const go = join(daemon.scratch, 'go');
   await tools.ok('run', { command: `while [ ! -e ${go} ]; do sleep 0.02; done`, name: 'first', wait_seconds: 0 });
   assert.equal((await tools.ok('run', { command: 'sleep 30', name: 'second', wait_seconds: 0 })).state, 'pending');
   assert.equal((await tools.ok('run', { command: 'true', name: 'third', wait_seconds: 0 })).state, 'pending');

@@ -4,14 +4,20 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** The folder of the output files under `stateDir`, made (mode 0700) if need be. */
+export function makeOutputDir(stateDir: string): string {
+  const dir = join(stateDir, 'harness', 'bash-tasks');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
 export class OutputFiles {
   readonly dir: string;
 
   /** Creates the folder (mode 0700) under `stateDir` if needed. */
   constructor(stateDir: string) {
-    this.dir = join(stateDir, 'harness', 'bash-tasks');
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    chmodSync(this.dir, 0o700);
+    this.dir = makeOutputDir(stateDir);
   }
 
   /** The two files of task `id`; ids are checked against the name pattern before they get here. */
