@@ -56,12 +56,16 @@ const TCP_CLOSE_WAIT = 8;
  * gives no holder. With none found, the socket is looked up again: a caller that closed it during
  * the scan (one that exits right after sending) is told by then.
  */
-export function findPeerHolder(connection: TcpEnds, skipPid = process.pid): PeerHolder | null {
+export function findPeerHolder(
+  connection: TcpEnds,
+  tasksPidNamespace: string | null = null,
+  skipPid = process.pid,
+): PeerHolder | null {
   const socket = findPeerSocket(connection);
   if (socket === null) return null;
   const { cgroupId, uid } = socket;
   if (socket.inode === 0) return { holder: null, cut: false, unreadable: [], cgroupId, uid, closed: true };
-  const found = findSocketHolder(socket.inode, skipPid);
+  const found = findSocketHolder(socket.inode, skipPid, tasksPidNamespace);
   if (found.holder !== null) return { ...found, cgroupId, uid, closed: false };
   const after = findPeerSocket(connection);
   const closed = socket.finSent || after === null || after.inode !== socket.inode || after.finSent;
@@ -199,12 +203,12 @@ function searchTable(path: string, needle: string): number | null {
   return found;
 }
 
-/** The most fd links one lookup reads (about 60 ms of this thread here): a task that holds more cannot hold the thread longer. */
+/** The most fd links of tasks' processes one lookup reads (about 60 ms of this thread here): a task that holds more cannot hold the thread longer. */
 export const SCAN_FDS = 8192;
-/** The fd links all lookups read in a second at most: many connections at once cannot hold it either. */
+/** The fd links of tasks' processes all lookups read in a second at most: many connections at once cannot hold it either. */
 const SCAN_FDS_PER_SECOND = 20_000;
 
-/** What the lookups may still read now: refilled at SCAN_FDS_PER_SECOND, up to SCAN_FDS. */
+/** What the lookups may still read of tasks' processes now: refilled at SCAN_FDS_PER_SECOND, up to SCAN_FDS. */
 const scanBudget = { left: SCAN_FDS, at: performance.now() };
 
 function takeScanBudget(): number {
@@ -216,23 +220,40 @@ function takeScanBudget(): number {
 
 /**
  * The first process but `skipPid` found with an fd on socket `inode`, and those passed over whose
- * fds cannot be read; `cut` once the scan has read as many fd links as it may (takeScanBudget).
- * Newest first: a caller is most often a process started for the call (hive-bash, curl), so a scan
- * of every process's fds (about 10 us an fd here, more on a loaded machine) mostly ends after a few.
+ * fds cannot be read; `cut` once the scan has read as many fd links of tasks' processes as it may
+ * (takeScanBudget). Processes outside the tasks' PID namespace (`tasksPidNamespace`, its
+ * `pid:[INODE]`; null: none told apart) are read first and in full: no task can make one, so no
+ * task can make a caller's lookup read more there. Newest first within each: a caller is most often
+ * a process started for the call (hive-bash, curl), so a scan (about 10 us an fd here, more on a
+ * loaded machine) mostly ends after a few.
  */
-export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolder, 'holder' | 'cut' | 'unreadable'> {
+export function findSocketHolder(
+  inode: number,
+  skipPid: number,
+  tasksPidNamespace: string | null = null,
+): Pick<PeerHolder, 'holder' | 'cut' | 'unreadable'> {
   const link = `socket:[${inode}]`;
   const unreadable: number[] = [];
+  const pids = newestFirst(readdirSync('/proc').map(Number)).filter(
+    (pid) => Number.isInteger(pid) && pid > 0 && pid !== skipPid,
+  );
+  const ofTasks = (pid: number) => tasksPidNamespace !== null && pidNamespaceOf(pid) === tasksPidNamespace;
+  const outside = tasksPidNamespace === null ? [] : pids.filter((pid) => !ofTasks(pid));
+  const first = scanFds(outside, link, Infinity, unreadable);
+  if (first.holder !== null) return { holder: first.holder, cut: false, unreadable };
+  const rest = tasksPidNamespace === null ? pids : pids.filter(ofTasks);
   const budget = takeScanBudget();
+  const second = scanFds(rest, link, budget, unreadable);
+  scanBudget.left -= second.read;
+  return { holder: second.holder, cut: second.cut, unreadable };
+}
+
+/** Reads the fds of `pids` for `link`, at most `budget` of them (a process's count read first): the holder, or whether the bound cut it short. */
+function scanFds(pids: number[], link: string, budget: number, unreadable: number[]) {
   let read = 0;
-  const found = (holder: number | null, cut: boolean) => {
-    scanBudget.left -= read;
-    return { holder, cut, unreadable };
-  };
-  for (const pid of newestFirst(readdirSync('/proc').map(Number))) {
-    if (!Number.isInteger(pid) || pid <= 0 || pid === skipPid) continue;
+  for (const pid of pids) {
     // Its fds counted first (the folder's size, Linux 6.2+): listing 20,000 of them costs as much as reading many.
-    if (read + fdCount(pid) > budget) return found(null, true);
+    if (read + fdCount(pid) > budget) return { holder: null, cut: true, read };
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
@@ -242,9 +263,9 @@ export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolde
       continue; // ENOENT: gone meanwhile
     }
     for (const fd of fds) {
-      if (read++ >= budget) return found(null, true);
+      if (read++ >= budget) return { holder: null, cut: true, read };
       try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return found(pid, false);
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return { holder: pid, cut: false, read };
       } catch (error) {
         // A process this one may list but not trace (another user namespace's root, say): unread.
         const { code } = error as NodeJS.ErrnoException;
@@ -254,7 +275,16 @@ export function findSocketHolder(inode: number, skipPid: number): Pick<PeerHolde
       }
     }
   }
-  return found(null, false);
+  return { holder: null, cut: false, read };
+}
+
+/** The PID namespace of process `pid` (`pid:[INODE]`), or null where it cannot be read. */
+export function pidNamespaceOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
 }
 
 /** Whether `address` is this host's: loopback, or an address of one of its interfaces. */
@@ -265,10 +295,6 @@ export function isLocalAddress(address: string): boolean {
   return Object.values(networkInterfaces()).some((list) => list?.some((entry) => entry.address === text));
 }
 
-/**
- * `pids` from the one given last down, as the kernel hands them out: from ns_last_pid down to 1,
- * then down from pid_max (pids wrap around there: on this machine's 32,768 within hours).
- */
 /** How many fds process `pid` holds, as its fd folder's size says (0 where the kernel does not say, or it cannot be read). */
 function fdCount(pid: number): number {
   try {
@@ -278,6 +304,10 @@ function fdCount(pid: number): number {
   }
 }
 
+/**
+ * `pids` from the one given last down, as the kernel hands them out: from ns_last_pid down to 1,
+ * then down from pid_max (pids wrap around there: on this machine's 32,768 within hours).
+ */
 function newestFirst(pids: number[]): number[] {
   let last: number;
   let max: number;

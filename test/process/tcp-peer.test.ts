@@ -37,14 +37,13 @@ const endsOf = (socket: Socket): TcpEnds => ({
 /**
  * A listener on `host`, the socket it accepts from a child process connecting to `connectHost`, and
  * its ends (read while it is open). `reset`: once its ends are read, the child sends its first line
- * and resets the connection. `uid`: the child's user.
+ * and resets the connection.
  */
 async function acceptFromChild(
   t: TestContext,
   host: string,
   connectHost: string,
   reset = false,
-  uid = process.getuid!(),
 ): Promise<{ accepted: Socket; ends: TcpEnds; childPid: number }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -68,7 +67,7 @@ async function acceptFromChild(
       '-e',
       `const s = require('net').connect(${port}, ${JSON.stringify(connectHost)}, () => { ${then} }); setInterval(() => {}, 1000)`,
     ],
-    { stdio: 'ignore', uid },
+    { stdio: 'ignore' },
   );
   t.after(() => child.kill('SIGKILL'));
   const { socket, ends } = await accepted;
@@ -117,9 +116,18 @@ test('a peer that closed its socket is held by no process', async (t) => {
 });
 
 test("a peer's socket tells the user its maker was", async (t) => {
-  const { ends, childPid } = await acceptFromChild(t, '127.0.0.1', '127.0.0.1', false, 65534);
-  const peer = findPeerHolder(ends)!;
-  assert.deepEqual([peer.holder, peer.uid], [childPid, 65534]);
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  // python3 from /usr/bin, which any user may run (this Node may be in a folder only root may enter).
+  const connect = `import socket, time; s = socket.create_connection(('127.0.0.1', ${(server.address() as AddressInfo).port})); time.sleep(60)`;
+  const child = spawn('python3', ['-c', connect], { stdio: 'ignore', uid: 65534 });
+  t.after(() => child.kill('SIGKILL'));
+  const socket = await accepted;
+  t.after(() => socket.destroy());
+  const peer = findPeerHolder(endsOf(socket))!;
+  assert.deepEqual([peer.holder, peer.uid], [child.pid, 65534]);
 });
 
 /**
