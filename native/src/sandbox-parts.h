@@ -1,20 +1,11 @@
-/* What the sandbox's files share (sandbox.h is what they offer the shim): the new mount API's
- * constants, the devices every sandboxed task may open, and the steps of its mount namespace that
+/* What the sandbox's files share (sandbox.h is what they offer the shim): the devices every sandboxed task may open, and the steps of its mount namespace that
  * sandbox-mounts.c takes from sandbox-kernel.c. */
 #ifndef HIVE_SANDBOX_PARTS_H
 #define HIVE_SANDBOX_PARTS_H
 
 #include <stdint.h>
 
-/* The new mount API's flags, spelled here: glibc has them only from 2.36. */
-#define TREE_CLONE 1 /* OPEN_TREE_CLONE */
-#define TREE_RECURSIVE 0x8000 /* AT_RECURSIVE */
-#define MOVE_FROM_FD 0x4 /* MOVE_MOUNT_F_EMPTY_PATH */
-#define MOVE_TO_FD 0x40 /* MOVE_MOUNT_T_EMPTY_PATH */
-#define ATTR_RDONLY 0x1
-#define ATTR_NOSUID 0x2
-#define ATTR_NODEV 0x4
-#define ATTR_NOEXEC 0x8
+#include "sys.h" /* the new mount API's flags */
 
 /* A device a sandboxed task may open: DEVICE_BOUND ones are bound from the host's /dev into its
  * mount namespace (every other device node there is nodev); DEVICE_WRITABLE ones Landlock lets it

@@ -35,6 +35,16 @@
 #define SYS_mount_setattr 442
 #endif
 
+/* The new mount API's flags, spelled here: glibc has them only from 2.36. */
+#define TREE_CLONE 1 /* OPEN_TREE_CLONE */
+#define TREE_RECURSIVE 0x8000 /* AT_RECURSIVE */
+#define MOVE_FROM_FD 0x4 /* MOVE_MOUNT_F_EMPTY_PATH */
+#define MOVE_TO_FD 0x40 /* MOVE_MOUNT_T_EMPTY_PATH */
+#define ATTR_RDONLY 0x1
+#define ATTR_NOSUID 0x2
+#define ATTR_NODEV 0x4
+#define ATTR_NOEXEC 0x8
+
 static inline int sys_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 static inline int sys_pidfd_send_signal(int pidfd, int sig) {

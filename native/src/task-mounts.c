@@ -120,16 +120,6 @@ static int guard_cgroups(int count, const char **call, const char **object) {
 }
 
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-
 /* Makes each folder of `path` from `from` on (the part past its start, inside a fresh tmpfs). */
 static int make_folders(const char *path, size_t from) {
   char partial[PATH_MAX];
@@ -148,7 +138,7 @@ static int make_folders(const char *path, size_t from) {
  * other runs' environments). `shown` is cloned before the cover and moved onto a folder made for it. */
 static int show_alone(const char *dir, const char *shown, const char **call) {
   *call = "open_tree OPEN_TREE_CLONE";
-  int clone = (int)syscall(SYS_open_tree, AT_FDCWD, shown, OPEN_TREE_CLONE | AT_RECURSIVE | O_CLOEXEC);
+  int clone = (int)syscall(SYS_open_tree, AT_FDCWD, shown, TREE_CLONE | TREE_RECURSIVE | O_CLOEXEC);
   if (clone < 0) return -errno;
   *call = "mount tmpfs";
   int err = mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") == 0 ? 0 : -errno;
@@ -158,7 +148,7 @@ static int show_alone(const char *dir, const char *shown, const char **call) {
   }
   if (err == 0) {
     *call = "move_mount";
-    err = syscall(SYS_move_mount, clone, "", AT_FDCWD, shown, MOVE_MOUNT_F_EMPTY_PATH) == 0 ? 0 : -errno;
+    err = syscall(SYS_move_mount, clone, "", AT_FDCWD, shown, MOVE_FROM_FD) == 0 ? 0 : -errno;
   }
   close(clone);
   if (err == 0) {
@@ -172,13 +162,16 @@ static int show_alone(const char *dir, const char *shown, const char **call) {
   return err;
 }
 
+/* Whether `path` lies beneath the folder `dir`. */
+static int is_beneath(const char *path, const char *dir) {
+  size_t length = strlen(dir);
+  return strncmp(path, dir, length) == 0 && path[length] == '/';
+}
+
 /* The folder of `shown` beneath `dir` (a -s path), or NULL. */
 static const char *shown_beneath(const struct task_mounts *plan, const char *dir) {
-  size_t length = strlen(dir);
-  for (int i = 0; i < plan->shown.count; i++) {
-    const char *path = plan->shown.paths[i];
-    if (strncmp(path, dir, length) == 0 && path[length] == '/') return path;
-  }
+  for (int i = 0; i < plan->shown.count; i++)
+    if (is_beneath(plan->shown.paths[i], dir)) return plan->shown.paths[i];
   return NULL;
 }
 
@@ -186,8 +179,7 @@ static const char *shown_beneath(const struct task_mounts *plan, const char *dir
 static int beneath_partly_shown(const struct task_mounts *plan, const char *path) {
   for (int i = 0; i < plan->read_only.count; i++) {
     const char *dir = plan->read_only.paths[i];
-    size_t length = strlen(dir);
-    if (shown_beneath(plan, dir) != NULL && strncmp(path, dir, length) == 0 && path[length] == '/') return 1;
+    if (shown_beneath(plan, dir) != NULL && is_beneath(path, dir)) return 1;
   }
   return 0;
 }
