@@ -237,11 +237,13 @@ export function findSocketHolder(
   const pids = newestFirst(readdirSync('/proc').map(Number)).filter(
     (pid) => Number.isInteger(pid) && pid > 0 && pid !== skipPid,
   );
-  const ofTasks = (pid: number) => tasksPidNamespace !== null && pidNamespaceOf(pid) === tasksPidNamespace;
-  const outside = tasksPidNamespace === null ? [] : pids.filter((pid) => !ofTasks(pid));
+  // Each process's namespace read once: the tasks' go to the bounded pass, the rest to the first.
+  const outside: number[] = [];
+  const rest = tasksPidNamespace === null ? pids : [];
+  if (tasksPidNamespace !== null)
+    for (const pid of pids) (pidNamespaceOf(pid) === tasksPidNamespace ? rest : outside).push(pid);
   const first = scanFds(outside, link, Infinity, unreadable);
   if (first.holder !== null) return { holder: first.holder, cut: false, unreadable };
-  const rest = tasksPidNamespace === null ? pids : pids.filter(ofTasks);
   const budget = takeScanBudget();
   const second = scanFds(rest, link, budget, unreadable);
   scanBudget.left -= second.read;
