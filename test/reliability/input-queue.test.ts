@@ -16,7 +16,16 @@ for (const pty of [false, true]) {
     const daemon = await startTestDaemon(t);
     const tools = await connectClient(t, daemon.url);
     const id = pty ? 'deaf-pty' : 'deaf-pipe';
-    await tools.ok('run', { command: 'sleep 600', name: id, interactive: true, pty, wait_seconds: 0 });
+    // A terminal in canonical mode takes without end what does not fit its line (it drops it and
+    // echoes it), so the queue would drain; raw and without echo it takes its buffers' worth and stops.
+    await tools.ok('run', {
+      command: `${pty ? 'stty raw -echo; echo ready; ' : ''}sleep 600`,
+      name: id,
+      interactive: true,
+      pty,
+      wait_seconds: 0,
+    });
+    while (pty && (await tools.ok('status', { id, wait_for: '^ready', wait_seconds: 30 })).wait_result !== 'matched');
     const text = `${'y'.repeat(MAX_INPUT_BYTES - 1)}\n`;
     let queued = 0;
     let refusal: { text: string; structured: any } | null = null;
@@ -27,7 +36,7 @@ for (const pty of [false, true]) {
     }
     assert.ok(refusal, `${MOST_INPUTS} inputs of ${MAX_INPUT_BYTES} bytes were all queued`);
     assert.ok(queued > 0 && queued <= MAX_QUEUED_INPUT_BYTES, `${queued} bytes queued`);
-    // A terminal goes on taking a little of it (what it echoes is read): queued now is at most what the last answer said.
+    // A terminal goes on taking a little of it until its buffers are full: queued now is at most what the last answer said.
     const now = Number(/ holds (\d+) bytes /.exec(refusal.text)?.[1]);
     assert.ok(now > 0 && now <= queued, `${now} bytes said queued, after ${queued}`);
     const message = `input to task "${id}" refused: its stdin holds ${now} bytes the task has not read, and these ${MAX_INPUT_BYTES} would pass the ${MAX_QUEUED_INPUT_BYTES} bytes a task may have queued; nothing was written: wait until it reads (status shows what it printed), or kill it`;
