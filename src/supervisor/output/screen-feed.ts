@@ -1,12 +1,13 @@
 // Feeding a screen's emulator the output from its file, on the main thread and so bounded: the
 // output goes through ScreenInput (after which no character costs more than a pass over the
-// screen), in slices that take about 10 ms at most (xterm.js turns the event loop every 12 ms
-// between them), until a deadline; the rest waits for the next feed. Past its task's budget of
-// screen work (screen-work.ts), a feed skips to a recent part of the output, small enough to be
-// drawn in about a second whatever it holds.
+// screen), in slices that take about 10 ms at most, in turns shared with every other screen being
+// drawn (drawing-turns.ts: a read, or slices for about 10 ms), until a deadline; the rest waits
+// for the next feed. Past its task's budget of screen work (screen-work.ts), a feed skips to a
+// recent part of the output, small enough to be drawn in about a second whatever it holds.
 import type { Terminal } from '@xterm/headless';
 import { StringDecoder } from 'node:string_decoder';
 import { performance } from 'node:perf_hooks';
+import type { DrawingTurns } from './drawing-turns.js';
 import { fileSize, readAt } from './growing-file.js';
 import { ScreenInput } from './screen-input.js';
 
@@ -20,6 +21,8 @@ const READ_BYTES = 256 * 1024;
 const SLICE_CELL_CHARS = 1_500_000;
 const MIN_SLICE_CHARS = 4;
 const MAX_SLICE_CHARS = 256;
+/** How long a turn writes slices before the next screen's turn: the 10 ms of a slice at most more. */
+const TURN_MS = 10;
 /** The recent part a skip draws: a hundred slices' worth, about 1 s at most (150 bytes on a 1000x1000 terminal, 78 KB on 80x24) ... */
 const RECENT_CELL_CHARS = 100 * SLICE_CELL_CHARS;
 /** ... and at least this much, where even a pass over the screen for each character is cheap enough. */
@@ -66,28 +69,41 @@ export function drawnBytes(emulator: Emulator): number {
   return Math.max(0, emulator.read - Buffer.byteLength(emulator.pending.slice(emulator.at)));
 }
 
-/** Feeds what the file holds past what was read until `deadline` (performance.now()); whether it caught up. */
-export async function feed(emulator: Emulator, path: string, deadline: number): Promise<boolean> {
+/**
+ * Feeds what the file holds past what was read until `deadline` (performance.now()), a turn at a
+ * time; whether it caught up.
+ */
+export async function feed(emulator: Emulator, path: string, deadline: number, turns: DrawingTurns): Promise<boolean> {
   const size = fileSize(path);
   for (;;) {
-    if (emulator.at >= emulator.pending.length) {
-      emulator.pending = ''; // a kept terminal holds no text it has taken
-      emulator.at = 0;
-      if (emulator.read >= size) return true;
-      if (performance.now() > deadline) return false;
-      // A read may leave no text to write (a string's body is dropped), and then no slice turns the
-      // event loop: each read turns it once, so that the whole file is never filtered in one step.
-      if (emulator.read > 0) await new Promise(setImmediate);
-      const bytes = readAt(path, emulator.read, Math.min(READ_BYTES, size - emulator.read));
-      if (bytes.length === 0) return true;
-      emulator.read += bytes.length;
-      // The decoder keeps a character cut at the end for the next read; ScreenInput, a sequence.
-      emulator.pending = emulator.input.filter(emulator.decoder.write(bytes));
-      emulator.at = 0;
-    }
-    await writeSlices(emulator, deadline);
-    if (emulator.at < emulator.pending.length) return false;
+    const caughtUp = await turns.take(() => feedTurn(emulator, path, size, deadline));
+    if (caughtUp !== undefined) return caughtUp;
   }
+}
+
+/** One turn of a feed: a read, or slices for a turn; whether it caught up, once that is known. */
+async function feedTurn(
+  emulator: Emulator,
+  path: string,
+  size: number,
+  deadline: number,
+): Promise<boolean | undefined> {
+  if (emulator.at < emulator.pending.length) {
+    await writeSlices(emulator, Math.min(deadline, performance.now() + TURN_MS));
+    return emulator.at < emulator.pending.length && performance.now() > deadline ? false : undefined;
+  }
+  emulator.pending = ''; // a kept terminal holds no text it has taken
+  emulator.at = 0;
+  if (emulator.read >= size) return true;
+  if (performance.now() > deadline) return false;
+  // A read may leave no text to write (a string's body is dropped): each read is a turn, so that
+  // the whole file is never filtered in one step.
+  const bytes = readAt(path, emulator.read, Math.min(READ_BYTES, size - emulator.read));
+  if (bytes.length === 0) return true;
+  emulator.read += bytes.length;
+  // The decoder keeps a character cut at the end for the next read; ScreenInput, a sequence.
+  emulator.pending = emulator.input.filter(emulator.decoder.write(bytes));
+  return undefined;
 }
 
 /**
@@ -115,7 +131,7 @@ export function skipToRecent(emulator: Emulator, path: string): void {
 function writeSlices(emulator: Emulator, deadline: number): Promise<void> {
   const slice = Math.min(MAX_SLICE_CHARS, Math.max(MIN_SLICE_CHARS, Math.floor(SLICE_CELL_CHARS / emulator.cells)));
   return new Promise((resolve) => {
-    // Called back as each slice is parsed, inside xterm.js's own loop, which yields every 12 ms.
+    // Called back as each slice is parsed, inside xterm.js's own loop.
     const next = () => {
       if (emulator.at >= emulator.pending.length || performance.now() > deadline) return resolve();
       const piece = emulator.pending.slice(emulator.at, emulator.at + slice);

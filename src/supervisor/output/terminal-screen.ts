@@ -1,12 +1,14 @@
 // What a pty task's terminal shows now, as a person would see it: a headless terminal emulator
 // (@xterm/headless) fed the task's output from its file, made at the first screen asked of a run,
 // then fed only what was written since (see bench/screen-cost). It runs on the main thread, so its
-// work is bounded (screen-feed.ts): one call feeds for 2 s at most, and the rest waits for the
-// next call; past its task's budget of screen work a minute (screen-work.ts), a call draws only a
-// recent part of what is left, so that a flood of costly output gets an answer.
+// work is bounded (screen-feed.ts): screens draw in turns, one at a time (drawing-turns.ts), one
+// call feeds for 2 s at most, and the rest waits for the next call; past its task's budget of
+// screen work a minute (screen-work.ts), a call draws only a recent part of what is left, so that
+// a flood of costly output gets an answer.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { ScreenTooCostlyError } from '../../errors.js';
+import { DrawingTurns } from './drawing-turns.js';
 import { fileSize } from './growing-file.js';
 import { drawnBytes, feed, newEmulator, skipToRecent, type Emulator } from './screen-feed.js';
 import { ScreenWork } from './screen-work.js';
@@ -15,6 +17,12 @@ import { ScreenWork } from './screen-work.js';
 const KEPT_TERMINALS = 32;
 /** ... and a million cells in all (a terminal of run's largest size; 25 MB, a cell taking 12 bytes in each of two buffers). */
 const KEPT_CELLS = 1_000_000;
+/**
+ * The cells of the terminals being drawn at once (two of run's largest): past it, a call that needs a new terminal
+ * waits for another call's end. 32 calls at once on 1000x1000 terminals took the daemon from 129
+ * to 642 MB, each holding a terminal of its own.
+ */
+const LIVE_CELLS = 2_000_000;
 /** How long one call may feed a terminal. */
 const FEED_BUDGET_MS = 2000;
 
@@ -43,35 +51,55 @@ export class TerminalScreens {
   /** By run key, the most recently asked last. */
   private readonly emulators = new Map<string, Emulator>();
   private readonly work = new ScreenWork();
+  private readonly turns = new DrawingTurns();
+  /** Calls waiting for room to make a terminal in. */
+  private readonly roomWaiters: Array<() => void> = [];
 
   /**
    * The screen of task `id`'s run `runKey`, whose terminal (`cols` by `rows`) wrote to `path`,
    * once fed all that is there now; ScreenTooCostlyError when that takes more than one call's budget.
    */
   async screenOf(id: string, runKey: string, path: string, cols: number, rows: number): Promise<Screen> {
-    const { Terminal } = loadEmulator();
-    let emulator = this.emulators.get(runKey);
-    this.emulators.delete(runKey);
-    if (emulator === undefined || fileSize(path) < emulator.read) {
-      emulator?.terminal.dispose();
-      emulator = newEmulator(new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }));
-    }
-    const fed = emulator;
-    fed.callers++;
-    this.emulators.set(runKey, fed);
-    this.dropIdle();
-    const drawn = fed.feeding.then(() => this.draw(id, fed, path));
-    fed.feeding = drawn.then(
+    let emulator: Emulator | { room: Promise<void> };
+    // Made in a turn (a 1000x1000 terminal takes 11 to 22 ms), and only once there is room.
+    while ('room' in (emulator = await this.turns.take(() => this.emulatorFor(runKey, path, cols, rows))))
+      await emulator.room;
+    const drawn = emulator.feeding.then(() => this.draw(id, emulator, path));
+    emulator.feeding = drawn.then(
       () => {},
       () => {},
     );
     try {
       if (!(await drawn))
-        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, drawnBytes(fed), fileSize(path), FEED_BUDGET_MS);
-      return render(fed);
+        throw new ScreenTooCostlyError(id, `${cols}x${rows}`, drawnBytes(emulator), fileSize(path), FEED_BUDGET_MS);
+      return await this.turns.take(() => render(emulator));
     } finally {
-      fed.callers--;
+      emulator.callers--;
+      this.dropIdle();
+      for (const wake of this.roomWaiters.splice(0)) wake();
     }
+  }
+
+  /**
+   * Run `runKey`'s emulator, taken by one more caller: the kept one, else a new one; or, when a new
+   * one would take the terminals being drawn past LIVE_CELLS, the next call's end to wait for.
+   */
+  private emulatorFor(runKey: string, path: string, cols: number, rows: number): Emulator | { room: Promise<void> } {
+    let emulator = this.emulators.get(runKey);
+    if (emulator === undefined || fileSize(path) < emulator.read) {
+      let busyCells = 0;
+      for (const other of this.emulators.values()) if (other.callers > 0) busyCells += other.cells;
+      if (busyCells > 0 && busyCells + cols * rows > LIVE_CELLS)
+        return { room: new Promise((resolve) => this.roomWaiters.push(resolve)) };
+      emulator?.terminal.dispose();
+      const { Terminal } = loadEmulator();
+      emulator = newEmulator(new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }));
+    }
+    this.emulators.delete(runKey);
+    emulator.callers++;
+    this.emulators.set(runKey, emulator);
+    this.dropIdle();
+    return emulator;
   }
 
   /**
@@ -83,7 +111,7 @@ export class TerminalScreens {
     const started = performance.now();
     const skipping = !this.work.hasLeft(id, FEED_BUDGET_MS);
     if (skipping) skipToRecent(emulator, path);
-    const caughtUp = await feed(emulator, path, started + FEED_BUDGET_MS);
+    const caughtUp = await feed(emulator, path, started + FEED_BUDGET_MS, this.turns);
     this.work.spend(id, performance.now() - started);
     return caughtUp || skipping;
   }
