@@ -30,7 +30,7 @@ import { countOwnChildren } from '../process/process-table.js';
 import { checkSandboxPolicy, describeSandboxing, sandboxPolicyOf, type SandboxPolicy } from './tasks/task-sandbox.js';
 import { describeFreeBytes } from '../errors.js';
 import { limitPolicyOf } from './tasks/task-limits.js';
-import { makeOutputDir, OutputFiles } from './output/output-files.js';
+import { inodesProblem, makeOutputDir, OutputFiles } from './output/output-files.js';
 import { interruptStaleTasks } from './tasks/reconcile.js';
 import { Retention } from './tasks/retention.js';
 import { inheritedEnvironment } from './tasks/task-environment.js';
@@ -263,7 +263,7 @@ function healthOf(config: Config, storage: Storage, taskSide: TaskSide, mcp: Mcp
     ok: fault === null,
     state_dir: {
       path: config.stateDir,
-      writable: store.storageFault === null,
+      writable: stateDirTakesWrites(storage),
       fault,
       held_writes: store.heldWrites,
       free: describeFreeBytes(config.stateDir),
@@ -281,6 +281,11 @@ function healthOf(config: Config, storage: Storage, taskSide: TaskSide, mcp: Mcp
     },
     registry: store.setAside === null ? null : { set_aside: store.setAside.path, reason: store.setAside.reason },
   };
+}
+
+/** Whether the state dir takes writes: the registry's (else they are held), and a task's output files (inodes). */
+function stateDirTakesWrites({ store, files }: Storage): boolean {
+  return store.storageFault === null && inodesProblem(files.dir) === null;
 }
 
 /** GET /todos: the todo socket, whether the harness is connected, and the outbox's oldest entries. */
@@ -317,7 +322,7 @@ function startMetrics(hostSetup: HostSetup, config: Config, storage: Storage, ta
     tasks: taskSide.tasks,
     outboxDepth: () => store.outbox.depth(),
     harness: taskSide.delivery,
-    stateDirWritable: () => store.storageFault === null,
+    stateDirWritable: () => stateDirTakesWrites(storage),
   });
   taskSide.tasks.events.onTransition((task, event, effects) => metrics.observeTransition(task, event, effects));
   return metrics;

@@ -203,7 +203,8 @@ function registerStateGauges(registry: Registry, sources: MetricsSources): void 
   gauge(registry, 'state_dir_size_bytes', "The size of the state dir's file system", [], (size) =>
     size.set(fileSystemBytes(stateDir, (stats) => stats.blocks * stats.bsize)),
   );
-  const writableHelp = '1 while the registry takes writes; 0 while they are held in memory';
+  const writableHelp =
+    "1 while the state dir takes writes; 0 while the registry's are held in memory, or no inode is left for output files";
   gauge(registry, 'state_dir_writable', writableHelp, [], (writable) =>
     writable.set(sources.stateDirWritable() ? 1 : 0),
   );

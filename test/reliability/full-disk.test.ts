@@ -17,10 +17,11 @@ import { waitFor } from '../helpers/processes.js';
 
 const MOUNT_MB = 24;
 
-/** A tmpfs of `megabytes` mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
-function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB): string | null {
+/** A tmpfs of `megabytes` (and `inodes`) mounted for this test, unmounted (lazily, whatever still holds it) at its end. */
+function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB, inodes?: number): string | null {
   const dir = mkdtempSync(join(tmpdir(), 'hive-bash-full-disk-'));
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m`, 'tmpfs', dir]);
+  const options = `size=${megabytes}m${inodes === undefined ? '' : `,nr_inodes=${inodes}`}`;
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir]);
   if (mounted.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     return null;
@@ -33,8 +34,8 @@ function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB
 }
 
 /** A state dir on a small disk of `megabytes` (mountSmallDisk), or null where none can be mounted. */
-function smallStateDir(t: { after(fn: () => void): void }, megabytes = MOUNT_MB) {
-  const disk = mountSmallDisk(t, megabytes);
+function smallStateDir(t: { after(fn: () => void): void }, megabytes = MOUNT_MB, inodes?: number) {
+  const disk = mountSmallDisk(t, megabytes, inodes);
   if (disk === null) return null;
   const stateDir = join(disk, 'state');
   mkdirSync(stateDir);
@@ -142,6 +143,43 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
     registry.close();
   }
   execFileSync('sync');
+});
+
+test('a state disk out of inodes, with bytes to spare: run is refused with ERR_STATE_DIR_FULL and /healthz says why, until some are freed', async (t) => {
+  const small = smallStateDir(t, MOUNT_MB, 256);
+  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
+  const { disk, stateDir } = small;
+  const daemon = await startTestDaemon(t, { stateDir });
+  const tools = await connectClient(t, daemon.url);
+  assert.equal((await tools.ok('run', { command: 'echo before', name: 'before', wait_seconds: 30 })).exit_code, 0);
+  // Something else on the disk takes its last inode (a task writing where it shares the disk).
+  const fillers = join(disk, 'fillers');
+  mkdirSync(fillers);
+  for (let i = 0; ; i++) {
+    try {
+      writeFileSync(join(fillers, String(i)), '');
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC');
+      break;
+    }
+  }
+  // Before, the run was recorded and answered done, its error ENOSPC opening its output file.
+  const refused = await tools.call('run', { command: 'echo after', name: 'after' });
+  assert.equal(refused.structured.error?.code, 'ERR_STATE_DIR_FULL', refused.text);
+  assert.match(
+    refused.text,
+    /^the state dir .* cannot be written now \(no inode is free on its file system \(0 of \d+, df -i .*\), and a task's output is two files; \d+ bytes free\); nothing was started/,
+  );
+  assert.match(await tools.error('status', { id: 'after' }), /no task/);
+  const degraded = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
+  assert.deepEqual([degraded.ok, degraded.state_dir.writable], [false, false]);
+  assert.match(degraded.state_dir.fault, /no inode is free/);
+  assert.equal((await tools.ok('status', { id: 'before' })).state, 'done', 'the daemon goes on serving');
+
+  rmSync(fillers, { recursive: true });
+  assert.equal((await tools.ok('run', { command: 'echo after', name: 'after', wait_seconds: 30 })).exit_code, 0);
+  const healthy = (await fetch(`${daemon.origin}/healthz`).then((res) => res.json())) as any;
+  assert.deepEqual([healthy.ok, healthy.state_dir.writable, healthy.state_dir.fault], [true, true, null]);
 });
 
 test('a task that fills a 3 MB state disk: its output stops short, and its end survives a restart', async (t) => {

@@ -111,7 +111,12 @@ const CONTRACT: ReadonlyArray<readonly [string, string, string, string]> = [
   ],
   ['hive_bash_state_dir_available_bytes', 'gauge', '', "Bytes free to the daemon on the state dir's file system"],
   ['hive_bash_state_dir_size_bytes', 'gauge', '', "The size of the state dir's file system"],
-  ['hive_bash_state_dir_writable', 'gauge', '', '1 while the registry takes writes; 0 while they are held in memory'],
+  [
+    'hive_bash_state_dir_writable',
+    'gauge',
+    '',
+    "1 while the state dir takes writes; 0 while the registry's are held in memory, or no inode is left for output files",
+  ],
   ['hive_bash_outbox_depth', 'gauge', '', 'Todo operations not yet acknowledged by the harness'],
   ['hive_bash_harness_connected', 'gauge', '', '1 while the todo socket is connected'],
   ['hive_bash_harness_configured', 'gauge', '', '1 when a todo socket is configured (--agent-socket)'],

@@ -1,8 +1,12 @@
 // Where each task's output lives: <state dir>/harness/bash-tasks/<id>.out and .err. A task's worker
 // creates its files; they are deleted when the task is removed (pruned, or replaced by a new run of
 // its name).
-import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
+import { StateDirFullError } from '../../errors.js';
+
+/** Files a task's start makes: its stdout and its stderr. */
+const FILES_A_TASK = 2;
 
 /** The folder of the output files under `stateDir`, made (mode 0700) if need be. */
 export function makeOutputDir(stateDir: string): string {
@@ -12,12 +16,34 @@ export function makeOutputDir(stateDir: string): string {
   return dir;
 }
 
+/**
+ * Why no task's output files can be made in `dir` now, in words: no inode is left on its file
+ * system (a disk can run out of them with bytes to spare); null when some are, or when the file
+ * system counts none (btrfs says 0 of 0).
+ */
+export function inodesProblem(dir: string): string | null {
+  let stats;
+  try {
+    stats = statfsSync(dir);
+  } catch {
+    return null; // the folder is gone: StateDirCheck says so
+  }
+  if (stats.files === 0 || stats.ffree >= FILES_A_TASK) return null;
+  return `no inode is free on its file system (${stats.ffree} of ${stats.files}, df -i ${dir}), and a task's output is two files`;
+}
+
 export class OutputFiles {
   readonly dir: string;
 
   /** Creates the folder (mode 0700) under `stateDir` if needed. */
-  constructor(stateDir: string) {
+  constructor(private readonly stateDir: string) {
     this.dir = makeOutputDir(stateDir);
+  }
+
+  /** Refuses a run whose output files cannot be made (StateDirFullError): nothing is written then. */
+  assertRoom(): void {
+    const problem = inodesProblem(this.dir);
+    if (problem !== null) throw new StateDirFullError(this.stateDir, problem);
   }
 
   /** The two files of task `id`; ids are checked against the name pattern before they get here. */

@@ -2,8 +2,10 @@
 // (not removed, nor replaced by another), its output folder there. Where tasks share the daemon's
 // mount namespace (no tasks' namespace), a task's `rm -rf` of the state dir leaves the registry
 // writing to a file no longer there, lost at the next start: /healthz says so, and so does the log.
+// So is a disk out of inodes, on which no task can start.
 import { lstatSync, mkdirSync, statSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
+import { inodesProblem } from '../output/output-files.js';
 
 export class StateDirCheck {
   private readonly registry: BigIntStats | undefined;
@@ -28,7 +30,8 @@ export class StateDirCheck {
       return `the registry ${this.registryPath} was replaced by another file: the daemon writes to the one it opened, no longer there, lost at its next start; restart it`;
     if (!lstatSync(this.outputDir, { throwIfNoEntry: false })?.isDirectory())
       return `the output folder ${this.outputDir} was removed: what was in it is gone, and it is made again`;
-    return null;
+    const inodes = inodesProblem(this.outputDir);
+    return inodes === null ? null : `the state dir cannot be written: ${inodes}; run is refused until some are freed`;
   }
 
   /** Makes the output folder again where it was removed (mode 0700); nothing where it is there. */

@@ -82,6 +82,7 @@ export class TaskService {
     const sandbox = resolveSandbox(request, env, this.settings.sandboxPolicy, this.hostSetup.sandbox);
     const bytes = pendingBytesOf(request);
     this.queue.assertRoom(bytes); // a full queue refuses before anything is written, even an id
+    this.files.assertRoom(); // so does a disk out of inodes, on which the task's files cannot be made
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
     const admitted = this.store.insert(request.name, build, composeClear);
