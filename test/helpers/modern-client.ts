@@ -15,6 +15,8 @@ export interface ModernOptions {
   /** Headers beside or instead of the standard ones (a value of undefined removes one). */
   headers?: Record<string, string | undefined>;
   id?: string | number;
+  /** Aborts the request: its connection is closed, as a client that hangs up does. */
+  signal?: AbortSignal;
 }
 
 export interface ModernAnswer {
@@ -62,7 +64,7 @@ export async function modernRequest(
   const sent = Object.fromEntries(
     Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
-  const res = await request(url, { method: 'POST', headers: sent, body });
+  const res = await request(url, { method: 'POST', headers: sent, body, signal: options.signal });
   const text = await res.body.text();
   let parsed: unknown = text;
   try {

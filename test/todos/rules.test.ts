@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { deliverSentinel, startDaemonWithPeer } from '../helpers/harness-peer.js';
+import { modernRequest } from '../helpers/modern-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 test('a task that outlives run is upserted as running, then with its end; status clears it once', async (t) => {
@@ -126,4 +127,42 @@ test('a status that peeks leaves a finished task todo for the agent; one that do
   await tools.ok('status', { id: 'watched' });
   await deliverSentinel(tools, peer, 'after-status');
   assert.equal(peer.todos.has('watched'), false, 'a status without peek handed the result over');
+});
+
+test('a caller that hangs up before its answer is handed nothing: the end of its run, or of the task its status waited on, stays a todo', async (t) => {
+  const { peer, daemon, tools } = await startDaemonWithPeer(t);
+  const gateOf = (name: string) => join(daemon.scratch, name);
+  const held = (name: string, code: number) =>
+    `while [ ! -e ${gateOf(name)} ]; do sleep 0.02; done; echo fin; exit ${code}`;
+  /** Sends `tool` with `args` on a connection of its own; once `running` holds, hangs up, then lets task `name` end. */
+  const hangUp = async (tool: string, args: Record<string, unknown>, name: string) => {
+    const aborted = new AbortController();
+    const call = modernRequest(daemon.url, 'tools/call', { name: tool, arguments: args }, { signal: aborted.signal });
+    await tools.statusWhen(name, (view) => view.state === 'running', `${name} runs`, 30_000, { peek: true });
+    aborted.abort();
+    await call.catch(() => {});
+    await fetch(`${daemon.origin}/healthz`); // the daemon has read past the hang-up
+    writeFileSync(gateOf(name), '');
+  };
+
+  // Before, run's end within its wait was handed to nobody and made no todo: the end was lost.
+  await hangUp('run', { command: held('in-run', 5), name: 'in-run', wait_seconds: 30 }, 'in-run');
+  const ranOut = await peer.waitForTodo('in-run', (todo) => todo.state === 'done');
+  assert.match(ranOut.summary!, /^bash task in-run done: exit 5 /);
+
+  // Before, status's wait cleared the done todo as if its caller had been handed the end.
+  await tools.ok('run', { command: held('in-status', 7), name: 'in-status', wait_seconds: 0 });
+  await peer.waitForTodo('in-status', (todo) => todo.state === 'running');
+  await hangUp('status', { id: 'in-status', wait_seconds: 30 }, 'in-status');
+  await peer.waitForTodo('in-status', (todo) => todo.state === 'done');
+  await deliverSentinel(tools, peer, 'sentinel');
+  assert.deepEqual(
+    [peer.todos.get('in-run')?.state, peer.todos.get('in-status')?.state],
+    ['done', 'done'],
+    'both ends wait for the agent as todos',
+  );
+  // A caller that is there is handed them: then they go.
+  for (const id of ['in-run', 'in-status']) assert.equal((await tools.ok('status', { id })).state, 'done');
+  await deliverSentinel(tools, peer, 'sentinel-2');
+  assert.deepEqual([peer.todos.has('in-run'), peer.todos.has('in-status')], [false, false]);
 });

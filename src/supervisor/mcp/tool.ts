@@ -57,6 +57,14 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output 
   ): ToolResult<z.output<Output>> | Promise<ToolResult<z.output<Output>>>;
 }
 
+/**
+ * Whether the client that sent `from` has hung up (its connection is closed, or closed for
+ * writing): it can be answered nothing, so a task's result is not handed over to it.
+ */
+export function callerLeft(from: IncomingMessage): boolean {
+  return from.socket.destroyed || !from.socket.writable;
+}
+
 /** Declares a tool; a function only so that TypeScript ties the handler's types to the schemas. */
 export function defineTool<Input extends z.ZodObject, Output extends OutputSchema>(
   definition: ToolDefinition<Input, Output>,

@@ -35,6 +35,8 @@ export type LifecycleEvent =
   | { type: 'shown' }
   /** A caller is handed the task's finished result: its todo goes. */
   | { type: 'handed-over' }
+  /** A caller that was to be handed the task's result hung up first: its todo appears, or stays. */
+  | { type: 'unanswered' }
   /** The command policy refused an exec of the task. */
   | { type: 'exec-denied'; rule: number | null; exec: ExecCall; reason: string; at: number }
   /** An exec of the task began to wait for a person's answer (`open`), or no longer waits: its todo shows it. */
@@ -96,6 +98,8 @@ export function advance(record: TaskRecord, event: LifecycleEvent, context: Life
       return afterAsking(record, event, context);
     case 'handed-over':
       return afterHandedOver(record, context);
+    case 'unanswered':
+      return afterUnanswered(record, context);
   }
 }
 
@@ -197,6 +201,12 @@ function afterExecDenied(record: TaskRecord, event: EventOf<'exec-denied'>): Tra
 function afterHandedOver(record: TaskRecord, context: LifecycleContext): Transition {
   if (!isFinished(record.state) || !record.todoShown || context.stopping) return unchanged(record);
   return { record: { ...record, todoShown: false }, effects: { ...NOTHING, persist: true, todo: 'clear' } };
+}
+
+function afterUnanswered(record: TaskRecord, context: LifecycleContext): Transition {
+  // Running or ended: no caller was told, so the harness is, as if run's wait were over.
+  if (record.todoShown || context.stopping) return unchanged(record);
+  return { record: { ...record, todoShown: true }, effects: { ...NOTHING, persist: true, todo: 'upsert' } };
 }
 
 type End = Pick<TaskRecord, 'state' | 'exitCode' | 'signal' | 'error' | 'endedAt'>;

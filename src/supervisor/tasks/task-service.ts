@@ -103,12 +103,14 @@ export class TaskService {
    * start, until `waitSeconds` (at least START_WAIT_MS) from now: a start that does not come (a
    * stopped spawner or shim) costs the answer its pid, not its time. Then a finished task goes back
    * whole and makes no todo, one still going (with its pid, if known) gets its todo. The hand-over
-   * is synchronous: a task ends before it (inline) or after (upserted).
+   * is synchronous: a task ends before it (inline) or after (upserted). A caller that hung up
+   * (`callerLeft`) is handed nothing: the task gets its todo, finished or not.
    */
   async runAndWait<T>(
     request: RunRequest,
     wait: (id: string) => Promise<T>,
     waitSeconds: number,
+    callerLeft: () => boolean,
   ): Promise<{ record: TaskRecord; waited: T }> {
     const deadline = Date.now() + Math.max(waitSeconds * 1000, START_WAIT_MS);
     const { id } = this.run(request);
@@ -116,7 +118,11 @@ export class TaskService {
     if (this.live.get(id)?.record.state === 'running')
       await withTimeout(this.whenStarted(id), Math.max(deadline - Date.now(), 0), undefined);
     const task = this.live.get(id);
-    const record = !task || isFinished(task.record.state) ? this.handOver(id) : this.apply(task, { type: 'shown' });
+    const record = callerLeft()
+      ? this.applyById(id, { type: 'unanswered' })
+      : !task || isFinished(task.record.state)
+        ? this.handOver(id)
+        : this.apply(task, { type: 'shown' });
     return { record, waited };
   }
 
@@ -138,9 +144,19 @@ export class TaskService {
 
   /** The task's record for a caller; a finished one is being handed over, so its todo is cleared. */
   handOver(id: string): TaskRecord {
+    return this.applyById(id, { type: 'handed-over' });
+  }
+
+  /** The task's record for a caller that hung up before it was answered: its todo appears, or stays. */
+  unanswered(id: string): TaskRecord {
+    return this.applyById(id, { type: 'unanswered' });
+  }
+
+  /** Applies `event` to task `id`, live or only in the registry. */
+  private applyById(id: string, event: LifecycleEvent): TaskRecord {
     const task = this.live.get(id);
-    if (task) return this.apply(task, { type: 'handed-over' });
-    return this.applyStored(this.get(id), { type: 'handed-over' });
+    if (task) return this.apply(task, event);
+    return this.applyStored(this.get(id), event);
   }
 
   /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */

@@ -6,7 +6,7 @@ import { echoValue } from '../../../shared/echo.js';
 import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../../process/limits.js';
 import { runEndAdvice } from '../end-notice.js';
 import { runApprovalAdvice, type ToolAdvice } from '../approval-advice.js';
-import { defineTool, field, objectField } from '../tool.js';
+import { callerLeft, defineTool, field, objectField } from '../tool.js';
 import { sandboxSchema } from '../../tasks/task-sandbox.js';
 import { runCallerOf } from '../../callers/task-callers.js';
 import { clientOf } from '../../callers/call-clients.js';
@@ -161,6 +161,7 @@ export const runTool = defineTool({
           ? (await tasks.waitForEnd(id, input.wait_seconds, options.askable), null)
           : await awaitReadiness(tasks, reads, id, want, input.wait_seconds, clientOf(from, callers)),
       input.wait_seconds,
+      () => callerLeft(from),
     );
     return describeWaited(await tasks.snapshotNow(record, DEFAULT_TAIL_BYTES), waited, input.verbose);
   },

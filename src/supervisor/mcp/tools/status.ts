@@ -10,7 +10,7 @@ import { awaitTasks, MAX_STATUS_IDS } from '../../readiness/several-tasks.js';
 import { compileWaitPattern } from '../../readiness/wait-pattern.js';
 import { statusEndAdvice } from '../end-notice.js';
 import { statusApprovalAdvice, type ToolAdvice } from '../approval-advice.js';
-import { defineTool, field } from '../tool.js';
+import { callerLeft, defineTool, field } from '../tool.js';
 import {
   tailBytesField,
   TASK_ID_ACCEPTS,
@@ -88,7 +88,10 @@ export const statusTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async handler(input, { tasks, reads, callers }, from, options) {
     const read = (id: string, tailBytes = input.tail_bytes) =>
-      tasks.snapshotNow(input.peek ? tasks.get(id) : tasks.handOver(id), tailBytes);
+      tasks.snapshotNow(
+        input.peek ? tasks.get(id) : callerLeft(from) ? tasks.unanswered(id) : tasks.handOver(id),
+        tailBytes,
+      );
     if (input.ids !== undefined) {
       if (input.id !== undefined || input.wait_for !== undefined || input.wait_for_port !== undefined) {
         throw new ToolInputError(
