@@ -2,6 +2,7 @@
 import { exitCodeOfSignal, signalNumber, KILL_SIGNALS, type KillSignal } from '../shared/signals.js';
 import { constants as osConstants } from 'node:os';
 import { escapeControls } from '../shared/control-escape.js';
+import { EXIT_TIMEOUT } from './cli-error.js';
 
 /** Milliseconds as a short duration: 850ms, 4.2s, 3m07s, 2h05m, 3d04h. */
 export function formatDuration(ms: number | null | undefined): string {
@@ -34,12 +35,20 @@ export function formatBytes(bytes: number | null | undefined): string {
   return unit === 0 ? `${value}B` : `${value < 10 ? value.toFixed(1) : Math.round(value)}${units[unit]}`;
 }
 
-/** What a shell reports for a finished task: its exit code, 128+N for signal N, else 1. */
-export function shellExitCode(task: { exit_code: number | null; signal: string | null }): number {
-  if (task.exit_code !== null) return task.exit_code;
+/** SIGTERM's code as a shell reports it (128+15): that of a task that was ended but exited 0 anyway. */
+const ENDED_BUT_EXITED_0 = 143;
+
+/**
+ * What a shell reports for a finished task: its exit code, 128+N for signal N, else 1. A task that
+ * did not end by itself is never a success: one timed out is 124 (as timeout(1) reports it), one
+ * killed or interrupted that exited 0 anyway (a trap) is 143, so that `run -- tests && deploy`
+ * does not deploy.
+ */
+export function shellExitCode(task: { state: string; exit_code: number | null; signal: string | null }): number {
+  if (task.state === 'timed_out') return EXIT_TIMEOUT;
   const number = task.signal === null ? undefined : (osConstants.signals as Record<string, number>)[task.signal];
-  if (number !== undefined) return exitCodeOfSignal(number);
-  return 1;
+  const code = task.exit_code ?? (number === undefined ? 1 : exitCodeOfSignal(number));
+  return code === 0 && task.state !== 'done' ? ENDED_BUT_EXITED_0 : code;
 }
 
 /** The accepted spelling of a kill signal (TERM, sigterm, 15 → SIGTERM), or null. */

@@ -123,6 +123,19 @@ test('hive-bash commands against one daemon', async (t) => {
     assert.match(waited.stdout, /^victim killed: exit 143 \(SIGTERM\) after /);
   });
 
+  await t.test('a task killed or timed out that exits 0 anyway (a trap) is never a success: 143 and 124', async () => {
+    const trapped = "trap 'exit 0' INT TERM; sleep 600 & wait";
+    await cli('run', '--name', 'trapped', '--detach', '--', trapped);
+    assert.equal((await cli('kill', 'trapped')).code, 0);
+    const waited = await cli('wait', 'trapped');
+    // Before, 0: `hive-bash wait build && deploy` deployed after a kill.
+    assert.equal(waited.code, 143, waited.stdout + waited.stderr);
+    assert.match(waited.stdout, /^trapped killed: exit 0 after /);
+    const timed = await cli('run', '--name', 'trapped-timeout', '--timeout', '1', '--wait', '20', '--', trapped);
+    assert.equal(timed.code, 124, timed.stdout + timed.stderr);
+    assert.match(timed.stdout, /^trapped-timeout\ntimed_out: exit 0 after /);
+  });
+
   await t.test('kill --all ends every running task and --json lists each result', async () => {
     for (const name of ['fleet-1', 'fleet-2', 'fleet-3'])
       await cli('run', '--name', name, '--detach', '--', awaitGate(gate));
