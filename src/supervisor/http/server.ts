@@ -31,14 +31,19 @@ const { createServer, STATUS_CODES } = createRequire(import.meta.url)('node:http
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** Bodies being read hold at most this much in all: one more is refused (503), so half-sent bodies cannot hold gigabytes. */
-const MAX_BODIES_BYTES = 64 * 1024 * 1024;
+/**
+ * Bodies being read or answered hold at most this much in all: one more is refused (503), so that
+ * half-sent bodies, or requests parked in a wait or a stream, cannot hold gigabytes. A body parsed
+ * takes about three times its size: 64 requests of 4 MiB parked in status's wait took the daemon
+ * from 106 to 879 MB when only bodies being read were counted.
+ */
+const MAX_BODIES_BYTES = 32 * 1024 * 1024;
 /** How often node:http looks for requests past their headers or request timeout (its default, 30 s, would let them stay that much longer). */
 const TIMEOUT_CHECK_MS = 1000;
 /** How long a connection answered before its request was read stays half closed before it is destroyed (answerAndClose). */
 const LINGER_MS = 500;
 const BUSY = Symbol('busy');
-const BODIES_BUSY = `Service unavailable: the bodies of requests being read hold ${MAX_BODIES_BYTES / 1024 / 1024} MiB in all; send this one again in a moment`;
+const BODIES_BUSY = `Service unavailable: the bodies of requests being read or answered hold ${MAX_BODIES_BYTES / 1024 / 1024} MiB in all; send this one again in a moment`;
 const NO_OAUTH =
   'Not found: this daemon has no OAuth; when it runs with --auth-token-file, send Authorization: Bearer TOKEN with the token from that file';
 const NO_STREAM =
@@ -129,7 +134,7 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
   }
   const barred = routes.callers.refusal(req);
   if (barred !== null) return answerAndClose(routes, req, 403, 'text/plain; charset=utf-8', `${barred}\n`);
-  const text = await readBody(req, req.method === 'POST' && path === '/mcp', routes.bodies);
+  const text = await readBody(req, res, req.method === 'POST' && path === '/mcp', routes.bodies);
   if (text === undefined) return; // the client went away mid-body: no one to answer
   if (text === BUSY)
     return answerAndClose(routes, req, 503, 'text/plain; charset=utf-8', `${BODIES_BUSY}\n`, { 'retry-after': '1' });
@@ -173,11 +178,13 @@ async function handle(routes: HttpSurface, req: IncomingMessage, res: ServerResp
 
 /**
  * Reads the request's body to its end, as text when `keep`, else dropped (''); null as soon as it
- * passes MAX_BODY_BYTES, BUSY as soon as the bodies being read would pass MAX_BODIES_BYTES (the
- * rest is not read); undefined when the client went away mid-body.
+ * passes MAX_BODY_BYTES, BUSY as soon as the bodies being read or answered would pass
+ * MAX_BODIES_BYTES (the rest is not read); undefined when the client went away mid-body. A body
+ * kept counts until its answer `res` is over.
  */
 function readBody(
   req: IncomingMessage,
+  res: ServerResponse,
   keep: boolean,
   bodies: { held: number },
 ): Promise<string | null | undefined | typeof BUSY> {
@@ -185,11 +192,14 @@ function readBody(
     const chunks: Buffer[] = [];
     let size = 0;
     let finished = false;
-    // Once only ('close' follows 'end'): gives back what this body held of the bodies' budget.
+    // Once only ('close' follows 'end'): what this body held of the bodies' budget is given back
+    // now, or once its answer is over.
     const finish = (result: string | null | undefined | typeof BUSY) => {
       if (finished) return;
       finished = true;
-      if (keep) bodies.held -= size;
+      const giveBack = () => (bodies.held -= size);
+      if (keep && typeof result === 'string') res.once('close', giveBack);
+      else if (keep) giveBack();
       req.off('data', onData);
       resolve(result);
     };
