@@ -33,24 +33,32 @@ export type HarnessRequest = TodoRequest | Wake;
 
 export type HarnessAnswer = { ok: true } | { ok: false; error: string };
 
+/** What of a harness's error text is kept (it is logged at each refusal): a line's worth. */
+const ERROR_KEPT = 200;
+
 /** Reads one answer line; a line that is not an answer is reported as a failed one, with the reason. */
 export function parseAnswer(line: string): HarnessAnswer & { malformed?: true } {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    return { ok: false, error: `malformed answer (not JSON): ${JSON.stringify(line.slice(0, 200))}`, malformed: true };
+    return {
+      ok: false,
+      error: `malformed answer (not JSON): ${JSON.stringify(line.slice(0, ERROR_KEPT))}`,
+      malformed: true,
+    };
   }
   if (typeof value === 'object' && value !== null && 'ok' in value) {
     if (value.ok === true) return { ok: true };
     if (value.ok === false) {
       const error = 'error' in value && typeof value.error === 'string' ? value.error : '(no error text)';
-      return { ok: false, error };
+      const cut = error.length > ERROR_KEPT ? `${error.slice(0, ERROR_KEPT)}... (${error.length} characters)` : error;
+      return { ok: false, error: cut };
     }
   }
   return {
     ok: false,
-    error: `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line.slice(0, 200))}`,
+    error: `malformed answer (expected {"ok":true} or {"ok":false,"error":"..."}): ${JSON.stringify(line.slice(0, ERROR_KEPT))}`,
     malformed: true,
   };
 }

@@ -94,7 +94,12 @@ test('requests a harness took down with it unanswered are sent again when it is 
 test('a todo the harness refuses with ok:false is sent again later, and the refusal is logged', async (t) => {
   let refusals = 0;
   const { peer, daemon, tools } = await startDaemonWithPeer(t, {
-    answer: () => (++refusals <= 3 ? '{"ok":false,"error":"the board is busy"}' : OK),
+    answer: () =>
+      ++refusals <= 2
+        ? '{"ok":false,"error":"the board is busy"}'
+        : refusals === 3
+          ? JSON.stringify({ ok: false, error: 'x'.repeat(1024 * 1024 - 100) })
+          : OK,
   });
   await tools.ok('run', { command: 'exit 4', name: 'refused', wait_seconds: 0 });
   const todo = await peer.waitForTodo('refused', (request) => request.state === 'done');
@@ -106,6 +111,10 @@ test('a todo the harness refuses with ok:false is sent again later, and the refu
     { key: refusalsLogged[0]!.key, error: refusalsLogged[0]!.error },
     { key: 'refused', error: 'the board is busy' },
   );
+  // A hostile harness's error of 1 MiB made each retry log a line of 1 MiB (43 MB in 30 s).
+  const long = await waitFor(() => logsSaying(daemon, 'the harness refused a todo; it will be sent again')[2], 30_000);
+  assert.ok(long, 'the third refusal is logged');
+  assert.equal(long.error, `${'x'.repeat(200)}... (${1024 * 1024 - 100} characters)`);
   assert.ok(await waitFor(async () => (await todoHealth(daemon)).outbox_depth === 0));
 });
 
