@@ -30,6 +30,9 @@ export interface ShownSelection {
   omittedBytes: number;
 }
 
+/** Lines dropped from the front of the latest before the array is cut: the cut copies what is left. */
+const DROPPED_BEFORE_CUT = 1024;
+
 interface Tally {
   lines: number;
   bytes: number;
@@ -44,8 +47,13 @@ export class Selection {
   /** The first lines, up to max_bytes of them (and no further than the head). */
   private readonly first: Held[] = [];
   private firstBytes = 0;
-  /** The latest lines: the last `tail` of them, else the last max_bytes. */
-  private readonly last: Held[] = [];
+  /**
+   * The latest lines, from `lastStart` on: the last `tail` of them, else the last max_bytes. Dropped
+   * from the front by moving `lastStart` (shift() moves every element: a tail of 100,000 lines of
+   * 800,000 took 79 s), and the array cut once half of it is dropped.
+   */
+  private last: Held[] = [];
+  private lastStart = 0;
   private lastBytes = 0;
   private lastLines = 0;
   private seq = 0;
@@ -75,7 +83,14 @@ export class Selection {
 
   /** Adds the next selected line. */
   add(entry: SelectedLine): void {
-    const held: Held = { ...entry, seq: this.seq++, bytes: Buffer.byteLength(entry.text) + (entry.partial ? 0 : 1) };
+    // One shape for every line (a spread of `entry` cost 1.8 µs a line here).
+    const held: Held = {
+      text: entry.text,
+      line: entry.line,
+      partial: entry.partial === true,
+      seq: this.seq++,
+      bytes: Buffer.byteLength(entry.text) + (entry.partial ? 0 : 1),
+    };
     const counts = entry.line === null ? 0 : 1;
     this.all.lines += counts;
     this.all.bytes += held.bytes;
@@ -102,23 +117,28 @@ export class Selection {
     this.seq += lines;
     this.all.lines += lines;
     this.all.bytes += bytes;
-    this.last.length = 0;
+    this.last = [];
+    this.lastStart = 0;
     this.lastBytes = 0;
     this.lastLines = 0;
   }
 
   private trimLast(): void {
     const tail = this.limits.tail;
-    while (this.last.length > 0) {
-      const oldest = this.last[0]!;
+    while (this.lastStart < this.last.length) {
+      const oldest = this.last[this.lastStart]!;
       const drop =
         tail !== null
           ? oldest.line === null || this.lastLines > tail
           : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
-      if (!drop) return;
-      this.last.shift();
+      if (!drop) break;
+      this.lastStart++;
       this.lastBytes -= oldest.bytes;
       if (oldest.line !== null) this.lastLines--;
+    }
+    if (this.lastStart >= DROPPED_BEFORE_CUT && this.lastStart * 2 >= this.last.length) {
+      this.last = this.last.slice(this.lastStart);
+      this.lastStart = 0;
     }
   }
 
@@ -129,10 +149,10 @@ export class Selection {
     // With head and tail, what lies between them counts as left out.
     let size: Tally = this.all;
     let front = this.first.filter((held) => held.seq < this.headEnd);
-    let back = this.last;
+    let back = this.last.slice(this.lastStart);
     if (tail !== null && head === null) {
       size = { lines: this.lastLines, bytes: this.lastBytes };
-      front = this.last;
+      front = back;
       back = [];
     }
     const lastFront = front[front.length - 1]?.seq ?? -1;
