@@ -96,6 +96,11 @@ export function findPeerInode(connection: TcpEnds): number | null {
   return findPeerSocket(connection)?.inode ?? null;
 }
 
+/** The cgroup v2 the peer's socket was made in, or null where sock_diag cannot say (or it is not in this namespace). */
+export function findPeerCgroup(connection: TcpEnds): bigint | null {
+  return findPeerSocket(connection)?.cgroupId ?? null;
+}
+
 /**
  * The peer's socket, or null when it is not in this namespace. Synchronous, so that a call that
  * asks is answered in the order it came (a run is admitted in the turn its request is read, before
