@@ -6,6 +6,12 @@
 
 const ESC = 0x1b;
 const TAB_STOP = 8;
+/**
+ * The columns of a clean line kept: output shows at most 1 MiB of a line (max_bytes), and a line
+ * is built as an array of its columns: 60 MB of "\tx" in one line, 270 million columns, took four
+ * output calls to 1.6 GB. What is written past it is dropped, as at a terminal's edge.
+ */
+export const MAX_CLEAN_COLUMNS = 1024 * 1024;
 
 /** Where the escape sequence starting at `start` (an ESC) ends, exclusive; -1 when `text` ends before it does. */
 export function escapeEnd(text: string, start: number): number {
@@ -57,13 +63,13 @@ function applyLineControl(sequence: string, line: string[], column: number, colu
 /**
  * One line of terminal output (without its "\n") as it finally showed on a terminal `columns`
  * wide. It is at most eight columns a character written plus one row (a tab's widest step, and
- * one move across the terminal): cursor moves alone cannot make it long.
+ * one move across the terminal): cursor moves alone cannot make it long; and MAX_CLEAN_COLUMNS.
  */
 export function cleanTerminalLine(raw: string, columns: number): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this looks for
   if (!/[\x00-\x1f\x7f]/.test(raw)) return raw;
   const width = Math.max(1, columns);
-  const limit = raw.length * TAB_STOP + width;
+  const limit = Math.min(raw.length * TAB_STOP + width, MAX_CLEAN_COLUMNS);
   const line: string[] = [];
   let column = 0;
   for (let at = 0; at < raw.length;) {
