@@ -33,13 +33,20 @@ function mountSmallDisk(t: { after(fn: () => void): void }, megabytes = MOUNT_MB
   return dir;
 }
 
-/** A state dir on a small disk of `megabytes` (mountSmallDisk), or null where none can be mounted. */
-function smallStateDir(t: { after(fn: () => void): void }, megabytes = MOUNT_MB, inodes?: number) {
+/** What a test on a small disk cannot do without root. */
+const NO_TMPFS = 'no tmpfs can be mounted here (it needs root)';
+
+/**
+ * A daemon on a state dir on a small disk of `megabytes` (and `inodes`: mountSmallDisk), and a
+ * client of it; null where no disk can be mounted.
+ */
+async function startOnSmallDisk(t: TestContext, megabytes = MOUNT_MB, inodes?: number) {
   const disk = mountSmallDisk(t, megabytes, inodes);
   if (disk === null) return null;
   const stateDir = join(disk, 'state');
   mkdirSync(stateDir);
-  return { disk, stateDir };
+  const daemon = await startTestDaemon(t, { stateDir });
+  return { disk, stateDir, daemon, tools: await connectClient(t, daemon.url) };
 }
 
 /** The disk fills from outside, the registry's write-ahead log emptied first, so that its next write must take new space. */
@@ -69,11 +76,9 @@ async function afterRestart(t: TestContext, stateDir: string, id: string): Promi
 }
 
 test('a state dir that fills and empties again: nothing lost, the daemon serving throughout', async (t) => {
-  const small = smallStateDir(t);
-  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const { disk, stateDir } = small;
-  const daemon = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, daemon.url);
+  const small = await startOnSmallDisk(t);
+  if (small === null) return t.skip(NO_TMPFS);
+  const { disk, stateDir, daemon, tools } = small;
   const gate = await runHeldTask(tools, disk);
 
   // Output stops while less than the reserve is free: the registry keeps room to write.
@@ -146,11 +151,9 @@ test('a state dir that fills and empties again: nothing lost, the daemon serving
 });
 
 test('a state disk out of inodes, with bytes to spare: run is refused with ERR_STATE_DIR_FULL and /healthz says why, until some are freed', async (t) => {
-  const small = smallStateDir(t, MOUNT_MB, 256);
-  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const { disk, stateDir } = small;
-  const daemon = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, daemon.url);
+  const small = await startOnSmallDisk(t, MOUNT_MB, 256);
+  if (small === null) return t.skip(NO_TMPFS);
+  const { disk, daemon, tools } = small;
   assert.equal((await tools.ok('run', { command: 'echo before', name: 'before', wait_seconds: 30 })).exit_code, 0);
   // Something else on the disk takes its last inode (a task writing where it shares the disk).
   const fillers = join(disk, 'fillers');
@@ -183,11 +186,9 @@ test('a state disk out of inodes, with bytes to spare: run is refused with ERR_S
 });
 
 test('a task that fills a 3 MB state disk: its output stops short, and its end survives a restart', async (t) => {
-  const small = smallStateDir(t, 3);
-  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const { stateDir } = small;
-  const first = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, first.url);
+  const small = await startOnSmallDisk(t, 3);
+  if (small === null) return t.skip(NO_TMPFS);
+  const { stateDir, daemon: first, tools } = small;
   const command = 'head -c 10M /dev/urandom | base64; echo done >&2';
   const ended = await tools.ok('run', { command, name: 'filler', wait_seconds: 30 });
   assert.deepEqual([ended.state, ended.exit_code], ['done', 0]);
@@ -201,11 +202,9 @@ test('a task that fills a 3 MB state disk: its output stops short, and its end s
 
 for (const reserve of [true, false])
   test(`a task end held in memory when the daemon stops is ${reserve ? 'written from its reserve' : 'named as lost without one'}`, async (t) => {
-    const small = smallStateDir(t);
-    if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-    const { disk, stateDir } = small;
-    const first = await startTestDaemon(t, { stateDir });
-    const tools = await connectClient(t, first.url);
+    const small = await startOnSmallDisk(t);
+    if (small === null) return t.skip(NO_TMPFS);
+    const { disk, stateDir, daemon: first, tools } = small;
     const gate = await runHeldTask(tools, disk);
     if (!reserve) rmSync(join(stateDir, 'registry-reserve'));
     fillFromOutside(disk, stateDir); // then the task ends
@@ -226,11 +225,9 @@ for (const reserve of [true, false])
   });
 
 test('a daemon killed on a full state disk starts again, in the room of its reserve', async (t) => {
-  const small = smallStateDir(t);
-  if (small === null) return t.skip('no tmpfs can be mounted here (it needs root)');
-  const { disk, stateDir } = small;
-  const first = await startTestDaemon(t, { stateDir });
-  const tools = await connectClient(t, first.url);
+  const small = await startOnSmallDisk(t);
+  if (small === null) return t.skip(NO_TMPFS);
+  const { disk, stateDir, daemon: first, tools } = small;
   await tools.ok('run', { command: 'sleep 600', name: 'asleep', wait_seconds: 0 });
   fillFromOutside(disk, stateDir);
   await first.crash();
