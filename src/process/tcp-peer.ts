@@ -38,7 +38,7 @@ export interface PeerHolder {
  * The peer's socket: its inode (0: an orphan, closed by its process, or in TIME_WAIT), its maker's
  * cgroup and uid (null: unknown), and whether it has sent its FIN (false where sock_diag cannot say).
  */
-interface PeerSocket {
+export interface PeerSocket {
   inode: number;
   cgroupId: bigint | null;
   uid: number | null;
@@ -62,7 +62,16 @@ export function findPeerHolder(
   skipPid = process.pid,
 ): PeerHolder | null {
   const socket = findPeerSocket(connection);
-  if (socket === null) return null;
+  return socket === null ? null : findHolderOf(socket, connection, tasksPidNamespace, skipPid);
+}
+
+/** Who holds `socket`, the peer's end of `connection` as findPeerSocket found it (see findPeerHolder). */
+export function findHolderOf(
+  socket: PeerSocket,
+  connection: TcpEnds,
+  tasksPidNamespace: string | null = null,
+  skipPid = process.pid,
+): PeerHolder {
   const { cgroupId, uid } = socket;
   if (socket.inode === 0) return { holder: null, cut: false, unreadable: [], cgroupId, uid, closed: true };
   const found = findSocketHolder(socket.inode, skipPid, tasksPidNamespace);
@@ -96,17 +105,12 @@ export function findPeerInode(connection: TcpEnds): number | null {
   return findPeerSocket(connection)?.inode ?? null;
 }
 
-/** The cgroup v2 the peer's socket was made in, or null where sock_diag cannot say (or it is not in this namespace). */
-export function findPeerCgroup(connection: TcpEnds): bigint | null {
-  return findPeerSocket(connection)?.cgroupId ?? null;
-}
-
 /**
  * The peer's socket, or null when it is not in this namespace. Synchronous, so that a call that
  * asks is answered in the order it came (a run is admitted in the turn its request is read, before
  * a later request on another connection is seen).
  */
-function findPeerSocket(connection: TcpEnds): PeerSocket | null {
+export function findPeerSocket(connection: TcpEnds): PeerSocket | null {
   const native = loadNative();
   if ('addon' in native) {
     const found = lookUpPeerSocket(native.addon, connection);

@@ -29,8 +29,8 @@ import { findCgroupById, isAlive, readAncestry } from './process-clues.js';
 import type { Sandbox } from '../../shared/sandbox.js';
 import {
   findOwnSocketCgroup,
-  findPeerCgroup,
-  findPeerHolder,
+  findHolderOf,
+  findPeerSocket,
   isLocalAddress,
   pidNamespaceOf,
   SCAN_FDS,
@@ -154,12 +154,14 @@ export class TaskCallers {
     )
       return unknown('a connection its caller has closed');
     const ends = { localAddress, localPort, remoteAddress, remotePort };
-    const byCgroup = this.callerOfCgroupAlone(ends);
-    if (byCgroup !== undefined) return byCgroup;
     let peer: PeerHolder | null;
     try {
+      const socket = findPeerSocket(ends);
+      const byCgroup =
+        socket === null || socket.cgroupId === null ? undefined : this.callerOfCgroupAlone(socket.cgroupId);
+      if (byCgroup !== undefined) return byCgroup;
       const init = this.namespace.describe().init_pid;
-      peer = findPeerHolder(ends, init === null ? null : pidNamespaceOf(init));
+      peer = socket === null ? null : findHolderOf(socket, ends, init === null ? null : pidNamespaceOf(init));
     } catch (error) {
       return unknown(`a connection whose peer could not be looked up (${(error as Error).message})`);
     }
@@ -215,16 +217,15 @@ export class TaskCallers {
 
   /**
    * Where tasks have cgroups of their own, who made the connection's calling end when its cgroup
-   * alone tells, with no process read: a live task's cgroup (or one within it), that task; a cgroup
-   * outside the tasks' folder, an outside caller (no task can make a socket there). Else undefined:
-   * the fd scan tells. Before, the scan came first, and processes outside the tasks were read in
+   * (`id`, from the sock_diag lookup the fd scan starts from) alone tells, with no process read: a
+   * live task's cgroup (or one within it), that task; a cgroup outside the tasks' folder, an
+   * outside caller (no task can make a socket there). Else undefined: the fd scan tells. Before, the scan came first, and processes outside the tasks were read in
    * full: 50 of them holding 19,800 fds each held the main thread 7.5 s at a connection's first call.
    */
-  private callerOfCgroupAlone(ends: TcpEnds): Caller | undefined {
+  private callerOfCgroupAlone(id: bigint): Caller | undefined {
     if (this.cgroupRoot === null) return undefined;
-    const id = findPeerCgroup(ends);
-    const owner = id === null ? null : this.cgroupOwner(id);
-    return owner !== null && 'kind' in owner ? owner : undefined;
+    const owner = this.cgroupOwner(id);
+    return 'kind' in owner ? owner : undefined;
   }
 
   /**
