@@ -1,5 +1,6 @@
-/* What the sandbox's files share (sandbox.h is what they offer the shim): the devices every sandboxed task may open, and the steps of its mount namespace that
- * sandbox-mounts.c takes from sandbox-kernel.c. */
+/* What the sandbox's files share (sandbox.h is what they offer the shim): the devices every
+ * sandboxed task may open, and the steps of its mount namespace that sandbox-mounts.c takes from
+ * sandbox-kernel.c. */
 #ifndef HIVE_SANDBOX_PARTS_H
 #define HIVE_SANDBOX_PARTS_H
 

@@ -119,7 +119,7 @@ export class TaskService {
       await withTimeout(this.whenStarted(id), Math.max(deadline - Date.now(), 0), undefined);
     const task = this.live.get(id);
     const record = callerLeft()
-      ? this.applyById(id, { type: 'unanswered' })
+      ? this.unanswered(id)
       : !task || isFinished(task.record.state)
         ? this.handOver(id)
         : this.apply(task, { type: 'shown' });
