@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { deliverSentinel, startDaemonWithPeer } from '../helpers/harness-peer.js';
+import { request } from 'undici';
 import { modernRequest } from '../helpers/modern-client.js';
+import { openSession } from '../helpers/session-client.js';
 import { findMarkedProcesses, waitFor } from '../helpers/processes.js';
 
 test('a task that outlives run is upserted as running, then with its end; status clears it once', async (t) => {
@@ -129,40 +131,67 @@ test('a status that peeks leaves a finished task todo for the agent; one that do
   assert.equal(peer.todos.has('watched'), false, 'a status without peek handed the result over');
 });
 
-test('a caller that hangs up before its answer is handed nothing: the end of its run, or of the task its status waited on, stays a todo', async (t) => {
+test("a caller that hangs up before its answer is handed nothing: the end of its run, of the task its status waited on, or of a session's task its tasks/result waited on, stays a todo", async (t) => {
   const { peer, daemon, tools } = await startDaemonWithPeer(t);
   const gateOf = (name: string) => join(daemon.scratch, name);
   const held = (name: string, code: number) =>
     `while [ ! -e ${gateOf(name)} ]; do sleep 0.02; done; echo fin; exit ${code}`;
-  /** Sends `tool` with `args` on a connection of its own; once `running` holds, hangs up, then lets task `name` end. */
-  const hangUp = async (tool: string, args: Record<string, unknown>, name: string) => {
+  /** Sends a request on a connection of its own (`send`); once task `name` runs, hangs up, then lets it end. */
+  const hangUp = async (send: (signal: AbortSignal) => Promise<unknown>, name: string) => {
     const aborted = new AbortController();
-    const call = modernRequest(daemon.url, 'tools/call', { name: tool, arguments: args }, { signal: aborted.signal });
+    const call = send(aborted.signal);
     await tools.statusWhen(name, (view) => view.state === 'running', `${name} runs`, 30_000, { peek: true });
     aborted.abort();
     await call.catch(() => {});
     await fetch(`${daemon.origin}/healthz`); // the daemon has read past the hang-up
     writeFileSync(gateOf(name), '');
   };
+  const toolCall = (tool: string, args: Record<string, unknown>) => (signal: AbortSignal) =>
+    modernRequest(daemon.url, 'tools/call', { name: tool, arguments: args }, { signal });
 
   // Before, run's end within its wait was handed to nobody and made no todo: the end was lost.
-  await hangUp('run', { command: held('in-run', 5), name: 'in-run', wait_seconds: 30 }, 'in-run');
+  await hangUp(toolCall('run', { command: held('in-run', 5), name: 'in-run', wait_seconds: 30 }), 'in-run');
   const ranOut = await peer.waitForTodo('in-run', (todo) => todo.state === 'done');
   assert.match(ranOut.summary!, /^bash task in-run done: exit 5 /);
 
   // Before, status's wait cleared the done todo as if its caller had been handed the end.
   await tools.ok('run', { command: held('in-status', 7), name: 'in-status', wait_seconds: 0 });
   await peer.waitForTodo('in-status', (todo) => todo.state === 'running');
-  await hangUp('status', { id: 'in-status', wait_seconds: 30 }, 'in-status');
+  await hangUp(toolCall('status', { id: 'in-status', wait_seconds: 30 }), 'in-status');
   await peer.waitForTodo('in-status', (todo) => todo.state === 'done');
+
+  // So did a 2025 session's tasks/result, which waits for its task's end.
+  const session = await openSession(daemon.url, { name: 'tasks-client', version: '1' }, { tasks: {} });
+  const created = await session.rpc('tools/call', {
+    name: 'run',
+    arguments: { command: held('in-result', 9), name: 'in-result' },
+    task: { ttl: 60_000 },
+  });
+  await peer.waitForTodo('in-result', (todo) => todo.state === 'running');
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tasks/result',
+    params: { taskId: created.result.task.taskId },
+  });
+  await hangUp(
+    (signal) => request(daemon.url, { method: 'POST', headers: session.headers, body, signal }),
+    'in-result',
+  );
+  await peer.waitForTodo('in-result', (todo) => todo.state === 'done');
+
+  const ids = ['in-run', 'in-status', 'in-result'];
   await deliverSentinel(tools, peer, 'sentinel');
   assert.deepEqual(
-    [peer.todos.get('in-run')?.state, peer.todos.get('in-status')?.state],
-    ['done', 'done'],
-    'both ends wait for the agent as todos',
+    ids.map((id) => peer.todos.get(id)?.state),
+    ['done', 'done', 'done'],
+    'every end waits for the agent as a todo',
   );
   // A caller that is there is handed them: then they go.
-  for (const id of ['in-run', 'in-status']) assert.equal((await tools.ok('status', { id })).state, 'done');
+  for (const id of ids) assert.equal((await tools.ok('status', { id })).state, 'done');
   await deliverSentinel(tools, peer, 'sentinel-2');
-  assert.deepEqual([peer.todos.has('in-run'), peer.todos.has('in-status')], [false, false]);
+  assert.deepEqual(
+    ids.map((id) => peer.todos.has(id)),
+    [false, false, false],
+  );
 });

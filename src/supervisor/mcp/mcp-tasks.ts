@@ -132,10 +132,11 @@ export class McpTasks {
 
   /**
    * The result of an ended task as its run would have answered it (tasks/result of 2025-11-25),
-   * handed over (its todo cleared); a task the daemon failed is an INTERNAL_ERROR.
+   * handed over (its todo cleared), unless its caller `left` (its todo stays); a task the daemon
+   * failed is an INTERNAL_ERROR.
    */
-  endResult(taskId: string): Record<string, unknown> {
-    const record = this.tasks.handOver(taskId);
+  endResult(taskId: string, left = false): Record<string, unknown> {
+    const record = left ? this.tasks.unanswered(taskId) : this.tasks.handOver(taskId);
     this.tasks.commit();
     const { task, snapshot } = this.describe(record);
     if (task.status === 'failed') throw new RpcError(INTERNAL_ERROR, task.statusMessage);

@@ -53,7 +53,7 @@ export function answerSessionRequest(
         return tasks.create(params, (args) => tools.call(params.name as string, args, from));
       return tools.call(params.name as string, params.arguments, from);
   }
-  if (tasks && SESSION_TASK_METHODS.includes(request.method)) return tasks.answer(request.method, params);
+  if (tasks && SESSION_TASK_METHODS.includes(request.method)) return tasks.answer(request.method, params, from);
   throw new RpcError(
     METHOD_NOT_FOUND,
     `Method not found: ${JSON.stringify(request.method.slice(0, MAX_METHOD_ECHO))}; a session serves ${[...SERVED, ...(tasks ? SESSION_TASK_METHODS : [])].join(', ')}`,

@@ -11,6 +11,8 @@ import { isObject, type Loose } from './json-object.js';
 import type { McpTasks } from './mcp-tasks.js';
 import type { TaskPush } from './task-push.js';
 import type { CallToolResult } from './tool-registry.js';
+import { callerLeft } from './tool.js';
+import type { IncomingMessage } from 'node:http';
 
 export const SESSION_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'];
 /** The server's `tasks` capability in a session's initialize. */
@@ -55,11 +57,11 @@ export class SessionTasks {
   }
 
   /** Answers tasks/get, tasks/result, tasks/list or tasks/cancel of this session. */
-  answer(method: string, params: Loose): unknown {
+  answer(method: string, params: Loose, from: IncomingMessage): unknown {
     if (method === 'tasks/list') return this.list(params);
     const taskId = this.ownTask(params.taskId);
     if (method === 'tasks/get') return this.mcpTasks.shown2025(taskId);
-    if (method === 'tasks/result') return this.result(taskId);
+    if (method === 'tasks/result') return this.result(taskId, from);
     const task = this.mcpTasks.shown2025(taskId);
     if (TERMINAL.has(task.status as string))
       throw new RpcError(
@@ -87,7 +89,7 @@ export class SessionTasks {
   }
 
   /** tasks/result: waits for the task's end, then its run's result. */
-  private async result(taskId: string): Promise<unknown> {
+  private async result(taskId: string, from: IncomingMessage): Promise<unknown> {
     await new Promise<void>((resolve) => {
       const unwatch = this.push.watch(taskId, (event) => {
         if (event.kind !== 'ended') return;
@@ -96,7 +98,7 @@ export class SessionTasks {
       });
       this.unwatches.add(unwatch);
     });
-    const result = this.mcpTasks.endResult(taskId);
+    const result = this.mcpTasks.endResult(taskId, callerLeft(from));
     return { ...result, _meta: { [RELATED_TASK_META]: { taskId } } };
   }
 
