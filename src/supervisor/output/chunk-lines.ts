@@ -19,6 +19,8 @@ export interface ChunkLines {
   lineText(start: number, end: number): string;
   /** The first place at or after `from` that a match may start on, or -1; `from` itself without a pattern. */
   nextCandidate(from: number): number;
+  /** Where the chunk's line `index` (from 0), at places [start, end), is in its bytes: [start, end). */
+  byteSpan(index: number, start: number, end: number): [number, number];
 }
 
 /** The line without the "\r" a terminal or a CRLF file ends it with (raw keeps it). */
@@ -60,15 +62,26 @@ export class ByteLines implements ChunkLines {
   nextCandidate(from: number): number {
     return this.literal === null ? from : this.bytes.indexOf(this.literal, from);
   }
+
+  byteSpan(_index: number, start: number, end: number): [number, number] {
+    return [start, end];
+  }
 }
+
+/** TextLines#byteSpan skips blocks of this many bytes when the line asked for is more than this many lines ahead. */
+const SPAN_BLOCK_BYTES = 64 * 1024;
+const SPAN_BLOCK_LINES = 256;
 
 /** A chunk decoded to text (and, from a terminal `columns` wide, cleaned line by line), searched with the expression itself. */
 export class TextLines implements ChunkLines {
   readonly length: number;
   private readonly text: string;
+  /** The lines' starts in the bytes are found from the last one asked for: a line start, and the newlines before it. */
+  private spanAt = 0;
+  private spanLine = 0;
 
   constructor(
-    bytes: Buffer,
+    private readonly bytes: Buffer,
     private readonly pattern: RegExp | null,
     private readonly mode: 'plain' | 'raw' | 'terminal',
     columns: number,
@@ -112,5 +125,22 @@ export class TextLines implements ChunkLines {
     if (this.pattern === null) return from;
     this.pattern.lastIndex = from;
     return this.pattern.exec(this.text)?.index ?? -1;
+  }
+
+  byteSpan(index: number): [number, number] {
+    const { bytes } = this;
+    // Far ahead (grep between matches): whole blocks counted by SIMD, not a newline at a time.
+    while (index - this.spanLine > SPAN_BLOCK_LINES && this.spanAt + SPAN_BLOCK_BYTES < bytes.length) {
+      const count = countNewlines(bytes.subarray(this.spanAt, this.spanAt + SPAN_BLOCK_BYTES));
+      if (count === 0 || this.spanLine + count >= index) break;
+      this.spanAt = bytes.lastIndexOf(0x0a, this.spanAt + SPAN_BLOCK_BYTES - 1) + 1;
+      this.spanLine += count;
+    }
+    for (; this.spanLine < index && this.spanAt < bytes.length; this.spanLine++)
+      this.spanAt = bytes.indexOf(0x0a, this.spanAt) + 1 || bytes.length;
+    for (; this.spanLine > index; this.spanLine--)
+      this.spanAt = this.spanAt < 2 ? 0 : bytes.lastIndexOf(0x0a, this.spanAt - 2) + 1;
+    const newline = bytes.indexOf(0x0a, this.spanAt);
+    return [this.spanAt, newline === -1 ? bytes.length : newline];
   }
 }

@@ -111,7 +111,7 @@ async function readStream(
   const to = fileSize(path);
   const selection = new Selection({ head: query.head, tail: query.tail, maxBytes: Math.max(1, maxBytes) });
   const mode = task.pty ? (query.raw ? 'raw' : 'terminal') : 'plain';
-  const { end, matches } = await scanStream({
+  const { end, matches, shown } = await scanStream({
     path,
     from,
     to,
@@ -121,7 +121,6 @@ async function readStream(
     selection,
     final: task.complete,
   });
-  const shown = selection.show();
   const member: StreamMember = {
     text: shown.text,
     first_line: shown.firstLine,

@@ -1,6 +1,8 @@
 // What output shows of a stream's selected lines: all of them, or the first and last N (head,
 // tail); then, within max_bytes, the beginning and the end with a count of what was left out
-// between them. Lines are taken as they are read, so a selection of a gigabyte is never held.
+// between them. Lines are taken as they are read, so a selection of a gigabyte is never held; nor
+// are a tail's lines: of those the answer cannot show (all but the last max_bytes) only their
+// places in the file are kept, and the few shown at the front are read again from there.
 
 /** One line of the answer: a line of output (with its number) or grep's "--" between groups (null). */
 export interface SelectedLine {
@@ -8,12 +10,34 @@ export interface SelectedLine {
   line: number | null;
   /** The stream's unfinished last line: no newline after it (yet). */
   partial?: boolean;
+  /** Where its bytes are in the stream's file, [start, end), given when `keepsPlaces` (not for "--"). */
+  start?: number;
+  end?: number;
+  /** With grep: the mark after its number (`4321:`, `4320-`), which its text starts with. */
+  mark?: ':' | '-';
 }
 
-interface Held extends SelectedLine {
+/** A line to read again: its bytes in the file, and its number and mark for grep's. */
+export interface LinePlace {
+  start: number;
+  end: number;
+  line: number | null;
+  mark: '' | ':' | '-';
+}
+
+/** Reads the lines at `places` (in the order of the file) again: their texts as they were shown. */
+export type ReadAgain = (places: readonly LinePlace[]) => string[];
+
+interface Held extends LinePlace {
+  /** null: dropped, to be read again from its place. */
+  text: string | null;
+  partial: boolean;
   seq: number;
   bytes: number;
 }
+
+/** A held line with its text. */
+type Shown = Held & { text: string };
 
 export interface SelectionLimits {
   head: number | null;
@@ -47,15 +71,21 @@ export class Selection {
   /** The first lines, up to max_bytes of them (and no further than the head). */
   private readonly first: Held[] = [];
   private firstBytes = 0;
+  /** The seq after the last line in `first`. */
+  private firstEnd = 0;
   /**
    * The latest lines, from `lastStart` on: the last `tail` of them, else the last max_bytes. Dropped
    * from the front by moving `lastStart` (shift() moves every element: a tail of 100,000 lines of
-   * 800,000 took 79 s), and the array cut once half of it is dropped.
+   * 800,000 took 79 s), and the array cut once half of it is dropped. Their texts are kept from
+   * `textStart` on, the last max_bytes (what the back can show); before it, a line in the file has
+   * only its place (four tails of 100,000 lines of random bytes took the daemon to 468 MB).
    */
   private last: Held[] = [];
   private lastStart = 0;
   private lastBytes = 0;
   private lastLines = 0;
+  private textStart = 0;
+  private textBytes = 0;
   private seq = 0;
   private readonly all: Tally = { lines: 0, bytes: 0 };
   /** The head's lines and bytes, and the seq after its last line. */
@@ -63,6 +93,11 @@ export class Selection {
   private headEnd = Number.POSITIVE_INFINITY;
 
   constructor(private readonly limits: SelectionLimits) {}
+
+  /** Lines come with their places in the file (SelectedLine's start and end): with a tail, whose lines are not all held. */
+  get keepsPlaces(): boolean {
+    return this.limits.tail !== null;
+  }
 
   /** Head without tail, and its count reached: the selection is complete, reading can stop. */
   get complete(): boolean {
@@ -90,6 +125,9 @@ export class Selection {
       partial: entry.partial === true,
       seq: this.seq++,
       bytes: Buffer.byteLength(entry.text) + (entry.partial ? 0 : 1),
+      start: entry.start ?? -1,
+      end: entry.end ?? -1,
+      mark: entry.mark ?? '',
     };
     const counts = entry.line === null ? 0 : 1;
     this.all.lines += counts;
@@ -102,11 +140,14 @@ export class Selection {
     if (!this.frontFull || (held.seq < this.headEnd && this.firstBytes < this.limits.maxBytes)) {
       this.first.push(held);
       this.firstBytes += held.bytes;
+      this.firstEnd = this.seq;
     }
     this.last.push(held);
     this.lastBytes += held.bytes;
     this.lastLines += counts;
+    this.textBytes += held.bytes;
     this.trimLast();
+    this.dropTexts();
   }
 
   /**
@@ -121,6 +162,8 @@ export class Selection {
     this.lastStart = 0;
     this.lastBytes = 0;
     this.lastLines = 0;
+    this.textStart = 0;
+    this.textBytes = 0;
   }
 
   private trimLast(): void {
@@ -132,18 +175,34 @@ export class Selection {
           ? oldest.line === null || this.lastLines > tail
           : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
       if (!drop) break;
+      if (this.textStart === this.lastStart) {
+        this.textStart++;
+        this.textBytes -= oldest.bytes;
+      }
       this.lastStart++;
       this.lastBytes -= oldest.bytes;
       if (oldest.line !== null) this.lastLines--;
     }
     if (this.lastStart >= DROPPED_BEFORE_CUT && this.lastStart * 2 >= this.last.length) {
       this.last = this.last.slice(this.lastStart);
+      this.textStart -= this.lastStart;
       this.lastStart = 0;
     }
   }
 
-  /** The selection as shown within the limits. */
-  show(): ShownSelection {
+  /** Drops the texts of the latest lines before the last max_bytes, those with a place to read them again from. */
+  private dropTexts(): void {
+    while (this.textStart < this.last.length) {
+      const oldest = this.last[this.textStart]!;
+      if (this.textBytes - oldest.bytes < this.limits.maxBytes) break;
+      if (oldest.start >= 0 && oldest.seq >= this.firstEnd) oldest.text = null;
+      this.textStart++;
+      this.textBytes -= oldest.bytes;
+    }
+  }
+
+  /** The selection as shown within the limits; `readAgain` reads the lines shown whose texts were dropped. */
+  show(readAgain?: ReadAgain): ShownSelection {
     const { head, tail, maxBytes } = this.limits;
     // The selection's own size, and the held lines at its front and its back.
     // With head and tail, what lies between them counts as left out.
@@ -158,11 +217,14 @@ export class Selection {
     const lastFront = front[front.length - 1]?.seq ?? -1;
     back = back.filter((held) => held.seq > lastFront);
     if (size.bytes <= maxBytes && front.length + back.length === size.lines + this.separators(front, back)) {
-      return describe([...front, ...back], [], size, size);
+      const all = withTexts([...front, ...back], readAgain);
+      return describe(all, [], size, size);
     }
-    const shownFront = takeWithin(front, maxBytes / 2, false);
+    const shownFront = takeWithin(withTexts(reach(front, maxBytes / 2, false), readAgain), maxBytes / 2, false);
     const restOfFront = front.slice(shownFront.length);
-    const shownBack = takeWithin(back.length > 0 ? back : restOfFront, maxBytes - tallyOf(shownFront).bytes, true);
+    const backFrom = back.length > 0 ? back : restOfFront;
+    const backBudget = maxBytes - tallyOf(shownFront).bytes;
+    const shownBack = takeWithin(withTexts(reach(backFrom, backBudget, true), readAgain), backBudget, true);
     return describe(shownFront, shownBack, size, tallyOf([...shownFront, ...shownBack]));
   }
 
@@ -171,10 +233,32 @@ export class Selection {
   }
 }
 
-function describe(front: Held[], back: Held[], size: Tally, shown: Tally): ShownSelection {
+/** The lines of `held`, from its start (or, `fromEnd`, its end), that takeWithin looks at for `budget`: those within it and the next. */
+function reach(held: Held[], budget: number, fromEnd: boolean): Held[] {
+  let bytes = 0;
+  let count = 0;
+  while (count < held.length && bytes <= budget) {
+    bytes += held[fromEnd ? held.length - 1 - count : count]!.bytes;
+    count++;
+  }
+  return fromEnd ? held.slice(held.length - count) : held.slice(0, count);
+}
+
+/** `held` with the texts of all: those dropped read again. */
+function withTexts(held: Held[], readAgain: ReadAgain | undefined): Shown[] {
+  const dropped = held.filter((entry) => entry.text === null);
+  if (dropped.length > 0) {
+    if (readAgain === undefined) throw new Error('the texts of lines were dropped, and nothing reads them again');
+    const texts = readAgain(dropped);
+    dropped.forEach((entry, index) => (entry.text = texts[index] ?? ''));
+  }
+  return held as Shown[];
+}
+
+function describe(front: Shown[], back: Shown[], size: Tally, shown: Tally): ShownSelection {
   const omittedLines = Math.max(0, size.lines - shown.lines);
   const omittedBytes = Math.max(0, size.bytes - shown.bytes);
-  const line = (held: Held) => (held.partial ? held.text : `${held.text}\n`);
+  const line = (held: Shown) => (held.partial ? held.text : `${held.text}\n`);
   const parts = front.map(line);
   if (omittedLines > 0 || omittedBytes > 0)
     parts.push(`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`);
@@ -190,8 +274,8 @@ function describe(front: Held[], back: Held[], size: Tally, shown: Tally): Shown
 }
 
 /** Lines from the start (or, `fromEnd`, the end) of `held` within `budget` bytes; of a longer first one, its part that fits. */
-function takeWithin(held: Held[], budget: number, fromEnd: boolean): Held[] {
-  const taken: Held[] = [];
+function takeWithin(held: Shown[], budget: number, fromEnd: boolean): Shown[] {
+  const taken: Shown[] = [];
   let bytes = 0;
   for (let index = 0; index < held.length; index++) {
     const next = held[fromEnd ? held.length - 1 - index : index]!;
@@ -206,7 +290,7 @@ function takeWithin(held: Held[], budget: number, fromEnd: boolean): Held[] {
 }
 
 /** A line longer than the budget: its start (or end) within it, cut at a character boundary; its number stays. */
-function cutLine(held: Held, budget: number, fromEnd: boolean): Held {
+function cutLine(held: Shown, budget: number, fromEnd: boolean): Shown {
   const bytes = Buffer.from(held.text);
   const keep = Math.max(0, Math.floor(budget) - 1);
   const slice = fromEnd ? bytes.subarray(bytes.length - keep) : bytes.subarray(0, keep);

@@ -1,12 +1,14 @@
 // Reads one stream of a task from a place to the end written so far, a chunk of whole lines at a
 // time (a turn of the event loop between chunks), and hands the lines it selects to a Selection:
 // every line, or with grep the matching lines and their context, numbered as grep -n numbers them.
+// With a tail, each line comes with its place in the file, where the lines shown whose texts the
+// selection dropped are read again before the file is closed.
 import { ByteLines, TextLines, type ChunkLines } from './chunk-lines.js';
 import { closeSync } from 'node:fs';
-import { openOutput, readInto } from './growing-file.js';
+import { openOutput, readInto, readOpen } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import type { StreamPlace } from './output-cursor.js';
-import type { Selection } from './output-selection.js';
+import type { LinePlace, ReadAgain, Selection, ShownSelection } from './output-selection.js';
 import { unfinishedEscapeStart } from './terminal-text.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -38,16 +40,53 @@ export interface ScanRequest {
   final: boolean;
 }
 
-/** Reads the lines of `request` into its selection; returns the place read up to, and how many lines grep matched. */
-export async function scanStream(request: ScanRequest): Promise<{ end: StreamPlace; matches: number }> {
+export interface ScanResult {
+  /** The place read up to. */
+  end: StreamPlace;
+  /** Lines grep matched. */
+  matches: number;
+  shown: ShownSelection;
+}
+
+/** Reads the lines of `request` into its selection, and shows it. */
+export async function scanStream(request: ScanRequest): Promise<ScanResult> {
   const fd = openOutput(request.path);
-  if (fd === null) return { end: request.from, matches: 0 }; // not created yet, or replaced
+  // Not created yet, or replaced.
+  if (fd === null) return { end: request.from, matches: 0, shown: request.selection.show() };
   const walker = new LineWalker(request);
   try {
-    return { end: await scanOpen(fd, request, walker), matches: walker.matchCount };
+    const end = await scanOpen(fd, request, walker);
+    return { end, matches: walker.matchCount, shown: request.selection.show(readAgain(fd, request)) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads lines of the open file again at their places, and makes their texts as the walk made them. */
+function readAgain(fd: number, request: ScanRequest): ReadAgain {
+  return (places: readonly LinePlace[]) => {
+    const texts: string[] = [];
+    for (let index = 0; index < places.length;) {
+      // Lines near each other in one read, of a chunk at most (a longer line alone).
+      const from = places[index]!.start;
+      let last = index;
+      while (last + 1 < places.length && places[last + 1]!.end - from <= CHUNK_BYTES) last++;
+      const bytes = readOpen(fd, from, places[last]!.end - from);
+      for (; index <= last; index++) {
+        const place = places[index]!;
+        const text = lineText(bytes.subarray(place.start - from, place.end - from), request);
+        texts.push(place.mark === '' ? text : `${place.line}${place.mark}${text}`);
+      }
+    }
+    return texts;
+  };
+}
+
+/** One line's bytes as the walk shows them. */
+function lineText(bytes: Buffer, { mode, columns }: ScanRequest): string {
+  const chunk =
+    mode === 'terminal' ? new TextLines(bytes, null, mode, columns) : new ByteLines(bytes, null, mode === 'raw');
+  return chunk.lineText(0, chunk.length);
 }
 
 async function scanOpen(fd: number, request: ScanRequest, walker: LineWalker): Promise<StreamPlace> {
@@ -66,7 +105,7 @@ async function scanOpen(fd: number, request: ScanRequest, walker: LineWalker): P
     let whole = data.lastIndexOf(0x0a) + 1;
     if (whole === 0 && data.length >= MAX_LINE_BYTES) whole = characterBoundary(data, MAX_LINE_BYTES);
     if (whole > 0) {
-      const stop = walker.walk(data.subarray(0, whole), line, false);
+      const stop = walker.walk(data.subarray(0, whole), start, line, false);
       if (stop !== null) return { offset: start + stop.bytes, line: stop.line };
       line += countNewlines(data.subarray(0, whole));
       if (request.selection.complete) return { offset: start + whole, line };
@@ -78,7 +117,7 @@ async function scanOpen(fd: number, request: ScanRequest, walker: LineWalker): P
   const carry = work.subarray(0, carried);
   const last = request.final ? carry.length : takeable(carry, request.mode);
   if (last > 0) {
-    const stop = walker.walk(carry.subarray(0, last), line, true);
+    const stop = walker.walk(carry.subarray(0, last), offset - carry.length, line, true);
     if (stop !== null) return { offset: offset - carry.length + stop.bytes, line: stop.line };
   }
   return { offset: offset - carry.length + last, line };
@@ -107,6 +146,15 @@ export function characterBoundary(bytes: Buffer, limit: number): number {
   return end;
 }
 
+/** A line of a chunk: its text, number, and bytes in the file, [start, end) (-1 when the selection keeps no places). */
+interface WalkedLine {
+  text: string;
+  line: number;
+  partial: boolean;
+  start: number;
+  end: number;
+}
+
 /** Walks chunks of whole lines, carrying grep's context from one chunk to the next. */
 class LineWalker {
   readonly selection: Selection;
@@ -116,15 +164,18 @@ class LineWalker {
   private contextUntil = 0;
   private lastShown = 0;
   /** The last lines of the previous chunk, for the context before a match at a chunk's start. */
-  private previous: Array<{ text: string; line: number }> = [];
+  private previous: WalkedLine[] = [];
+  /** The file offset of the chunk walked. */
+  private offset = 0;
 
   constructor(private readonly request: ScanRequest) {
     this.selection = request.selection;
   }
 
-  /** Walks `bytes` (whole lines, the last unfinished when `partial`) from line `first`; where the selection completed, or null. */
-  walk(bytes: Buffer, first: number, partial: boolean): { bytes: number; line: number } | null {
+  /** Walks `bytes` (whole lines, the last unfinished when `partial`) from line `first` at file offset `offset`; where the selection completed, or null. */
+  walk(bytes: Buffer, offset: number, first: number, partial: boolean): { bytes: number; line: number } | null {
     const { grep, mode } = this.request;
+    this.offset = offset;
     const chunk: ChunkLines =
       mode === 'terminal' || (grep !== null && grep.literal === null)
         ? new TextLines(bytes, grep?.pattern ?? null, mode, this.request.columns)
@@ -140,11 +191,10 @@ class LineWalker {
       const number = line + chunk.countNewlines(at, lineStart);
       const newline = chunk.nextNewline(lineStart);
       const lineEnd = newline === -1 ? chunk.length : newline;
-      const text = chunk.lineText(lineStart, lineEnd);
-      const partial = newline === -1;
-      if (grep === null) this.selection.add({ text, line: number, partial });
-      else if (this.matches(text)) this.showMatch(chunk, lineStart, text, number, first, partial);
-      else if (number <= this.contextUntil) this.show(text, number, '-', partial);
+      const walked = this.lineOf(chunk, number - first, lineStart, lineEnd, number, newline === -1);
+      if (grep === null) this.selection.add(walked);
+      else if (this.matches(walked.text)) this.showMatch(chunk, lineStart, walked, first);
+      else if (number <= this.contextUntil) this.show(walked, '-');
       at = lineEnd + 1;
       line = number + 1;
       if (this.selection.complete)
@@ -161,17 +211,26 @@ class LineWalker {
     return this.request.grep!.line.test(text);
   }
 
-  /** A matching line, after the lines before it not shown yet (from this chunk or the last). */
-  private showMatch(
+  /** The chunk's line `index`, at places [start, end), numbered `line`; with its bytes in the file when the selection keeps places. */
+  private lineOf(
     chunk: ChunkLines,
-    lineStart: number,
-    text: string,
-    number: number,
-    first: number,
+    index: number,
+    start: number,
+    end: number,
+    line: number,
     partial: boolean,
-  ): void {
+  ): WalkedLine {
+    const text = chunk.lineText(start, end);
+    if (!this.selection.keepsPlaces) return { text, line, partial, start: -1, end: -1 };
+    const [from, to] = chunk.byteSpan(index, start, end);
+    return { text, line, partial, start: this.offset + from, end: this.offset + to };
+  }
+
+  /** A matching line, after the lines before it not shown yet (from this chunk or the last). */
+  private showMatch(chunk: ChunkLines, lineStart: number, match: WalkedLine, first: number): void {
+    const number = match.line;
     const context = this.request.grep!.context;
-    const before: Array<{ text: string; line: number }> = [];
+    const before: WalkedLine[] = [];
     let end = lineStart - 1;
     for (let back = number - 1; back >= Math.max(1, number - context, this.lastShown + 1); back--) {
       if (back < first) {
@@ -180,30 +239,31 @@ class LineWalker {
         continue;
       }
       const start = chunk.previousNewline(end - 1) + 1;
-      before.unshift({ text: chunk.lineText(start, end), line: back });
+      before.unshift(this.lineOf(chunk, back - first, start, end, back, false));
       end = start - 1;
     }
-    for (const entry of before) this.show(entry.text, entry.line, '-');
-    this.show(text, number, ':', partial);
+    for (const entry of before) this.show(entry, '-');
+    this.show(match, ':');
     this.matchCount++;
     this.contextUntil = number + context;
   }
 
-  private show(text: string, number: number, mark: ':' | '-', partial = false): void {
-    if (this.request.grep!.context > 0 && this.lastShown > 0 && number > this.lastShown + 1)
+  private show({ text, line, partial, start, end }: WalkedLine, mark: ':' | '-'): void {
+    if (this.request.grep!.context > 0 && this.lastShown > 0 && line > this.lastShown + 1)
       this.selection.add({ text: '--', line: null });
-    this.selection.add({ text: `${number}${mark}${text}`, line: number, partial });
-    this.lastShown = number;
+    this.selection.add({ text: `${line}${mark}${text}`, line, partial, start, end, mark });
+    this.lastShown = line;
   }
 
   /** Keeps the chunk's last lines for the context before a match at the next one's start. */
   private keepPrevious(chunk: ChunkLines, first: number): void {
     const total = chunk.countNewlines(0, chunk.length);
-    const kept: Array<{ text: string; line: number }> = [];
+    const kept: WalkedLine[] = [];
     let end = chunk.length - 1;
     for (let index = 0; index < this.request.grep!.context && end >= 0; index++) {
       const start = chunk.previousNewline(end - 1) + 1;
-      kept.unshift({ text: chunk.lineText(start, end), line: first + total - 1 - index });
+      const line = first + total - 1 - index;
+      kept.unshift(this.lineOf(chunk, line - first, start, end, line, false));
       end = start - 1;
     }
     this.previous = kept;
