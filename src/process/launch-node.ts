@@ -15,7 +15,8 @@ import {
   type LeaderStart,
 } from './launched-task.js';
 import { NO_LIMIT_FIGURES } from './task-cgroups.js';
-import { listGroupMembers } from './process-table.js';
+import { listGroupMembers, RUN_MARKER_NAME, runMarker } from './process-table.js';
+import { readTaskProcesses } from './resources.js';
 import { exitCodeOfSignal, type KillSignal } from '../shared/signals.js';
 import type { TerminationTarget } from './terminate.js';
 
@@ -71,6 +72,10 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     signal: (signal) => group?.signal(signal),
     endStuck() {},
     cpuMsSoFar: () => null,
+    countAlive: async () =>
+      child.pid === undefined
+        ? 0
+        : (await readTaskProcesses({ pgid: child.pid }, runMarker(request.env[RUN_MARKER_NAME] ?? ''))).pids.length,
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),
     // The daemon refuses a policy without the native spawner, whose shim enforces it.

@@ -47,6 +47,8 @@ export interface LaunchedTask {
   endStuck(): void;
   /** The CPU time the task used so far, where its cgroup counts it (one small read); else null. */
   cpuMsSoFar(): number | null;
+  /** How many of the task's processes live now (once its leader has exited: what it left), read a slice at a time. */
+  countAlive(): Promise<number>;
   /** What the task's limits did so far, from its cgroups (nulls where it has none). */
   limitFigures(): LimitFigures;
   /** Once the task is gone: removes what the launcher made for it (its cgroups) and returns the final figures. */

@@ -27,16 +27,6 @@ export interface TaskProcesses {
 /** How long a start waits for a dead daemon's task cgroups to empty before removing them. */
 const STALE_CGROUP_WAIT_MS = 2000;
 
-/**
- * Living processes that carry the task's run marker (a reused group id is not the task's): in its
- * process group, or anywhere (what left the group too) except its shim.
- */
-export function countLingering(task: TaskProcesses, where: 'group' | 'anywhere'): number {
-  if (task.pgid === null) return 0;
-  if (where === 'group') return listMarkedGroupMembers(task.pgid, runMarker(task.runKey)).length;
-  return listMarkedProcesses(runMarker(task.runKey), true).length;
-}
-
 /** Starts ending what is left in a finished task's process group (Node-spawned tasks only). */
 export function killLingering(task: TaskProcesses, signal: KillSignal, graceMs: number): void {
   if (task.pgid !== null) terminate(groupTarget(task.pgid), signal, graceMs);

@@ -3,13 +3,12 @@
 // which a sandboxed task has of its own). The tables are read only for processes that hold a
 // socket at all, once per namespace, so a task without one costs a directory read per process.
 // A process can hold tens of thousands of sockets, and a namespace's tables list every socket in
-// it: the work is done a slice at a time with the event loop turning between slices (15,000
-// listening sockets took 250 to 300 ms in one go), and the tables are read off the main thread.
+// it: the work is done a slice at a time (slices.ts; 15,000 listening sockets took 250 to 300 ms in
+// one go), and the tables are read off the main thread.
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ListeningPort } from '../shared/task-snapshot.js';
-import { OneAtATime } from '../one-at-a-time.js';
+import { inSlices, type Slices } from './slices.js';
 
 const TABLES = [
   { file: 'tcp', protocol: 'tcp', v6: false },
@@ -19,9 +18,6 @@ const TABLES = [
 ] as const;
 /** TCP_LISTEN; for UDP, a bound socket with no peer (TCP_CLOSE in the table's terms). */
 const LISTENING_STATE = { tcp: '0A', udp: '07' } as const;
-/** fds read, or table lines parsed, between two turns of the event loop: each slice takes a few ms. */
-const SLICE = 256;
-
 /** A listening socket as its table gives it, its address still in the table's hex. */
 interface TableSocket {
   protocol: 'tcp' | 'udp';
@@ -37,44 +33,6 @@ export interface FoundPorts {
 }
 
 export const NO_PORTS: FoundPorts = { listed: [], unlisted: 0 };
-
-/**
- * Long scans of this process, one after another. A scan that fits in one slice (a task with a few
- * descriptors, the usual case) never waits for them.
- */
-const longScans = new OneAtATime();
-
-/**
- * Counts a scan's steps of work: every SLICE of them, the event loop is due a turn. The scan's
- * first turn waits for any other long scan to end; `end` lets the next one go.
- */
-class Slices {
-  private done = 0;
-  private leave: (() => void) | null = null;
-
-  due(): boolean {
-    return ++this.done % SLICE === 0;
-  }
-
-  async pause(): Promise<void> {
-    this.leave ??= await longScans.enter();
-    await nextTurn();
-  }
-
-  end(): void {
-    this.leave?.();
-  }
-}
-
-/** Runs `work` with slices of its own; once it is done, the next long scan may go. */
-async function scan<T>(work: (slices: Slices) => Promise<T>): Promise<T> {
-  const slices = new Slices();
-  try {
-    return await work(slices);
-  } finally {
-    slices.end();
-  }
-}
 
 /** The socket inodes process `pid` holds (empty when it is gone or holds none). */
 async function socketInodes(pid: number, slices: Slices): Promise<number[]> {
@@ -135,7 +93,7 @@ export interface HeldSocket extends TableSocket {
 
 /** Every socket `pids` listen on, by port (a socket shared by several processes is counted once, for the first). */
 export function findListeningSockets(pids: number[]): Promise<HeldSocket[]> {
-  return scan(async (slices) => {
+  return inSlices(async (slices) => {
     const held: Array<{ pid: number; inodes: number[] }> = [];
     for (const pid of pids) {
       const inodes = await socketInodes(pid, slices);
@@ -191,7 +149,7 @@ function portOf(socket: TableSocket, pid: number): ListeningPort {
 
 /** The processes anywhere on this machine that listen on TCP `port` (a scan of every process: for exclusive_port only). */
 export function findTcpListeners(port: number): Promise<ListeningPort[]> {
-  return scan(async (slices) => {
+  return inSlices(async (slices) => {
     const sockets = await readListeningSockets('/proc/net', new Map(), slices);
     const wanted = new Map([...sockets].filter(([, socket]) => socket.protocol === 'tcp' && socket.port === port));
     if (wanted.size === 0) return [];

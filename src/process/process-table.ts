@@ -1,6 +1,7 @@
 // Reads the kernel's process table (/proc) to find what is left of a task: by process group, and
 // by the run marker every process of one run of a task inherits in its environment.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { PROCESS_STEPS, type Slices } from './slices.js';
 
 /** The variable, set to the run's key, that every process of one run of a task inherits. */
 export const RUN_MARKER_NAME = 'HIVE_BASH_RUN';
@@ -38,8 +39,13 @@ function readPageBytes(): number {
   }
 }
 
-/** Parses /proc/PID/stat; null when the process is gone. The name field may hold spaces and parentheses. */
-export function readProcessEntry(pid: number): ProcessEntry | null {
+/**
+ * Parses /proc/PID/stat; null when the process is gone, or `pid` names none (a /proc entry such as
+ * `self` or `net`). The name field may hold spaces and parentheses.
+ */
+export function readProcessEntry(pid: number | string): ProcessEntry | null {
+  if (typeof pid === 'string') pid = Number(pid);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'latin1');
@@ -122,15 +128,14 @@ export function listMarkedGroupMembers(pgid: number, marker: string): number[] {
 /** The name of the per-task shim's process, which carries its task's environment too. */
 export const SHIM_PROCESS_NAME = 'hive-task-shim';
 
-/** Every living process that carries `marker`, wherever it is in the process tree; shims too unless `withoutShims`. */
-export function listMarkedProcesses(marker: string, withoutShims = false): number[] {
+/** Every living process that carries `marker`, wherever it is in the process tree (shims too). */
+export function listMarkedProcesses(marker: string): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0 || !hasEnvironmentMarker(pid, marker)) continue;
     const entry = readProcessEntry(pid);
-    if (!entry || entry.state === 'Z' || entry.state === 'X') continue;
-    if (!withoutShims || entry.name !== SHIM_PROCESS_NAME) pids.push(pid);
+    if (entry && isAlive(entry)) pids.push(pid);
   }
   return pids;
 }
@@ -149,13 +154,19 @@ export function groupProcessesByMarker(name: string): Map<string, number[]> {
   return groups;
 }
 
-/** Every process in /proc, read once: for figures over many tasks at a time. */
+/** Every process in /proc, read in one go (see readProcessTableInSlices). */
 export function readProcessTable(): ProcessEntry[] {
+  return readdirSync('/proc')
+    .map(readProcessEntry)
+    .filter((entry): entry is ProcessEntry => entry !== null);
+}
+
+/** Every process in /proc, read a slice at a time. */
+export async function readProcessTableInSlices(slices: Slices): Promise<ProcessEntry[]> {
   const entries: ProcessEntry[] = [];
   for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
-    const entry = readProcessEntry(pid);
+    if (slices.due(PROCESS_STEPS)) await slices.pause();
+    const entry = readProcessEntry(name);
     if (entry) entries.push(entry);
   }
   return entries;
@@ -191,16 +202,63 @@ const HAS_CHILDREN_FILES = existsSync(`/proc/self/task/${process.pid}/children`)
  */
 export function listOwnChildren(): ProcessEntry[] {
   if (!HAS_CHILDREN_FILES) return readProcessTable().filter((entry) => entry.ppid === process.pid);
+  return childrenOf(process.pid)
+    .map(readProcessEntry)
+    .filter((entry): entry is ProcessEntry => entry !== null);
+}
+
+/** The children of every thread of process `pid` (CONFIG_PROC_CHILDREN); none once it is gone. */
+function childrenOf(pid: number): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
   const pids: number[] = [];
-  for (const thread of readdirSync('/proc/self/task')) {
+  for (const thread of threads) {
     try {
-      const listed = readFileSync(`/proc/self/task/${thread}/children`, 'latin1').trim();
-      if (listed !== '') pids.push(...listed.split(/\s+/).map(Number));
+      const listed = readFileSync(`/proc/${pid}/task/${thread}/children`, 'latin1').trim();
+      if (listed !== '') for (const child of listed.split(' ')) pids.push(Number(child));
     } catch {
       // the thread ended meanwhile
     }
   }
-  return pids.map(readProcessEntry).filter((entry): entry is ProcessEntry => entry !== null);
+  return pids;
+}
+
+/**
+ * Process `rootPid` (null once it is gone) and every process below it, zombies included, read a
+ * slice at a time: from the root down through the kernel's lists of children, so what it costs is
+ * the subtree's size, not the machine's (without those lists, the whole table's).
+ */
+export async function readSubtree(
+  rootPid: number,
+  slices: Slices,
+): Promise<{ root: ProcessEntry | null; below: ProcessEntry[] }> {
+  if (!HAS_CHILDREN_FILES) {
+    const table = await readProcessTableInSlices(slices);
+    return { root: table.find((entry) => entry.pid === rootPid) ?? null, below: listDescendants(table, rootPid) };
+  }
+  const root = readProcessEntry(rootPid);
+  const below: ProcessEntry[] = [];
+  if (root === null) return { root, below };
+  // A pid is read once, even if it was reused (and so listed again) during the walk.
+  const seen = new Set([rootPid]);
+  for (let level = childrenOf(rootPid); level.length > 0;) {
+    const next: number[] = [];
+    for (const pid of level) {
+      if (seen.has(pid)) continue;
+      seen.add(pid);
+      if (slices.due(PROCESS_STEPS)) await slices.pause();
+      const entry = readProcessEntry(pid);
+      if (entry === null) continue; // gone meanwhile
+      below.push(entry);
+      for (const child of childrenOf(pid)) next.push(child);
+    }
+    level = next;
+  }
+  return { root, below };
 }
 
 /** How many children this process has, and how many of them are zombies (a leak would show here). */

@@ -3,7 +3,15 @@
 // so every containment mode and every host gives figures.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAlive, listDescendants, readProcessEntry, readProcessTable, type ProcessEntry } from './process-table.js';
+import {
+  hasEnvironmentMarker,
+  isAlive,
+  readProcessEntry,
+  readProcessTableInSlices,
+  readSubtree,
+  type ProcessEntry,
+} from './process-table.js';
+import { inSlices, PROCESS_STEPS } from './slices.js';
 
 export interface TaskResources {
   cpuMs: number | null;
@@ -25,15 +33,6 @@ export const NO_RESOURCES: TaskResources = {
 
 /** Where a live task's processes are: its cgroup, the subtree of its shim, or its process group. */
 export type TaskWhereabouts = { cgroupDir: string } | { shimPid: number } | { pgid: number };
-
-/** One read of /proc shared by the figures of many tasks (a list), taken on first use. */
-export class ProcessTableCache {
-  private table: ProcessEntry[] | null = null;
-
-  get(): ProcessEntry[] {
-    return (this.table ??= readProcessTable());
-  }
-}
 
 /** Files of a controller that may not be enabled for task cgroups (cgroup.procs and cpu.stat always exist). */
 const CONTROLLER_FILES = new Set(['memory.current', 'memory.peak']);
@@ -61,61 +60,80 @@ const readNumber = (dir: string, name: string): number | null => {
   return text === null ? null : Number(text.trim());
 };
 
-/** The figures of a live task; `table` is read only where no cgroup gives them. */
-export function readTaskResources(where: TaskWhereabouts, table = new ProcessTableCache()): TaskResources {
-  if ('cgroupDir' in where) return readCgroupResources(where.cgroupDir);
-  if ('shimPid' in where) {
-    const entries = table.get();
-    const shim = entries.find((entry) => entry.pid === where.shimPid);
-    if (shim === undefined) return { ...NO_RESOURCES, processes: 0 }; // the shim exits once its subtree is empty
-    // The shim reaps the whole subtree: what ended is in its children's time, what runs in its own.
-    return sumProcesses(listDescendants(entries, shim.pid), shim.childCpuMs);
-  }
-  return sumProcesses(
-    table.get().filter((entry) => entry.pgid === where.pgid),
-    0,
-  );
+/** Where a live task without a cgroup of its own has its processes: below its shim, or in its process group. */
+export type ProcessWhereabouts = Exclude<TaskWhereabouts, { cgroupDir: string }>;
+
+/** What was read of a task without a cgroup: its figures, and the pids of its living processes. */
+export interface TaskProcessesRead {
+  resources: TaskResources;
+  pids: number[];
 }
 
-/** The pids of a live task's processes (not its shim). */
-export function listTaskPids(where: TaskWhereabouts, table = new ProcessTableCache()): number[] {
-  if ('cgroupDir' in where) {
-    return (readText(where.cgroupDir, 'cgroup.procs') ?? '')
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map(Number);
-  }
-  const entries = table.get();
-  const members =
-    'shimPid' in where ? listDescendants(entries, where.shimPid) : entries.filter((entry) => entry.pgid === where.pgid);
-  return members.filter(isAlive).map((entry) => entry.pid);
+/**
+ * Reads the processes of a live task without a cgroup, a slice at a time (slices.ts): those below
+ * its shim (its subtree, whatever their group: the shim is their subreaper), else those of its
+ * process group that carry its run `marker` (a reused group id is not the task's).
+ */
+export function readTaskProcesses(where: ProcessWhereabouts, marker: string): Promise<TaskProcessesRead> {
+  return inSlices(async (slices) => {
+    if ('shimPid' in where) {
+      const { root, below } = await readSubtree(where.shimPid, slices);
+      // The shim exits once its subtree is empty; it reaps it all: what ended is in its children's time.
+      return root === null
+        ? { resources: { ...NO_RESOURCES, processes: 0 }, pids: [] }
+        : summed(below, root.childCpuMs);
+    }
+    const members: ProcessEntry[] = [];
+    for (const entry of await readProcessTableInSlices(slices)) {
+      if (entry.pgid !== where.pgid) continue;
+      if (slices.due(PROCESS_STEPS)) await slices.pause();
+      if (hasEnvironmentMarker(entry.pid, marker)) members.push(entry);
+    }
+    return summed(members, 0);
+  });
 }
 
-function readCgroupResources(dir: string): TaskResources {
+function summed(entries: ProcessEntry[], reapedCpuMs: number): TaskProcessesRead {
+  const alive = entries.filter(isAlive);
+  return {
+    resources: {
+      cpuMs: entries.reduce((sum, entry) => sum + entry.cpuMs + entry.childCpuMs, reapedCpuMs),
+      memoryBytes: alive.reduce((sum, entry) => sum + entry.rssBytes, 0),
+      memoryPeakBytes: null,
+      processes: alive.length,
+      pidsLimitHits: null,
+    },
+    pids: alive.map((entry) => entry.pid),
+  };
+}
+
+/** The pids in the cgroup at `dir`, or null when it cannot be read (gone). */
+function readCgroupPids(dir: string): number[] | null {
   const procs = readText(dir, 'cgroup.procs');
+  return procs === null
+    ? null
+    : procs
+        .split('\n')
+        .filter((line) => line.length > 0)
+        .map(Number);
+}
+
+/** The pids of the processes in the cgroup at `dir` (none once it is gone). */
+export function listCgroupPids(dir: string): number[] {
+  return readCgroupPids(dir) ?? [];
+}
+
+/** The figures of a live task in the cgroup at `dir`: a few small reads. */
+export function readCgroupResources(dir: string): TaskResources {
+  const pids = readCgroupPids(dir);
   // Gone: its last process was reaped and its worker removed it (the release brings the CPU time).
-  if (procs === null) return { ...NO_RESOURCES, processes: 0 };
-  const pids = procs
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map(Number);
+  if (pids === null) return { ...NO_RESOURCES, processes: 0 };
   const memory = readNumber(dir, 'memory.current');
   return {
     cpuMs: readCpuMs(dir),
     memoryBytes: memory ?? pids.reduce((sum, pid) => sum + (readProcessEntry(pid)?.rssBytes ?? 0), 0),
     memoryPeakBytes: readNumber(dir, 'memory.peak'),
     processes: pids.length,
-    pidsLimitHits: null,
-  };
-}
-
-function sumProcesses(entries: ProcessEntry[], reapedCpuMs: number): TaskResources {
-  const alive = entries.filter(isAlive);
-  return {
-    cpuMs: entries.reduce((sum, entry) => sum + entry.cpuMs + entry.childCpuMs, reapedCpuMs),
-    memoryBytes: alive.reduce((sum, entry) => sum + entry.rssBytes, 0),
-    memoryPeakBytes: null,
-    processes: alive.length,
     pidsLimitHits: null,
   };
 }
@@ -128,6 +146,5 @@ export function readCpuMs(dir: string): number | null {
 
 /** The processes in the cgroup at `dir`, or null when it cannot be read (gone). */
 export function countCgroupProcesses(dir: string): number | null {
-  const procs = readText(dir, 'cgroup.procs');
-  return procs === null ? null : procs.split('\n').filter((line) => line.length > 0).length;
+  return readCgroupPids(dir)?.length ?? null;
 }

@@ -19,8 +19,9 @@ import {
 } from './launched-task.js';
 import type { TaskCgroupPlan } from './limits.js';
 import { killOrphans, type TaskProcesses } from './leftover-processes.js';
+import { runMarker } from './process-table.js';
 import { nativeAddon } from './native.js';
-import { readCpuMs } from './resources.js';
+import { countCgroupProcesses, readCpuMs, readTaskProcesses } from './resources.js';
 import { exitCodeOfSignal, signalName, signalNumber, type KillSignal } from '../shared/signals.js';
 import type { SpawnAnswer } from './spawner-client.js';
 import { NO_LIMIT_FIGURES, readLimitFigures, removeTaskCgroups } from './task-cgroups.js';
@@ -168,6 +169,12 @@ export function trackShim(
     // The shim is the spawner's child and reaped there; what is left here is its cgroup. The
     // cgroup's CPU figure counts what escaped the shim's subtree too; without one the shim's does.
     cpuMsSoFar: () => (cgroups.v2 === null ? status.subtreeCpuMs : readCpuMs(cgroups.v2.dir)),
+    async countAlive() {
+      if (task.cgroupDir !== null) return countCgroupProcesses(task.cgroupDir) ?? 0;
+      const answer = await spawned;
+      if (!('pid' in answer)) return 0;
+      return (await readTaskProcesses({ shimPid: answer.pid }, runMarker(task.runKey))).pids.length;
+    },
     limitFigures: () => readLimitFigures(cgroups),
     teardown: async () => {
       const { pidsLimitHits, memoryPeakBytes } = readLimitFigures(cgroups);
@@ -269,6 +276,7 @@ export function failedLaunch(error: SpawnError, cgroups: TaskCgroupPlan): Launch
     signal() {},
     endStuck() {},
     cpuMsSoFar: () => null,
+    countAlive: () => Promise.resolve(0),
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),
     onExec() {},

@@ -117,6 +117,8 @@ export type EndedReport = {
   reason: EndReason;
   /** The kernel's OOM killer ended it at its memory limit. */
   oomKilled: boolean;
+  /** Its processes still alive when its end is reported: what its leader left (0 with the release). */
+  left: number;
 } & LeaderExit &
   FinalFigures;
 

@@ -105,13 +105,22 @@ export class TaskRun {
     if (exit.afterKill === false && exit.signal === null && exit.error === null) this.reason = null;
     const oomKilled = this.afterLeaderExit(launched, oom);
     await this.drainOutput(launched, pumps);
-    const ended = { type: 'ended', reason: this.reason ?? 'exit', ...exit, oomKilled, ...NO_FINAL_FIGURES } as const;
+    const ended = {
+      type: 'ended',
+      reason: this.reason ?? 'exit',
+      ...exit,
+      oomKilled,
+      left: 0,
+      ...NO_FINAL_FIGURES,
+    } as const;
     // Nothing of the task is left (its shim has exited by itself, having reported the leader's
     // end, which it does only once its subtree is gone): the end is final, and it goes with the
     // release in one report. A shim killed before that (its exit then carries an error) may have
     // left processes that still hold the output pipes: the end goes out now, the release later.
     const together = gone && this.termination === null && exit.error === null;
-    if (!together) this.report({ ...ended, ...this.figuresSoFar(launched) });
+    // What an end of its own left is counted for its todo; a kill's is about to die.
+    const left = !together && this.reason === null ? await launched.countAlive() : 0;
+    if (!together) this.report({ ...ended, ...this.figuresSoFar(launched), left });
     const released = await this.release(launched, pumps);
     const { cpuMs, pidsLimitHits, memoryPeakBytes } = released;
     if (!together) this.report(released);
@@ -136,6 +145,7 @@ export class TaskRun {
       error: error.message,
       endedAt: Date.now(),
       oomKilled: false,
+      left: 0,
       ...NO_FINAL_FIGURES,
     });
     this.report({ type: 'released', stdoutBytes: 0, stderrBytes: 0, ...NO_FINAL_FIGURES });

@@ -56,6 +56,7 @@ const ENDED = {
   error: null,
   endedAt: 2000,
   oomKilled: false,
+  left: 0,
   cpuMs: null,
   pidsLimitHits: null,
   memoryPeakBytes: null,

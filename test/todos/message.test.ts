@@ -14,7 +14,11 @@ import {
   todoSnapshotSource,
 } from '../../src/supervisor/todos/todo-message.js';
 
-function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: string): SnapshotSource {
+function withFiles(
+  t: { after(fn: () => void): void },
+  stdout: string,
+  stderr: string,
+): SnapshotSource & { leftAtEnd(): number } {
   const dir = mkdtempSync(join(tmpdir(), 'hive-todo-message-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'build.out'), stdout);
@@ -24,6 +28,7 @@ function withFiles(t: { after(fn: () => void): void }, stdout: string, stderr: s
     outputTails: (record, tailBytes) =>
       readOutputTails({ stdout: join(dir, `${record.id}.out`), stderr: join(dir, `${record.id}.err`) }, tailBytes),
     countLingering: () => 2,
+    leftAtEnd: () => 2,
     resourcesOf: () => ({ cpuMs: 5, memoryBytes: 1024, memoryPeakBytes: 2048, processes: 3, pidsLimitHits: null }),
     portsOf: () => ({ listed: [], unlisted: 0 }),
     stdinOpen: () => false,

@@ -102,7 +102,9 @@ export class McpTasks {
   /** tasks/cancel: the task is killed as `kill` kills it (SIGINT, SIGKILL after the grace period). */
   cancel(taskId: string): Record<string, unknown> {
     this.find(taskId);
-    this.tasks.kill(taskId, 'SIGINT');
+    // A pending task is cancelled, a running one signalled, before kill's promise; what a finished
+    // one left is ended once read (it may be pruned meanwhile: nothing is left to end then).
+    this.tasks.kill(taskId, 'SIGINT').catch(() => {});
     this.tasks.commit();
     return { resultType: 'complete' };
   }

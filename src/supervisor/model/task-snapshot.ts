@@ -1,7 +1,7 @@
 // Makes a task's snapshot: its record with what only the moment knows (output tails and sizes, what
 // is left of it, its resource figures), in the fields every reader gets (src/shared/task-snapshot.ts).
 // The MCP snapshot and the todo message are both made from it.
-import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
+import type { TaskResources } from '../../process/resources.js';
 import { isFinished } from '../../shared/task-states.js';
 import type { TaskPolicyView, TaskSnapshot } from '../../shared/task-snapshot.js';
 import type { FoundPorts } from '../../process/ports.js';
@@ -21,7 +21,7 @@ export interface SnapshotSource {
   /** The last `tailBytes` of each of the task's output files, with their sizes. */
   outputTails(record: TaskRecord, tailBytes: number): OutputTails;
   countLingering(record: TaskRecord): number;
-  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources;
+  resourcesOf(record: TaskRecord): TaskResources;
   /** The ports its processes listened on when last looked for. */
   portsOf(record: TaskRecord): FoundPorts;
   stdinOpen(record: TaskRecord): boolean;

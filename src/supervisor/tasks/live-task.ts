@@ -6,6 +6,7 @@ import { createTaskRecord, type TaskRecord } from '../model/task.js';
 import type { InputRefusal } from '../../workers/protocol.js';
 import type { DispatchedTask } from './worker-pool.js';
 import type { FoundPorts } from '../../process/ports.js';
+import type { TaskProcessesRead } from '../../process/resources.js';
 
 export interface RunRequest {
   command: string;
@@ -65,6 +66,10 @@ export interface LiveTask {
   inputs: Map<number, (answer: InputAnswer) => void>;
   /** The ports its processes listened on when last looked for; null before that, and from its end. */
   ports: FoundPorts | null;
+  /** Without a cgroup: its processes as last read (task-probes.ts readNow); null before that. */
+  processes: TaskProcessesRead | null;
+  /** Its processes still alive when it ended by itself, as its worker counted them. */
+  leftAtEnd: number;
 }
 
 export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTask {
@@ -81,6 +86,8 @@ export function createLiveTask(record: TaskRecord, request: RunRequest): LiveTas
     stdinOpen: request.interactive,
     inputs: new Map(),
     ports: null,
+    processes: null,
+    leftAtEnd: 0,
   };
 }
 

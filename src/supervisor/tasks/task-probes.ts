@@ -1,17 +1,17 @@
 // What only the moment knows of a task, read from the OS: processes still alive after its leader
 // exited, its cgroup's figures, and whether its stdin takes input. The snapshot source of the service.
 import { taskCgroupDir, type HostSetup } from '../../process/containment.js';
-import { countLingering } from '../../process/leftover-processes.js';
 import { findListeningSockets, listPorts, NO_PORTS, type FoundPorts, type HeldSocket } from '../../process/ports.js';
 import {
   countCgroupProcesses,
-  listTaskPids,
+  listCgroupPids,
   NO_RESOURCES,
-  readTaskResources,
-  type ProcessTableCache,
+  readCgroupResources,
+  readTaskProcesses,
   type TaskResources,
   type TaskWhereabouts,
 } from '../../process/resources.js';
+import { runMarker } from '../../process/process-table.js';
 import { planTaskCgroups } from '../../process/limits.js';
 import { readLimitFigures } from '../../process/task-cgroups.js';
 import { DEFAULT_TAIL_BYTES, readOutputTails, type OutputTails, type SnapshotSource } from '../model/task-snapshot.js';
@@ -34,6 +34,8 @@ export class TaskProbes implements SnapshotSource {
   private readonly finishedTails = new BoundedCache<string, OutputTails>(FINISHED_TAILS);
   /** A task's look for its ports in flight, by run key: whoever asks meanwhile shares it. */
   private readonly scans = new Map<string, Promise<HeldSocket[]>>();
+  /** A read of a task's processes in flight (readNow), by run key: whoever asks meanwhile shares it. */
+  private readonly reads = new Map<string, Promise<void>>();
 
   constructor(
     private readonly live: ReadonlyMap<string, LiveTask>,
@@ -76,22 +78,45 @@ export class TaskProbes implements SnapshotSource {
     return tails;
   }
 
-  /** Processes of a finished task still alive after its leader exited. */
+  /**
+   * Processes of a finished task still alive after its leader exited: none once its worker let go
+   * of it (that waits for them all: a shim exits only once its subtree is gone), else those in its
+   * cgroup, or as readNow last read them.
+   */
   countLingering(record: TaskRecord): number {
-    const processes = {
-      runKey: record.runKey,
-      pgid: record.pgid,
-      cgroupDir: taskCgroupDir(this.hostSetup, record.runKey),
-    };
-    if (this.hostSetup.spawner === 'node') return countLingering(processes, 'group');
-    // A released task's shim has exited, and it exits only once its whole subtree is gone.
-    if (!this.isLive(record)) return 0;
-    if (processes.cgroupDir !== null) return countCgroupProcesses(processes.cgroupDir) ?? 0;
-    return countLingering(processes, 'anywhere');
+    const task = this.live.get(record.id);
+    if (task === undefined || task.record.runKey !== record.runKey) return 0;
+    const cgroupDir = taskCgroupDir(this.hostSetup, record.runKey);
+    if (cgroupDir !== null) return countCgroupProcesses(cgroupDir) ?? 0;
+    return task.processes?.pids.length ?? 0;
   }
 
-  /** CPU, memory and process figures of a task: read while its worker holds it, as recorded once it let go. */
-  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources {
+  /** What a task that ended by itself left alive then, as its worker counted it (for its todo). */
+  leftAtEnd(record: TaskRecord): number {
+    const task = this.live.get(record.id);
+    return task?.record.runKey === record.runKey ? task.leftAtEnd : 0;
+  }
+
+  /**
+   * Reads now the processes of a live task without a cgroup, for resourcesOf, countLingering and
+   * findPorts: a slice at a time, as many reads as the task has processes (a task in a cgroup has
+   * its figures read in a few small reads, when asked). Several callers at once share one read.
+   */
+  async readNow(record: TaskRecord): Promise<void> {
+    const task = this.live.get(record.id);
+    const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
+    if (where === null || 'cgroupDir' in where) return;
+    let read = this.reads.get(record.runKey);
+    if (read === undefined) {
+      read = readTaskProcesses(where, runMarker(record.runKey)).then((processes) => void (task!.processes = processes));
+      this.reads.set(record.runKey, read);
+      read.finally(() => this.reads.delete(record.runKey)).catch(() => {});
+    }
+    await read;
+  }
+
+  /** CPU, memory and process figures of a task: read while its worker holds it (without a cgroup, as readNow last read them), as recorded once it let go. */
+  resourcesOf(record: TaskRecord): TaskResources {
     const task = this.live.get(record.id);
     if (task === undefined || task.record.runKey !== record.runKey || record.state === 'pending') {
       const { cpuMs, memoryPeakBytes, pidsLimitHits } = record;
@@ -105,7 +130,12 @@ export class TaskProbes implements SnapshotSource {
     }
     const cgroupDir = taskCgroupDir(this.hostSetup, record.runKey);
     const where = this.whereabouts(task);
-    let resources = where === null ? NO_RESOURCES : readTaskResources(where, table);
+    let resources =
+      where === null
+        ? NO_RESOURCES
+        : 'cgroupDir' in where
+          ? readCgroupResources(where.cgroupDir)
+          : (task.processes?.resources ?? NO_RESOURCES);
     // Between the removal of its cgroup and its release, what the end's report said stands in.
     if (resources.cpuMs === null) resources = { ...resources, cpuMs: record.cpuMs };
     return Object.values(record.limits).every((limit) => limit === null)
@@ -136,19 +166,26 @@ export class TaskProbes implements SnapshotSource {
    * Looks for the ports the task's processes listen on now (the first MAX_PORTS_LISTED by port),
    * and keeps them for portsOf; with `tcpPort`, only listeners on that TCP port (not kept).
    */
-  async findPorts(record: TaskRecord, tcpPort?: number, table?: ProcessTableCache): Promise<FoundPorts> {
+  async findPorts(record: TaskRecord, tcpPort?: number): Promise<FoundPorts> {
     const task = this.live.get(record.id);
     const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
     if (where === null) return NO_PORTS;
     let scan = this.scans.get(record.runKey);
     if (scan === undefined) {
-      scan = findListeningSockets(listTaskPids(where, table));
+      scan = this.taskPids(record, where).then(findListeningSockets);
       this.scans.set(record.runKey, scan);
       scan.finally(() => this.scans.delete(record.runKey)).catch(() => {});
     }
     const found = listPorts(await scan, MAX_PORTS_LISTED, tcpPort);
     if (tcpPort === undefined && this.live.get(record.id) === task) task!.ports = found;
     return found;
+  }
+
+  /** The pids of a live task's processes, read now (not its shim). */
+  private async taskPids(record: TaskRecord, where: TaskWhereabouts): Promise<number[]> {
+    if ('cgroupDir' in where) return listCgroupPids(where.cgroupDir);
+    await this.readNow(record);
+    return this.live.get(record.id)?.processes?.pids ?? [];
   }
 
   /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { NameBusyError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import type { ListeningPort } from '../../shared/task-snapshot.js';
-import type { ProcessTableCache, TaskResources } from '../../process/resources.js';
+import type { TaskResources } from '../../process/resources.js';
 import type { FoundPorts } from '../../process/ports.js';
 import type { KillSignal } from '../../shared/signals.js';
 import { removeTaskCgroupDirs } from '../../process/task-cgroups.js';
@@ -159,15 +159,20 @@ export class TaskService {
     return this.applyStored(this.get(id), event);
   }
 
-  /** Ends a task: cancels it if pending, signals all of it if running, ends what a finished one left. */
-  kill(id: string, signal: KillSignal): KillOutcome {
+  /**
+   * Ends a task: cancels it if pending, signals all of it if running (both before this returns its
+   * promise), ends what a finished one left once its processes are read (readNow).
+   */
+  async kill(id: string, signal: KillSignal): Promise<KillOutcome> {
     const task = this.live.get(id);
     if (task?.record.state === 'pending') {
       this.queue.remove(id);
       this.apply(task, { type: 'cancelled', endedAt: Date.now() });
       return { record: task.record, signal: null, lingering: 0 };
     }
-    return this.control.kill(task, task?.record ?? this.get(id), signal);
+    if (task !== undefined && isFinished(task.record.state)) await this.probes.readNow(task.record);
+    const now = this.live.get(id);
+    return this.control.kill(now, now?.record ?? this.get(id), signal);
   }
 
   /** Writes to an interactive task's stdin (then closes it with `eof`); answers once the task took it, or after a second. */
@@ -210,7 +215,7 @@ export class TaskService {
     return snapshotTask(record, tailBytes, this.probes);
   }
 
-  /** The snapshot with its ports looked for now. */
+  /** The snapshot with its processes read and its ports looked for now. */
   async snapshotNow(record: TaskRecord, tailBytes: number): Promise<TaskSnapshot> {
     await this.findPorts(record);
     return this.snapshot(record, tailBytes);
@@ -242,13 +247,19 @@ export class TaskService {
     return this.probes.outputPaths(id);
   }
 
-  resourcesOf(record: TaskRecord, table?: ProcessTableCache): TaskResources {
-    return this.probes.resourcesOf(record, table);
+  /** Its figures: as last read (readNow) for a task without a cgroup. */
+  resourcesOf(record: TaskRecord): TaskResources {
+    return this.probes.resourcesOf(record);
   }
 
-  /** The ports the task listens on now (the first MAX_PORTS_LISTED, and a count of the rest); with `tcpPort`, only that one. */
-  findPorts(record: TaskRecord, tcpPort?: number, table?: ProcessTableCache): Promise<FoundPorts> {
-    return this.probes.findPorts(record, tcpPort, table);
+  /** Reads the processes of a live task without a cgroup now, for its figures (a slice at a time). */
+  readNow(record: TaskRecord): Promise<void> {
+    return this.probes.readNow(record);
+  }
+
+  /** The ports the task listens on now (the first MAX_PORTS_LISTED, and a count of the rest); with `tcpPort`, only that one. Reads its processes now too. */
+  findPorts(record: TaskRecord, tcpPort?: number): Promise<FoundPorts> {
+    return this.probes.findPorts(record, tcpPort);
   }
 
   /** The task whose processes listen on TCP `port`, with that listener; null when none does. */
@@ -343,6 +354,7 @@ export class TaskService {
     if (report.type === 'input-done') return void task.inputs.get(report.requestId)?.(report); // input() forgets it
     if (report.type === 'exec') return this.execs.onReport(task, report);
     if (report.type === 'started') task.shimPid = report.shimPid;
+    if (report.type === 'ended') task.leftAtEnd = report.left;
     if (report.type === 'worker-failed') {
       this.log.error({ task: task.record.id, error: report.error }, 'task worker failed');
       // Nobody else will: the worker that held its cgroups is gone.

@@ -24,11 +24,11 @@ const PORTS_SHOWN = 10;
  * itself can have lingering processes worth reporting (a kill, timeout or interruption is still escalating
  * when its end is reported: what it counts is about to die), and a todo shows no resource figures.
  */
-export function todoSnapshotSource(live: SnapshotSource): SnapshotSource {
+export function todoSnapshotSource(live: SnapshotSource & { leftAtEnd(record: TaskRecord): number }): SnapshotSource {
   return {
     outputPaths: (id) => live.outputPaths(id),
     outputTails: (record, tailBytes) => live.outputTails(record, tailBytes),
-    countLingering: (record) => (record.state === 'done' ? live.countLingering(record) : 0),
+    countLingering: (record) => (record.state === 'done' ? live.leftAtEnd(record) : 0),
     resourcesOf: () => NO_RESOURCES,
     portsOf: (record) => live.portsOf(record),
     stdinOpen: (record) => live.stdinOpen(record),

@@ -27,9 +27,9 @@ export const killTool = defineTool({
     message: z.string().describe('What happened, in words'),
   }),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  handler(input, { tasks }) {
+  async handler(input, { tasks }) {
     const signal = input.force ? 'SIGKILL' : (input.signal ?? 'SIGINT');
-    const { record, signal: sent, lingering } = tasks.kill(input.id, signal);
+    const { record, signal: sent, lingering } = await tasks.kill(input.id, signal);
     let message: string;
     if (record.state === 'killed' && sent === null && record.startedAt === null)
       message = `task ${record.id} was cancelled before it started`;

@@ -1,6 +1,5 @@
 // list: the newest tasks, optionally of one state.
 import { z } from 'zod';
-import { ProcessTableCache } from '../../../process/resources.js';
 import { TASK_STATES } from '../../../shared/task-states.js';
 import { MAX_LIST_LIMIT } from '../../../shared/tool-bounds.js';
 import { defineTool, field } from '../tool.js';
@@ -59,12 +58,12 @@ export const listTool = defineTool({
   async handler(input, { tasks }) {
     const now = Date.now();
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-    // Tasks without a cgroup share one read of /proc.
-    const table = new ProcessTableCache();
     const rows = [];
     for (const record of tasks.list(input.state ?? null, input.limit, COMMAND_PREVIEW_CHARS)) {
-      const resources = tasks.resourcesOf(record, table);
-      const ports = input.ports ? await tasks.findPorts(record, undefined, table) : null;
+      // Its processes read now (findPorts reads them too); a task in a cgroup is read by resourcesOf.
+      const ports = input.ports ? await tasks.findPorts(record) : null;
+      if (!input.ports) await tasks.readNow(record);
+      const resources = tasks.resourcesOf(record);
       rows.push({
         id: record.id,
         name: record.name,
