@@ -212,8 +212,17 @@ function searchTable(path: string, needle: string): number | null {
   return found;
 }
 
-/** The most fd links of tasks' processes one lookup reads (about 60 ms of this thread here): a task that holds more cannot hold the thread longer. */
+/**
+ * The most reads of tasks' processes (fd folders and fd links) one lookup makes (about 60 ms of this
+ * thread here): a task that holds more fds, or more processes, cannot hold the thread longer.
+ */
 export const SCAN_FDS = 8192;
+/**
+ * An outside process holding more fds than this is read after the other outside ones: 50 local
+ * processes holding 19,800 fds each, newer than a client, made its first call read them all (7.5 s
+ * of the main thread in process-group mode, where no cgroup tells the caller first).
+ */
+const MANY_FDS = 1024;
 /** The fd links of tasks' processes all lookups read in a second at most: many connections at once cannot hold it either. */
 const SCAN_FDS_PER_SECOND = 20_000;
 
@@ -231,8 +240,9 @@ function takeScanBudget(): number {
  * The first process but `skipPid` found with an fd on socket `inode`, and those passed over whose
  * fds cannot be read; `cut` once the scan has read as many fd links of tasks' processes as it may
  * (takeScanBudget). Processes outside the tasks' PID namespace (`tasksPidNamespace`, its
- * `pid:[INODE]`; null: none told apart) are read first and in full: no task can make one, so no
- * task can make a caller's lookup read more there. Newest first within each: a caller is most often
+ * `pid:[INODE]`; null: none told apart) are read first and in full, those holding more than
+ * MANY_FDS last: no task can make one, so no task can make a caller's lookup read more there.
+ * Newest first within each: a caller is most often
  * a process started for the call (hive-bash, curl), so a scan (about 10 us an fd here, more on a
  * loaded machine) mostly ends after a few.
  */
@@ -246,25 +256,34 @@ export function findSocketHolder(
   const pids = newestFirst(readdirSync('/proc').map(Number)).filter(
     (pid) => Number.isInteger(pid) && pid > 0 && pid !== skipPid,
   );
-  // Each process's namespace read once: the tasks' go to the bounded pass, the rest to the first.
-  const outside: number[] = [];
-  const rest = tasksPidNamespace === null ? pids : [];
-  if (tasksPidNamespace !== null)
-    for (const pid of pids) (pidNamespaceOf(pid) === tasksPidNamespace ? rest : outside).push(pid);
-  const first = scanFds(outside, link, Infinity, unreadable);
-  if (first.holder !== null) return { holder: first.holder, cut: false, unreadable };
+  // Each process's namespace read as it comes: the tasks' wait for the bounded pass, the others are
+  // read at once, so a caller newer than the tasks' processes is found before most are even looked at;
+  // of those, one holding many fds waits for the others (a caller holds few).
+  const rest: number[] = [];
+  const heavy: number[] = [];
+  for (const pid of pids) {
+    if (tasksPidNamespace === null || pidNamespaceOf(pid) === tasksPidNamespace) rest.push(pid);
+    else if (fdCount(pid) > MANY_FDS) heavy.push(pid);
+    else if (scanFds([pid], link, Infinity, unreadable).holder !== null) return { holder: pid, cut: false, unreadable };
+  }
+  const outside = scanFds(heavy, link, Infinity, unreadable);
+  if (outside.holder !== null) return { holder: outside.holder, cut: false, unreadable };
   const budget = takeScanBudget();
   const second = scanFds(rest, link, budget, unreadable);
   scanBudget.left -= second.read;
   return { holder: second.holder, cut: second.cut, unreadable };
 }
 
-/** Reads the fds of `pids` for `link`, at most `budget` of them (a process's count read first): the holder, or whether the bound cut it short. */
+/**
+ * Reads the fds of `pids` for `link`, at most `budget` reads (a process's fd folder counts as one,
+ * and each link; its count is read first): the holder, or whether the bound cut it short.
+ */
 function scanFds(pids: number[], link: string, budget: number, unreadable: number[]) {
   let read = 0;
   for (const pid of pids) {
     // Its fds counted first (the folder's size, Linux 6.2+): listing 20,000 of them costs as much as reading many.
-    if (read + fdCount(pid) > budget) return { holder: null, cut: true, read };
+    if (budget !== Infinity && read + 1 + fdCount(pid) > budget) return { holder: null, cut: true, read };
+    read++;
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);

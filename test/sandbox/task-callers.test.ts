@@ -427,6 +427,6 @@ test("a lookup reads a bounded number of fds: a task's processes holding more ca
   assert.match(task.stdout_tail, /ERR_CALLER_UNKNOWN/, JSON.stringify(task));
   assert.match(
     task.stdout_tail,
-    /is not among the processes outside the tasks nor the first 8192 fds of tasks' processes/,
+    /is not among the processes outside the tasks nor in the first 8192 fd folders and links of tasks' processes/,
   );
 });

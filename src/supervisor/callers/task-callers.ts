@@ -198,7 +198,7 @@ export class TaskCallers {
     if (this.tokenHidden) return OUTSIDE;
     if (peer.cut)
       return unknown(
-        `a connection whose holder is not among the processes outside the tasks nor the first ${SCAN_FDS} fds of tasks' processes a lookup reads (they hold more), and which neither the cgroup it was made in, its maker's user nor a token tells from a task's: give the daemon --auth-token-file, which no task can read, and its clients the token`,
+        `a connection whose holder is not among the processes outside the tasks nor in the first ${SCAN_FDS} fd folders and links of tasks' processes a lookup reads (they hold more), and which neither the cgroup it was made in, its maker's user nor a token tells from a task's: give the daemon --auth-token-file, which no task can read, and its clients the token`,
       );
     return unknown(
       "a connection whose calling end no process this daemon can see holds: a client in a PID namespace it cannot see into (another container sharing its network, or the host of its own container), one it may not look into, or a socket a task closed or passed on; neither the cgroup it was made in (tasks have no cgroup of their own here) nor its maker's user can tell which, nor a token: give the daemon --auth-token-file, which no task can read, and such a client the token",
