@@ -34,6 +34,8 @@ interface Held extends LinePlace {
   partial: boolean;
   seq: number;
   bytes: number;
+  /** 1 for a line (its first piece, where it is longer than a read's piece); 0 for the rest of one, and for "--". */
+  counts: 0 | 1;
 }
 
 /** A held line with its text. */
@@ -63,7 +65,7 @@ interface Tally {
 }
 
 const tallyOf = (held: Held[]): Tally => ({
-  lines: held.filter((entry) => entry.line !== null).length,
+  lines: held.filter((entry) => entry.counts === 1).length,
   bytes: held.reduce((sum, entry) => sum + entry.bytes, 0),
 });
 
@@ -87,6 +89,8 @@ export class Selection {
   private textStart = 0;
   private textBytes = 0;
   private seq = 0;
+  /** The last line added, while it is unfinished: a piece of the same number that follows goes on with it. */
+  private openLine: number | null = null;
   private readonly all: Tally = { lines: 0, bytes: 0 };
   /** The head's lines and bytes, and the seq after its last line. */
   private readonly headPart: Tally = { lines: 0, bytes: 0 };
@@ -116,8 +120,13 @@ export class Selection {
     return this.limits.tail !== null ? { lines: this.limits.tail } : { bytes: this.limits.maxBytes };
   }
 
-  /** Adds the next selected line. */
+  /**
+   * Adds the next selected line: a line, or the next piece of a line longer than a read's piece
+   * (MAX_LINE_BYTES; its pieces but the last are partial), which counts as no further line.
+   */
   add(entry: SelectedLine): void {
+    const counts = entry.line === null || entry.line === this.openLine ? 0 : 1;
+    this.openLine = entry.partial === true ? entry.line : null;
     // One shape for every line (a spread of `entry` cost 1.8 µs a line here).
     const held: Held = {
       text: entry.text,
@@ -128,8 +137,8 @@ export class Selection {
       start: entry.start ?? -1,
       end: entry.end ?? -1,
       mark: entry.mark ?? '',
+      counts,
     };
-    const counts = entry.line === null ? 0 : 1;
     this.all.lines += counts;
     this.all.bytes += held.bytes;
     if (this.limits.head !== null && this.headPart.lines < this.limits.head) {
@@ -155,6 +164,9 @@ export class Selection {
    * backNeeds) that none of them could be at the back. They count among those left out.
    */
   skip(lines: number, bytes: number): void {
+    // The first newline skipped ends the unfinished line added last, counted already.
+    if (this.openLine !== null && lines > 0) lines--;
+    this.openLine = null;
     this.seq += lines;
     this.all.lines += lines;
     this.all.bytes += bytes;
@@ -170,9 +182,10 @@ export class Selection {
     const tail = this.limits.tail;
     while (this.lastStart < this.last.length) {
       const oldest = this.last[this.lastStart]!;
+      // With tail: a "--", or the rest of a line whose start was dropped, goes too.
       const drop =
         tail !== null
-          ? oldest.line === null || this.lastLines > tail
+          ? oldest.counts === 0 || this.lastLines > tail
           : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
       if (!drop) break;
       if (this.textStart === this.lastStart) {
@@ -181,7 +194,7 @@ export class Selection {
       }
       this.lastStart++;
       this.lastBytes -= oldest.bytes;
-      if (oldest.line !== null) this.lastLines--;
+      this.lastLines -= oldest.counts;
     }
     if (this.lastStart >= DROPPED_BEFORE_CUT && this.lastStart * 2 >= this.last.length) {
       this.last = this.last.slice(this.lastStart);

@@ -12,7 +12,7 @@ import type { LinePlace, ReadAgain, Selection, ShownSelection } from './output-s
 import { unfinishedEscapeStart } from './terminal-text.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
-/** A line longer than this is read in pieces of this size, each shown as a line of its own number. */
+/** A line longer than this is read in pieces of this size, each shown with the line's number, counted as one line. */
 const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface LineGrep {
@@ -160,6 +160,7 @@ class LineWalker {
   readonly selection: Selection;
   /** Lines grep matched. */
   matchCount = 0;
+  private lastMatched = 0;
   /** Lines up to this number are after-context of a match. */
   private contextUntil = 0;
   private lastShown = 0;
@@ -244,7 +245,9 @@ class LineWalker {
     }
     for (const entry of before) this.show(entry, '-');
     this.show(match, ':');
-    this.matchCount++;
+    // The pieces of a line longer than a read's piece are one line: it matched once.
+    if (number !== this.lastMatched) this.matchCount++;
+    this.lastMatched = number;
     this.contextUntil = number + context;
   }
 
