@@ -106,10 +106,9 @@ function userWrapper(t: TestContext, dirs: string[]): string[] {
   return ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--'];
 }
 
-/** A root directory for a container: empty folders, and the links of a merged /usr. */
-function makeRootfs(t: TestContext): string {
+/** A root directory for a container: empty folders, and the links of a merged /usr (its caller removes it). */
+function makeRootfs(): string {
   const root = mkdtempSync(join(tmpdir(), 'hive-bash-rootfs-'));
-  t.after(() => rmSync(root, { recursive: true, force: true }));
   for (const dir of ['usr', 'etc', 'tmp', 'proc', 'sys', 'dev', 'run', 'state']) mkdirSync(join(root, dir));
   for (const link of ['bin', 'lib', 'lib64', 'sbin']) symlinkSync(`usr/${link}`, join(root, link));
   return root;
@@ -130,8 +129,9 @@ function hostFolders(): string[] {
 async function startInPodman(t: TestContext, env: Environment, args: string[]): Promise<EnvDaemon> {
   const marker = randomUUID();
   const name = `hive-bash-test-${marker.slice(0, 12)}`;
+  // Both removed once the container is (launchPodman): before, a task may still write in them.
   const stateDir = mkdtempSync(join(tmpdir(), 'hive-bash-env-'));
-  t.after(() => rmSync(stateDir, { recursive: true, force: true }));
+  const rootfs = makeRootfs();
   const config = join(stateDir, '..', `${name}.conf`);
   writeFileSync(config, '[containers]\ndefault_ulimits = []\n');
   const daemon = [
@@ -167,10 +167,10 @@ async function startInPodman(t: TestContext, env: Environment, args: string[]): 
     `HIVE_TEST_MARK=${marker}`,
     ...(env === 'podman-sys-admin' ? ['--cap-add', 'SYS_ADMIN'] : []),
     '--rootfs',
-    makeRootfs(t),
+    rootfs,
     ...command,
   ];
-  const { url, stderr } = await launchPodman(t, podman, { CONTAINERS_CONF: config }, name, marker);
+  const { url, stderr } = await launchPodman(t, podman, { CONTAINERS_CONF: config }, name, marker, [stateDir, rootfs]);
   return {
     env,
     url,
@@ -190,13 +190,14 @@ async function startInPodman(t: TestContext, env: Environment, args: string[]): 
   };
 }
 
-/** Runs podman with `args` until the daemon inside prints its URL; removes the container at the end of `t`. */
+/** Runs podman with `args` until the daemon inside prints its URL; removes the container at the end of `t`, then `dirs`. */
 async function launchPodman(
   t: TestContext,
   args: string[],
   env: Record<string, string>,
   name: string,
   marker: string,
+  dirs: string[],
 ): Promise<{ url: string; stderr: () => string }> {
   const child = spawn('podman', args, { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -222,6 +223,9 @@ async function launchPodman(
     // after CI: six of them, "Exited (137)").
     await remove();
     await killMarkedProcesses(`HIVE_TEST_MARK=${marker}`);
+    // node:test runs a test's after hooks in the order they were added: one added by the caller
+    // would remove the container's folders while its processes still wrote there (ENOTEMPTY).
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     // Last: podman reads it for every call above (node:test runs a test's after hooks in the order
     // they were added, so one added by the caller would run first).
     if (env.CONTAINERS_CONF !== undefined) rmSync(env.CONTAINERS_CONF, { force: true });
