@@ -130,7 +130,7 @@ test('a second end does not overwrite the first', () => {
   assert.deepEqual(next.effects, effects());
 });
 
-test('truncation is written at once only for a finished task', () => {
+test("truncation is written at once, a running task's too (a crash would lose it)", () => {
   const running = advance(
     record('running'),
     { type: 'truncated', stream: 'stdout', reason: 'the cap of 10 bytes was reached' },
@@ -138,7 +138,7 @@ test('truncation is written at once only for a finished task', () => {
   );
   assert.deepEqual(
     [running.record.stdoutTruncated, running.record.truncation, running.effects.persist],
-    [true, { stdout: 'the cap of 10 bytes was reached', stderr: null }, false],
+    [true, { stdout: 'the cap of 10 bytes was reached', stderr: null }, true],
   );
   const finished = advance(
     record('done'),

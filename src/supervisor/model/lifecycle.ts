@@ -124,8 +124,8 @@ function afterTruncated(record: TaskRecord, event: EventOf<'truncated'>): Transi
     [`${event.stream}Truncated`]: true,
     truncation: { ...record.truncation, [event.stream]: event.reason },
   };
-  // A running task's flag is written with its end; a finished one's now.
-  return { record: next, effects: { ...NOTHING, persist: isFinished(record.state) } };
+  // Written now, a running task's too (once a stream at most): a crash before its end would lose it.
+  return { record: next, effects: { ...NOTHING, persist: true } };
 }
 
 function afterEnded(record: TaskRecord, event: EndedReport, context: LifecycleContext): Transition {
