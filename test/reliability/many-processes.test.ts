@@ -75,7 +75,9 @@ test(
     const list = await healthzDuring(daemon.origin, () => session.all('list', [{ state: 'running' }]));
     assert.ok('value' in list.outcome, String((list.outcome as { error: unknown }).error));
     const answered = [...status.answered, ...list.answered];
-    const worst = Math.max(...answered);
+    // A read in one go holds the loop that long, once per read: status made two, list one. One
+    // answer as slow may be the machine's (another test's burst); two or more are the daemon's.
+    const slow = answered.filter((ms) => ms >= oneGoMs / 2);
     report(t, {
       processes: PROCESSES,
       one_go_ms: Math.round(oneGoMs),
@@ -88,8 +90,8 @@ test(
     const [listed] = list.outcome.value;
     assert.equal(listed.tasks.find((row: { id: string }) => row.id === 'crowd').processes, PROCESSES + 1);
     assert.ok(
-      worst < oneGoMs / 2,
-      `/healthz waited up to ${Math.round(worst)} ms; one read of the task's processes in one go takes ${Math.round(oneGoMs)} ms`,
+      slow.length <= 1,
+      `/healthz waited ${slow.map(Math.round).join(', ')} ms; one read of the task's processes in one go takes ${Math.round(oneGoMs)} ms`,
     );
     await session.all('kill', [{ id: 'crowd', force: true }]);
     const [ended] = await session.all('status', [{ id: 'crowd', wait_seconds: 30, verbose: false }]);
