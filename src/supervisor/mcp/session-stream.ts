@@ -1,8 +1,11 @@
 // The GET stream of a 2025 session (server-sent events): the messages the server sends a session's
 // client outside any request (the channel events of the tasks it holds). One stream at a time, as
 // streamable HTTP allows; what is sent while none is open waits for the next (the newest
-// MAX_WAITING), so that a client that reconnects misses nothing. A comment every KEEPALIVE_MS keeps
-// proxies and clients with idle timeouts from dropping a quiet stream.
+// MAX_WAITING), so that a client that reconnects misses nothing. So does what is sent while the open
+// one's client does not read (its buffer is full): written once it drains, so an unread stream costs
+// the daemon a socket's buffer and MAX_WAITING messages, not every message (20 such streams and
+// 6,400 events took 50 MB). A comment every KEEPALIVE_MS keeps proxies and clients with idle
+// timeouts from dropping a quiet stream.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendRpcError, transportRefusal } from './json-rpc.js';
 
@@ -36,8 +39,11 @@ export class SessionStream {
     });
     res.flushHeaders();
     this.res = res;
-    this.keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS).unref();
-    for (const text of this.waiting.splice(0)) this.write(text);
+    this.keepalive = setInterval(() => {
+      if (!res.writableNeedDrain) res.write(': keepalive\n\n');
+    }, KEEPALIVE_MS).unref();
+    res.on('drain', () => this.flush());
+    this.flush();
     return new Promise((resolve) => {
       res.once('close', () => {
         if (this.res === res) this.detach();
@@ -46,12 +52,11 @@ export class SessionStream {
     });
   }
 
-  /** Sends a JSON-RPC notification on the stream, or keeps it for the next one. */
+  /** Sends a JSON-RPC notification on the stream, or keeps it until the stream can take it. */
   notify(method: string, params: Record<string, unknown>): void {
-    const text = JSON.stringify({ jsonrpc: '2.0', method, params });
-    if (this.res !== null) return this.write(text);
-    this.waiting.push(text);
+    this.waiting.push(JSON.stringify({ jsonrpc: '2.0', method, params }));
     if (this.waiting.length > MAX_WAITING) this.waiting.shift();
+    this.flush();
   }
 
   /** Ends the stream (the session closed). */
@@ -62,8 +67,11 @@ export class SessionStream {
     res?.end();
   }
 
-  private write(text: string): void {
-    this.res!.write(`event: message\ndata: ${text}\n\n`);
+  /** Writes what waits, in order, while the open stream's buffer takes it. */
+  private flush(): void {
+    const res = this.res;
+    while (res !== null && !res.writableNeedDrain && this.waiting.length > 0)
+      res.write(`event: message\ndata: ${this.waiting.shift()!}\n\n`);
   }
 
   private detach(): void {
