@@ -59,6 +59,14 @@ export interface ShownSelection {
 /** Lines dropped from the front of the latest before the array is cut: the cut copies what is left. */
 const DROPPED_BEFORE_CUT = 1024;
 
+/**
+ * The lines held at most at each end of what is shown, the front and the back, whatever max_bytes
+ * lets in: a line costs its object besides its text, and a megabyte of empty lines was a million of
+ * them a call (one call took the daemon from 139 to 558 MB, four to 947 MB). Twice this is the most
+ * head or tail asks for, so one whose bytes fit is still shown whole.
+ */
+export const MAX_LINES_A_SIDE = 50_000;
+
 interface Tally {
   lines: number;
   bytes: number;
@@ -111,7 +119,9 @@ export class Selection {
   /** The front has all it can show: lines read from now on matter only at the back. */
   get frontFull(): boolean {
     return (
-      this.firstBytes >= this.limits.maxBytes || (this.limits.head !== null && this.headPart.lines >= this.limits.head)
+      this.firstBytes >= this.limits.maxBytes ||
+      this.first.length >= MAX_LINES_A_SIDE ||
+      (this.limits.head !== null && this.headPart.lines >= this.limits.head)
     );
   }
 
@@ -146,7 +156,8 @@ export class Selection {
       this.headPart.bytes += held.bytes;
       if (this.headPart.lines === this.limits.head) this.headEnd = this.seq;
     }
-    if (!this.frontFull || (held.seq < this.headEnd && this.firstBytes < this.limits.maxBytes)) {
+    const frontTakes = this.firstBytes < this.limits.maxBytes && this.first.length < MAX_LINES_A_SIDE;
+    if (!this.frontFull || (held.seq < this.headEnd && frontTakes)) {
       this.first.push(held);
       this.firstBytes += held.bytes;
       this.firstEnd = this.seq;
@@ -186,7 +197,8 @@ export class Selection {
       const drop =
         tail !== null
           ? oldest.counts === 0 || this.lastLines > tail
-          : this.lastBytes - oldest.bytes >= this.limits.maxBytes;
+          : this.lastBytes - oldest.bytes >= this.limits.maxBytes ||
+            this.last.length - this.lastStart > MAX_LINES_A_SIDE;
       if (!drop) break;
       if (this.textStart === this.lastStart) {
         this.textStart++;
@@ -272,10 +284,10 @@ function describe(front: Shown[], back: Shown[], size: Tally, shown: Tally): Sho
   const omittedLines = Math.max(0, size.lines - shown.lines);
   const omittedBytes = Math.max(0, size.bytes - shown.bytes);
   const line = (held: Shown) => (held.partial ? held.text : `${held.text}\n`);
-  const parts = front.map(line);
-  if (omittedLines > 0 || omittedBytes > 0)
-    parts.push(`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`);
-  parts.push(...back.map(line));
+  // Joined without spreading: a spread of a hundred thousand lines into push() overflows the stack.
+  const note =
+    omittedLines > 0 || omittedBytes > 0 ? [`[... ${omittedLines} lines (${omittedBytes} bytes) left out ...]\n`] : [];
+  const parts = front.map(line).concat(note, back.map(line));
   const numbered = [...front, ...back].filter((held) => held.line !== null);
   return {
     text: parts.join(''),
