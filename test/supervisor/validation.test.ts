@@ -70,12 +70,12 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: 'true', env: { 'A=B': 'x' } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object) (its member "A=B" is not a name it accepts)',
     ],
     [
       'run',
       { command: 'true', env: { A: 1 } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object) (its member "A" is 1 (number))',
     ],
     [
       'run',
@@ -115,6 +115,16 @@ test('every bad input gets an error that names the field, echoes the value and s
   for (const [tool, args, message] of cases) {
     assert.equal(await tools.error(tool, args), message, `${tool} ${JSON.stringify(args).slice(0, 60)}`);
   }
+  // The member at fault is named where the echo of its object is cut before it (the 101st variable).
+  const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`VAR_${i}`, 'value']));
+  assert.match(
+    await tools.error('run', { command: 'true', env: { ...many, 'BAD-KEY': 'x' } }),
+    /; got \{"VAR_0":.*\.\.\. \(object\) \(its member "BAD-KEY" is not a name it accepts\)$/,
+  );
+  assert.match(
+    await tools.error('run', { command: 'true', env: { ...many, LAST: 'a\0b' } }),
+    /\(its member "LAST" is "a\\u0000b" \(string\)\)$/,
+  );
   // A tool that does not exist is a protocol error (-32602), not a tool error: the client's list is stale.
   await assert.rejects(tools.call('launch', {}), (error: { code?: number; message?: string }) => {
     assert.equal(error.code, -32602);

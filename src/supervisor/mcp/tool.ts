@@ -129,13 +129,26 @@ export function parseToolInput<Input extends z.ZodObject>(tool: ToolDefinition<I
         key,
         value === undefined
           ? `"${key}" is required: ${accepts}`
-          : `"${key}" must be ${accepts}; got ${echoValue(value)}`,
+          : `"${key}" must be ${accepts}; got ${echoValue(value)}${memberAt(issue, value)}`,
       );
     } else {
       problems.set('', `the arguments must be an object of named fields; got ${echoValue(input)}`);
     }
   }
   throw new ToolInputError(`Invalid ${tool.name} input: ${[...problems.values()].join('; ')}`);
+}
+
+/**
+ * Which member of an object field is at fault, where the issue is in one (`env`'s 100th variable):
+ * the echo of the whole object may be cut before it.
+ */
+function memberAt(issue: z.core.$ZodIssue, value: unknown): string {
+  const member = issue.path[1];
+  if (issue.path.length !== 2 || typeof member !== 'string' || !isObject(value)) return '';
+  const name = JSON.stringify(member.length > ECHO_NAME_CHARS ? `${member.slice(0, ECHO_NAME_CHARS)}...` : member);
+  return issue.code === 'invalid_key'
+    ? ` (its member ${name} is not a name it accepts)`
+    : ` (its member ${name} is ${echoValue(value[member])})`;
 }
 
 /** What a field accepts, in words; a field made optional after it was declared is described by what it wraps. */
