@@ -84,8 +84,8 @@ export class TaskProbes implements SnapshotSource {
    * cgroup, or as readNow last read them.
    */
   countLingering(record: TaskRecord): number {
-    const task = this.live.get(record.id);
-    if (task === undefined || task.record.runKey !== record.runKey) return 0;
+    const task = this.liveRun(record);
+    if (task === undefined) return 0;
     const cgroupDir = taskCgroupDir(this.hostSetup, record.runKey);
     if (cgroupDir !== null) return countCgroupProcesses(cgroupDir) ?? 0;
     return task.processes?.pids.length ?? 0;
@@ -93,8 +93,7 @@ export class TaskProbes implements SnapshotSource {
 
   /** What a task that ended by itself left alive then, as its worker counted it (for its todo). */
   leftAtEnd(record: TaskRecord): number {
-    const task = this.live.get(record.id);
-    return task?.record.runKey === record.runKey ? task.leftAtEnd : 0;
+    return this.liveRun(record)?.leftAtEnd ?? 0;
   }
 
   /**
@@ -103,22 +102,19 @@ export class TaskProbes implements SnapshotSource {
    * its figures read in a few small reads, when asked). Several callers at once share one read.
    */
   async readNow(record: TaskRecord): Promise<void> {
-    const task = this.live.get(record.id);
-    const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
+    const task = this.liveRun(record);
+    if (task === undefined) return;
+    const where = this.whereabouts(task);
     if (where === null || 'cgroupDir' in where) return;
-    let read = this.reads.get(record.runKey);
-    if (read === undefined) {
-      read = readTaskProcesses(where, runMarker(record.runKey)).then((processes) => void (task!.processes = processes));
-      this.reads.set(record.runKey, read);
-      read.finally(() => this.reads.delete(record.runKey)).catch(() => {});
-    }
-    await read;
+    await shareInFlight(this.reads, record.runKey, async () => {
+      task.processes = await readTaskProcesses(where, runMarker(record.runKey));
+    });
   }
 
   /** CPU, memory and process figures of a task: read while its worker holds it (without a cgroup, as readNow last read them), as recorded once it let go. */
   resourcesOf(record: TaskRecord): TaskResources {
-    const task = this.live.get(record.id);
-    if (task === undefined || task.record.runKey !== record.runKey || record.state === 'pending') {
+    const task = this.liveRun(record);
+    if (task === undefined || record.state === 'pending') {
       const { cpuMs, memoryPeakBytes, pidsLimitHits } = record;
       return {
         ...NO_RESOURCES,
@@ -158,8 +154,7 @@ export class TaskProbes implements SnapshotSource {
 
   /** The ports the task's processes listened on when last looked for (none once its worker let go of it, nor since its end). */
   portsOf(record: TaskRecord): FoundPorts {
-    const task = this.live.get(record.id);
-    return task?.record.runKey === record.runKey ? (task.ports ?? NO_PORTS) : NO_PORTS;
+    return this.liveRun(record)?.ports ?? NO_PORTS;
   }
 
   /**
@@ -167,15 +162,12 @@ export class TaskProbes implements SnapshotSource {
    * and keeps them for portsOf; with `tcpPort`, only listeners on that TCP port (not kept).
    */
   async findPorts(record: TaskRecord, tcpPort?: number): Promise<FoundPorts> {
-    const task = this.live.get(record.id);
-    const where = task === undefined || task.record.runKey !== record.runKey ? null : this.whereabouts(task);
+    const task = this.liveRun(record);
+    const where = task === undefined ? null : this.whereabouts(task);
     if (where === null) return NO_PORTS;
-    let scan = this.scans.get(record.runKey);
-    if (scan === undefined) {
-      scan = this.taskPids(record, where).then(findListeningSockets);
-      this.scans.set(record.runKey, scan);
-      scan.finally(() => this.scans.delete(record.runKey)).catch(() => {});
-    }
+    const scan = shareInFlight(this.scans, record.runKey, async () =>
+      findListeningSockets(await this.taskPids(record, where)),
+    );
     const found = listPorts(await scan, MAX_PORTS_LISTED, tcpPort);
     if (tcpPort === undefined && this.live.get(record.id) === task) task!.ports = found;
     return found;
@@ -185,7 +177,7 @@ export class TaskProbes implements SnapshotSource {
   private async taskPids(record: TaskRecord, where: TaskWhereabouts): Promise<number[]> {
     if ('cgroupDir' in where) return listCgroupPids(where.cgroupDir);
     await this.readNow(record);
-    return this.live.get(record.id)?.processes?.pids ?? [];
+    return this.liveRun(record)?.processes?.pids ?? [];
   }
 
   /** Where a live task's processes are: its cgroup, its shim's subtree, or its process group. */
@@ -199,14 +191,29 @@ export class TaskProbes implements SnapshotSource {
 
   /** Whether input can write to the task now. */
   stdinOpen(record: TaskRecord): boolean {
-    const task = this.live.get(record.id);
-    return (
-      task !== undefined && task.record.runKey === record.runKey && task.record.state === 'running' && task.stdinOpen
-    );
+    const task = this.liveRun(record);
+    return task !== undefined && task.record.state === 'running' && task.stdinOpen;
   }
 
   /** Whether this run of the task is live: in memory, not yet let go of by its worker (live-task.ts). */
   isLive(record: TaskRecord): boolean {
-    return this.live.get(record.id)?.record.runKey === record.runKey;
+    return this.liveRun(record) !== undefined;
   }
+
+  /** The live side of this run of the task; undefined once its worker let go of it, or for another run of its name. */
+  private liveRun(record: TaskRecord): LiveTask | undefined {
+    const task = this.live.get(record.id);
+    return task?.record.runKey === record.runKey ? task : undefined;
+  }
+}
+
+/** The work in flight in `flights` for `key`, else `start()`'s, kept there until it settles: whoever asks meanwhile shares it. */
+function shareInFlight<T>(flights: Map<string, Promise<T>>, key: string, start: () => Promise<T>): Promise<T> {
+  let work = flights.get(key);
+  if (work === undefined) {
+    work = start();
+    flights.set(key, work);
+    work.finally(() => flights.delete(key)).catch(() => {});
+  }
+  return work;
 }
