@@ -1,6 +1,7 @@
 // Finds processes by a marker in their environment, which every descendant inherits, so a test
 // can see (and at teardown kill) what a task left whatever its name, group or session.
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { killPid, repeatUntilNoneFound } from '../../src/process/leftover-processes.js';
 import { SHIM_PROCESS_NAME } from '../../src/process/process-table.js';
 
@@ -63,5 +64,35 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000
     const value = await check();
     if (value || Date.now() > deadline) return value;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * How many more processes (and threads) this process's pids cgroup and its ancestors let it start:
+ * a default Podman container allows 2,048 in all. Infinity where no limit is set or none is seen.
+ */
+export function processRoom(): number {
+  let room = Infinity;
+  for (const line of readFileSync('/proc/self/cgroup', 'latin1').split('\n')) {
+    const [, controllers, path] = line.split(':');
+    if (path === undefined) continue;
+    const root = controllers === 'pids' ? '/sys/fs/cgroup/pids' : controllers === '' ? '/sys/fs/cgroup' : null;
+    if (root === null) continue;
+    // Its own folder where the mount shows the whole tree; the mount's root in a container's view.
+    let dir = [`${root}${path}`, root].find((candidate) => readText(`${candidate}/pids.current`) !== null);
+    for (; dir !== undefined && dir.startsWith(root); dir = dir === root ? undefined : dirname(dir)) {
+      const max = readText(`${dir}/pids.max`);
+      const current = readText(`${dir}/pids.current`);
+      if (max !== null && max !== 'max' && current !== null) room = Math.min(room, Number(max) - Number(current));
+    }
+  }
+  return room;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'latin1').trim();
+  } catch {
+    return null;
   }
 }
