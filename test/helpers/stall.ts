@@ -113,11 +113,14 @@ export function watchHealthz(origin: string): { stop(): Promise<{ failures: stri
 }
 
 /**
- * A pattern that runs to its budget on every line of COSTLY_GREP_COMMAND's output (200 lines of
- * 2,000 a's and a b: none matches, and V8's linear engine takes about 260 µs a byte): a grep of it
- * is refused after about 2.8 s of a reader thread.
+ * A pattern that runs past its budget on the output of its command (400 lines of 2,000 a's and a
+ * b: none matches): a grep of it is refused after about 3.6 s of a reader thread (2 s, and 2 µs
+ * for each of the 800,800 bytes). V8's linear engine took 390 µs a byte of it on Node 20 here and
+ * 30 µs on Node 26, whose engine is faster: 24 s in all, nearly 7 times the budget.
+ * `(?:a+)+` repeated 140 times, used before, took 9 µs a byte on Node 26, and a grep of 200 such
+ * lines finished within its budget on a quicker machine.
  */
 export const COSTLY_GREP = {
-  command: `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 200; i++) print line "b" }'`,
-  pattern: `${'(?:a+)+'.repeat(140)}$`,
+  command: `awk 'BEGIN { line = sprintf("%2000s", ""); gsub(/ /, "a", line); for (i = 0; i < 400; i++) print line "b" }'`,
+  pattern: `${'(a*)*'.repeat(195)}a$`,
 };

@@ -7,7 +7,7 @@ import { startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { COSTLY_GREP } from '../helpers/stall.js';
 
-/** Greps of it sent at once by the costly client: each runs to its budget, about 2.8 s. */
+/** Greps of it sent at once by the costly client: each runs to its budget, about 3.6 s. */
 const COSTLY_GREPS = 4;
 
 test("one session's costly greps take turns with another session's cheap grep: it is answered after one of them, not all", async (t) => {

@@ -31,7 +31,7 @@ const IDLE_STOP_MS = 60_000;
 /**
  * What a job with a pattern may take on its thread: two seconds, and 2 µs for each byte it reads. Irregexp matches a byte in nanoseconds, and V8's linear engine, which takes
  * over a match that backtracks too much, in about 1 µs on ordinary patterns; (?:a+)+ repeated 140
- * times took 260 µs.
+ * times took 35 µs a byte on Node 20 and 9 on Node 26.
  */
 const PATTERN_BUDGET_BASE_MS = 2000;
 const PATTERN_BUDGET_NS_PER_BYTE = 2000;
