@@ -2,7 +2,7 @@
 // now, selected (grep, head, tail) and cut to the byte budget, and the cursor of what comes next.
 // readOutput runs on a reader thread (read-pool.ts), never on the main thread.
 import { encodeCursor, startOf, type OutputCursor, type StreamName, type StreamPlace } from './output-cursor.js';
-import { Selection } from './output-selection.js';
+import { answerCost, Selection } from './output-selection.js';
 import { fileSize, readAt } from './growing-file.js';
 import { countNewlines } from './newline-count.js';
 import { requiredLiteral } from './required-literal.js';
@@ -88,7 +88,7 @@ export async function readOutput(
     const { member, end } = await readStream(task, stream, cursor[stream], { ...query, grep }, share);
     members[stream] = member;
     next[stream] = end;
-    budget -= Buffer.byteLength(member.text);
+    budget -= answerCost(member.text);
   }
   return { members, next: encodeCursor(next), restarted };
 }

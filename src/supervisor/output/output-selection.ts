@@ -3,6 +3,10 @@
 // between them. Lines are taken as they are read, so a selection of a gigabyte is never held; nor
 // are a tail's lines: of those the answer cannot show (all but the last max_bytes) only their
 // places in the file are kept, and the few shown at the front are read again from there.
+// max_bytes bounds what the answer carries: a control character that JSON writes as six bytes
+// (\u0001) counts as six, so that an answer of them is not six times max_bytes (twice, in the text
+// and the structured result: a MiB of \x01 made 12.6 MB answers, and 200 at once took the daemon to
+// 5.3 GB here). What is told as left out counts the bytes of the file.
 
 /** One line of the answer: a line of output (with its number) or grep's "--" between groups (null). */
 export interface SelectedLine {
@@ -33,7 +37,9 @@ interface Held extends LinePlace {
   text: string | null;
   partial: boolean;
   seq: number;
+  /** Its bytes in the file (a newline among them), and what it costs of max_bytes (answerCost). */
   bytes: number;
+  cost: number;
   /** 1 for a line (its first piece, where it is longer than a read's piece); 0 for the rest of one, and for "--". */
   counts: 0 | 1;
 }
@@ -70,17 +76,43 @@ export const MAX_LINES_A_SIDE = 50_000;
 interface Tally {
   lines: number;
   bytes: number;
+  cost: number;
 }
 
 const tallyOf = (held: Held[]): Tally => ({
   lines: held.filter((entry) => entry.counts === 1).length,
   bytes: held.reduce((sum, entry) => sum + entry.bytes, 0),
+  cost: held.reduce((sum, entry) => sum + entry.cost, 0),
 });
+
+// eslint-disable-next-line no-control-regex -- the characters JSON escapes as \u00XX
+const SIX_BYTE_ESCAPE = /[\x00-\x07\x0b\x0e-\x1f]/;
+
+/** What a code unit of a line costs of max_bytes: 6 for a control character JSON writes as \u00XX, else its UTF-8 bytes (4 for a surrogate pair, counted at its first half). */
+function unitCost(code: number): number {
+  if (code < 0x20) return code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 1 : 6;
+  if (code < 0x80) return 1;
+  if (code < 0x800) return 2;
+  if (code >= 0xdc00 && code <= 0xdfff) return 0;
+  return code >= 0xd800 && code <= 0xdbff ? 4 : 3;
+}
+
+/** What `text` costs of max_bytes: its UTF-8 bytes, six for each control character JSON writes as \u00XX. */
+export const answerCost = (text: string): number => measure(text, true).cost;
+
+/** `text`'s bytes and its cost of max_bytes, with the newline after it unless `partial`. */
+function measure(text: string, partial: boolean): { bytes: number; cost: number } {
+  const bytes = Buffer.byteLength(text) + (partial ? 0 : 1);
+  if (!SIX_BYTE_ESCAPE.test(text)) return { bytes, cost: bytes };
+  let cost = partial ? 0 : 1;
+  for (let index = 0; index < text.length; index++) cost += unitCost(text.charCodeAt(index));
+  return { bytes, cost };
+}
 
 export class Selection {
   /** The first lines, up to max_bytes of them (and no further than the head). */
   private readonly first: Held[] = [];
-  private firstBytes = 0;
+  private firstCost = 0;
   /** The seq after the last line in `first`. */
   private firstEnd = 0;
   /**
@@ -93,15 +125,16 @@ export class Selection {
   private last: Held[] = [];
   private lastStart = 0;
   private lastBytes = 0;
+  private lastCost = 0;
   private lastLines = 0;
   private textStart = 0;
-  private textBytes = 0;
+  private textCost = 0;
   private seq = 0;
   /** The last line added, while it is unfinished: a piece of the same number that follows goes on with it. */
   private openLine: number | null = null;
-  private readonly all: Tally = { lines: 0, bytes: 0 };
-  /** The head's lines and bytes, and the seq after its last line. */
-  private readonly headPart: Tally = { lines: 0, bytes: 0 };
+  private readonly all: Tally = { lines: 0, bytes: 0, cost: 0 };
+  /** The head's lines, and the seq after its last line. */
+  private headLines = 0;
   private headEnd = Number.POSITIVE_INFINITY;
 
   constructor(private readonly limits: SelectionLimits) {}
@@ -113,15 +146,15 @@ export class Selection {
 
   /** Head without tail, and its count reached: the selection is complete, reading can stop. */
   get complete(): boolean {
-    return this.limits.head !== null && this.limits.tail === null && this.headPart.lines >= this.limits.head;
+    return this.limits.head !== null && this.limits.tail === null && this.headLines >= this.limits.head;
   }
 
   /** The front has all it can show: lines read from now on matter only at the back. */
   get frontFull(): boolean {
     return (
-      this.firstBytes >= this.limits.maxBytes ||
+      this.firstCost >= this.limits.maxBytes ||
       this.first.length >= MAX_LINES_A_SIDE ||
-      (this.limits.head !== null && this.headPart.lines >= this.limits.head)
+      (this.limits.head !== null && this.headLines >= this.limits.head)
     );
   }
 
@@ -137,13 +170,15 @@ export class Selection {
   add(entry: SelectedLine): void {
     const counts = entry.line === null || entry.line === this.openLine ? 0 : 1;
     this.openLine = entry.partial === true ? entry.line : null;
+    const { bytes, cost } = measure(entry.text, entry.partial === true);
     // One shape for every line (a spread of `entry` cost 1.8 µs a line here).
     const held: Held = {
       text: entry.text,
       line: entry.line,
       partial: entry.partial === true,
       seq: this.seq++,
-      bytes: Buffer.byteLength(entry.text) + (entry.partial ? 0 : 1),
+      bytes,
+      cost,
       start: entry.start ?? -1,
       end: entry.end ?? -1,
       mark: entry.mark ?? '',
@@ -151,21 +186,22 @@ export class Selection {
     };
     this.all.lines += counts;
     this.all.bytes += held.bytes;
-    if (this.limits.head !== null && this.headPart.lines < this.limits.head) {
-      this.headPart.lines += counts;
-      this.headPart.bytes += held.bytes;
-      if (this.headPart.lines === this.limits.head) this.headEnd = this.seq;
+    this.all.cost += held.cost;
+    if (this.limits.head !== null && this.headLines < this.limits.head) {
+      this.headLines += counts;
+      if (this.headLines === this.limits.head) this.headEnd = this.seq;
     }
-    const frontTakes = this.firstBytes < this.limits.maxBytes && this.first.length < MAX_LINES_A_SIDE;
+    const frontTakes = this.firstCost < this.limits.maxBytes && this.first.length < MAX_LINES_A_SIDE;
     if (!this.frontFull || (held.seq < this.headEnd && frontTakes)) {
       this.first.push(held);
-      this.firstBytes += held.bytes;
+      this.firstCost += held.cost;
       this.firstEnd = this.seq;
     }
     this.last.push(held);
     this.lastBytes += held.bytes;
+    this.lastCost += held.cost;
     this.lastLines += counts;
-    this.textBytes += held.bytes;
+    this.textCost += held.cost;
     this.trimLast();
     this.dropTexts();
   }
@@ -181,12 +217,15 @@ export class Selection {
     this.seq += lines;
     this.all.lines += lines;
     this.all.bytes += bytes;
+    // What they would cost is at least their bytes: only a bound is needed (the front is full).
+    this.all.cost += bytes;
     this.last = [];
     this.lastStart = 0;
     this.lastBytes = 0;
+    this.lastCost = 0;
     this.lastLines = 0;
     this.textStart = 0;
-    this.textBytes = 0;
+    this.textCost = 0;
   }
 
   private trimLast(): void {
@@ -197,15 +236,15 @@ export class Selection {
       const drop =
         tail !== null
           ? oldest.counts === 0 || this.lastLines > tail
-          : this.lastBytes - oldest.bytes >= this.limits.maxBytes ||
-            this.last.length - this.lastStart > MAX_LINES_A_SIDE;
+          : this.lastCost - oldest.cost >= this.limits.maxBytes || this.last.length - this.lastStart > MAX_LINES_A_SIDE;
       if (!drop) break;
       if (this.textStart === this.lastStart) {
         this.textStart++;
-        this.textBytes -= oldest.bytes;
+        this.textCost -= oldest.cost;
       }
       this.lastStart++;
       this.lastBytes -= oldest.bytes;
+      this.lastCost -= oldest.cost;
       this.lastLines -= oldest.counts;
     }
     if (this.lastStart >= DROPPED_BEFORE_CUT && this.lastStart * 2 >= this.last.length) {
@@ -219,10 +258,10 @@ export class Selection {
   private dropTexts(): void {
     while (this.textStart < this.last.length) {
       const oldest = this.last[this.textStart]!;
-      if (this.textBytes - oldest.bytes < this.limits.maxBytes) break;
+      if (this.textCost - oldest.cost < this.limits.maxBytes) break;
       if (oldest.start >= 0 && oldest.seq >= this.firstEnd) oldest.text = null;
       this.textStart++;
-      this.textBytes -= oldest.bytes;
+      this.textCost -= oldest.cost;
     }
   }
 
@@ -235,20 +274,20 @@ export class Selection {
     let front = this.first.filter((held) => held.seq < this.headEnd);
     let back = this.last.slice(this.lastStart);
     if (tail !== null && head === null) {
-      size = { lines: this.lastLines, bytes: this.lastBytes };
+      size = { lines: this.lastLines, bytes: this.lastBytes, cost: this.lastCost };
       front = back;
       back = [];
     }
     const lastFront = front[front.length - 1]?.seq ?? -1;
     back = back.filter((held) => held.seq > lastFront);
-    if (size.bytes <= maxBytes && front.length + back.length === size.lines + this.separators(front, back)) {
+    if (size.cost <= maxBytes && front.length + back.length === size.lines + this.separators(front, back)) {
       const all = withTexts([...front, ...back], readAgain);
       return describe(all, [], size, size);
     }
     const shownFront = takeWithin(withTexts(reach(front, maxBytes / 2, false), readAgain), maxBytes / 2, false);
     const restOfFront = front.slice(shownFront.length);
     const backFrom = back.length > 0 ? back : restOfFront;
-    const backBudget = maxBytes - tallyOf(shownFront).bytes;
+    const backBudget = maxBytes - tallyOf(shownFront).cost;
     const shownBack = takeWithin(withTexts(reach(backFrom, backBudget, true), readAgain), backBudget, true);
     return describe(shownFront, shownBack, size, tallyOf([...shownFront, ...shownBack]));
   }
@@ -260,10 +299,10 @@ export class Selection {
 
 /** The lines of `held`, from its start (or, `fromEnd`, its end), that takeWithin looks at for `budget`: those within it and the next. */
 function reach(held: Held[], budget: number, fromEnd: boolean): Held[] {
-  let bytes = 0;
+  let cost = 0;
   let count = 0;
-  while (count < held.length && bytes <= budget) {
-    bytes += held[fromEnd ? held.length - 1 - count : count]!.bytes;
+  while (count < held.length && cost <= budget) {
+    cost += held[fromEnd ? held.length - 1 - count : count]!.cost;
     count++;
   }
   return fromEnd ? held.slice(held.length - count) : held.slice(0, count);
@@ -298,27 +337,57 @@ function describe(front: Shown[], back: Shown[], size: Tally, shown: Tally): Sho
   };
 }
 
-/** Lines from the start (or, `fromEnd`, the end) of `held` within `budget` bytes; of a longer first one, its part that fits. */
+/** Lines from the start (or, `fromEnd`, the end) of `held` within `budget` of max_bytes; of a longer first one, its part that fits. */
 function takeWithin(held: Shown[], budget: number, fromEnd: boolean): Shown[] {
   const taken: Shown[] = [];
-  let bytes = 0;
+  let cost = 0;
   for (let index = 0; index < held.length; index++) {
     const next = held[fromEnd ? held.length - 1 - index : index]!;
-    if (bytes + next.bytes > budget) {
+    if (cost + next.cost > budget) {
       if (taken.length === 0 && budget > 1) taken.push(cutLine(next, budget, fromEnd));
       break;
     }
     taken.push(next);
-    bytes += next.bytes;
+    cost += next.cost;
   }
   return fromEnd ? taken.reverse() : taken;
 }
 
 /** A line longer than the budget: its start (or end) within it, cut at a character boundary; its number stays. */
 function cutLine(held: Shown, budget: number, fromEnd: boolean): Shown {
-  const bytes = Buffer.from(held.text);
   const keep = Math.max(0, Math.floor(budget) - 1);
+  const text = held.cost === held.bytes ? cutBytes(held.text, keep, fromEnd) : cutCost(held.text, keep, fromEnd);
+  return { ...held, text, ...measure(text, held.partial) };
+}
+
+/** The start (or end) of `text` within `keep` UTF-8 bytes, whole characters only. */
+function cutBytes(text: string, keep: number, fromEnd: boolean): string {
+  const bytes = Buffer.from(text);
   const slice = fromEnd ? bytes.subarray(bytes.length - keep) : bytes.subarray(0, keep);
-  const text = slice.toString('utf8').replace(fromEnd ? /^\uFFFD+/ : /\uFFFD+$/, '');
-  return { ...held, text, bytes: Buffer.byteLength(text) + (held.partial ? 0 : 1) };
+  return slice.toString('utf8').replace(fromEnd ? /^\uFFFD+/ : /\uFFFD+$/, '');
+}
+
+/** The start (or end) of `text` within `keep` of max_bytes (unitCost), whole characters only. */
+function cutCost(text: string, keep: number, fromEnd: boolean): string {
+  let cost = 0;
+  if (!fromEnd) {
+    let end = 0;
+    while (end < text.length) {
+      const unit = unitCost(text.charCodeAt(end));
+      if (cost + unit > keep) break;
+      cost += unit;
+      end += unit === 4 ? 2 : 1;
+    }
+    return text.slice(0, end);
+  }
+  let start = text.length;
+  while (start > 0) {
+    // A low surrogate costs nothing by itself: its pair is counted at its first half.
+    const pair = start >= 2 && unitCost(text.charCodeAt(start - 2)) === 4 ? 2 : 1;
+    const unit = unitCost(text.charCodeAt(start - pair));
+    if (cost + unit > keep) break;
+    cost += unit;
+    start -= pair;
+  }
+  return text.slice(start);
 }
