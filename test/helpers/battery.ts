@@ -2,6 +2,7 @@
 // batched tool calls over raw JSON-RPC (thousands of runs in few requests), and the daemon's own
 // figures from /proc (RSS, open files, zombies among its and its spawners' children).
 import { readdirSync, readFileSync } from 'node:fs';
+import { get, type IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
 import { SPAWNER_PATH } from '../../src/process/native.js';
 import { readProcessEntry } from '../../src/process/process-table.js';
@@ -85,6 +86,17 @@ export class RawSession {
 
 export async function healthz(origin: string): Promise<any> {
   return (await fetch(`${origin}/healthz`)).json();
+}
+
+/** GET `path` on a connection of its own, as a client that connects afresh does. */
+export function getAfresh(origin: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(`${origin}${path}`, { agent: false }, (res: IncomingMessage) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (text: string) => (body += text));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    }).on('error', reject);
+  });
 }
 
 export interface ProcessFigures {

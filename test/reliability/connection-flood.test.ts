@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
-import { get, request as httpRequest, Agent, type IncomingMessage } from 'node:http';
+import { request as httpRequest, Agent } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { report } from '../helpers/battery.js';
+import { getAfresh, report } from '../helpers/battery.js';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
@@ -51,17 +51,6 @@ async function openSlowSockets(
         }),
     ),
   );
-}
-
-/** GET `path` on a connection of its own, as a client that connects afresh does. */
-function getAfresh(origin: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get(`${origin}${path}`, { agent: false }, (res: IncomingMessage) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (text: string) => (body += text));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    }).on('error', reject);
-  });
 }
 
 const stillOpen = (sockets: Socket[]) => sockets.filter((socket) => !socket.destroyed).length;

@@ -108,7 +108,19 @@ export class TaskCallers {
    * Never throws.
    */
   of(from: IncomingMessage): Caller {
-    const socket = from.socket;
+    return this.ofSocket(from.socket);
+  }
+
+  /**
+   * Whether connection `socket` is one of a task's, or may be (an `unknown` caller); null when it
+   * was not looked up yet and `lookUp` is false (the connection table's TaskConnection).
+   */
+  fromTask(socket: Socket, lookUp: boolean): boolean | null {
+    const caller = lookUp ? this.ofSocket(socket) : this.known.get(socket);
+    return caller === undefined ? null : caller.kind !== 'outside';
+  }
+
+  private ofSocket(socket: Socket): Caller {
     let caller = this.known.get(socket);
     if (caller === undefined) {
       caller = this.identify(socket);

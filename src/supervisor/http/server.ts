@@ -88,7 +88,10 @@ export function createHttpServer(routes: HttpRoutes): Server {
   const { limits } = routes;
   const surface: HttpSurface = {
     ...routes,
-    connections: new ConnectionTable({ total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer }),
+    connections: new ConnectionTable(
+      { total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer },
+      (socket, lookUp) => routes.callers.fromTask(socket, lookUp),
+    ),
     bodies: { held: 0 },
     unsent: new UnsentAnswers(),
     turns: new WeakMap(),
