@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { VERSION } from '../shared/version.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';
+import { listenOnIpv6Loopback, NO_IPV6, takesIpv6Loopback } from './http/ipv6-loopback.js';
 import { createToolRegistry } from './mcp/tool-registry.js';
 import { SessionManager } from './mcp/sessions.js';
 import { StatelessEndpoint } from './mcp/stateless-endpoint.js';
@@ -153,8 +154,10 @@ async function serve(
   // An MCP request keeps the worker threads up, or starts them again: a run may follow.
   server.on('request', (req: { url?: string }) => req.url?.startsWith('/mcp') && taskSide.pool.warm());
   const url = await listen(server, config);
+  const twin = await holdIpv6Loopback(server, url, config, log);
   announce(log, url, setup(), config);
   const stop = async () => {
+    twin?.close();
     server.close();
     server.closeAllConnections();
     await mcp.sessions.closeAll();
@@ -337,6 +340,20 @@ async function listen(server: Server, config: Config): Promise<string> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host}:${address.port}/mcp`;
+}
+
+/** On 127.0.0.1, [::1] on the same port too (ipv6-loopback.ts); a warning where another process holds it. */
+async function holdIpv6Loopback(server: Server, url: string, config: Config, log: Logger) {
+  if (!takesIpv6Loopback(config.host)) return null;
+  const port = Number(new URL(url).port);
+  const twin = await listenOnIpv6Loopback(server, port);
+  if (!('error' in twin)) return twin;
+  if (!NO_IPV6.has(twin.error))
+    log.warn(
+      { error: twin.error },
+      `[::1]:${port} is not this daemon's: a client that resolves localhost to ::1 reaches whatever listens there; give clients 127.0.0.1`,
+    );
+  return null;
 }
 
 /** The start line, and a warning for each promise that does not hold here. */
