@@ -93,6 +93,20 @@ test('output, against one daemon', async (t) => {
     assert.equal(cut.stdout.omitted_bytes + Buffer.byteLength(text.replace(`${match[0]}\n`, '')), cut.stdout.bytes);
   });
 
+  await t.test("grep's left-out bytes are bytes of the file: the lines selected, without their numbers", async () => {
+    const cut = await tools.ok('output', { id: 'log', stream: 'stdout', grep: '.', max_bytes: 200 });
+    const text: string = cut.stdout.text;
+    const note = /\[\.\.\. (\d+) lines \((\d+) bytes\) left out \.\.\.\]\n/.exec(text);
+    assert.ok(note, text);
+    const shown = text
+      .replace(note[0], '')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => Buffer.byteLength(line.replace(/^\d+:/, '')) + 1);
+    // Every line matches: what is shown and what is left out make the whole file.
+    assert.equal(cut.stdout.omitted_bytes + shown.reduce((sum, bytes) => sum + bytes, 0), cut.stdout.bytes);
+  });
+
   await t.test('head and tail give the first and last lines, and head pages on through next', async () => {
     const head = await tools.ok('output', { id: 'log', stream: 'stdout', head: 3 });
     assert.equal(head.stdout.text, 'line 1 ok\nline 2 ok\nline 3 ok\n');

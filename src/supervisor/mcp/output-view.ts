@@ -23,7 +23,10 @@ const memberSchema = z
       .number()
       .int()
       .describe('Selected lines left out of text to keep within max_bytes (or between head and tail)'),
-    omitted_bytes: z.number().int().describe('Bytes left out of text'),
+    omitted_bytes: z
+      .number()
+      .int()
+      .describe('Bytes of the file left out of text (with grep, of the lines selected, without their numbers)'),
     bytes: z.number().int().describe('Bytes of the stream in its file now'),
     truncated: z.boolean().describe('The stream passed the output cap: what it wrote after that was discarded'),
     matches: z.number().int().optional().describe('With grep: the lines that matched in what was read'),

@@ -37,7 +37,7 @@ interface Held extends LinePlace {
   text: string | null;
   partial: boolean;
   seq: number;
-  /** Its bytes in the file (a newline among them), and what it costs of max_bytes (answerCost). */
+  /** Its bytes in the file (a newline among them; grep's number and mark not), and what it costs of max_bytes as shown (answerCost). */
   bytes: number;
   cost: number;
   /** 1 for a line (its first piece, where it is longer than a read's piece); 0 for the rest of one, and for "--". */
@@ -144,9 +144,14 @@ export class Selection {
     return this.limits.tail !== null;
   }
 
-  /** Head without tail, and its count reached: the selection is complete, reading can stop. */
+  /** Head without tail, and its count reached with its last line whole: the selection is complete, reading can stop. */
   get complete(): boolean {
-    return this.limits.head !== null && this.limits.tail === null && this.headLines >= this.limits.head;
+    return (
+      this.limits.head !== null &&
+      this.limits.tail === null &&
+      this.headLines >= this.limits.head &&
+      this.openLine === null
+    );
   }
 
   /** The front has all it can show: lines read from now on matter only at the back. */
@@ -170,7 +175,14 @@ export class Selection {
   add(entry: SelectedLine): void {
     const counts = entry.line === null || entry.line === this.openLine ? 0 : 1;
     this.openLine = entry.partial === true ? entry.line : null;
-    const { bytes, cost } = measure(entry.text, entry.partial === true);
+    const { bytes: shownBytes, cost } = measure(entry.text, entry.partial === true);
+    // Its bytes in the file: grep's number and mark are not, nor is its "--".
+    const bytes =
+      entry.line === null
+        ? 0
+        : entry.mark === undefined
+          ? shownBytes
+          : shownBytes - `${entry.line}${entry.mark}`.length;
     // One shape for every line (a spread of `entry` cost 1.8 µs a line here).
     const held: Held = {
       text: entry.text,
@@ -187,7 +199,9 @@ export class Selection {
     this.all.lines += counts;
     this.all.bytes += held.bytes;
     this.all.cost += held.cost;
-    if (this.limits.head !== null && this.headLines < this.limits.head) {
+    // The rest of the head's last line, read in pieces, is in the head.
+    const headGoesOn = counts === 0 && entry.line !== null && held.seq === this.headEnd;
+    if (this.limits.head !== null && (this.headLines < this.limits.head || headGoesOn)) {
       this.headLines += counts;
       if (this.headLines === this.limits.head) this.headEnd = this.seq;
     }
@@ -353,11 +367,19 @@ function takeWithin(held: Shown[], budget: number, fromEnd: boolean): Shown[] {
   return fromEnd ? taken.reverse() : taken;
 }
 
-/** A line longer than the budget: its start (or end) within it, cut at a character boundary; its number stays. */
+/**
+ * A line longer than the budget: its start (or end) within it, cut at a character boundary; its
+ * number stays. Its bytes in the file are those shown but grep's number and mark, where they are
+ * still there (an end cut off with its start goes without them).
+ */
 function cutLine(held: Shown, budget: number, fromEnd: boolean): Shown {
   const keep = Math.max(0, Math.floor(budget) - 1);
-  const text = held.cost === held.bytes ? cutBytes(held.text, keep, fromEnd) : cutCost(held.text, keep, fromEnd);
-  return { ...held, text, ...measure(text, held.partial) };
+  const text = SIX_BYTE_ESCAPE.test(held.text) ? cutCost(held.text, keep, fromEnd) : cutBytes(held.text, keep, fromEnd);
+  const shown = measure(text, held.partial);
+  const mark = measure(held.text, held.partial).bytes - held.bytes;
+  const cutAway = Buffer.byteLength(held.text) - Buffer.byteLength(text);
+  const markLeft = fromEnd ? Math.max(0, mark - cutAway) : Math.min(mark, Buffer.byteLength(text));
+  return { ...held, text, cost: shown.cost, bytes: shown.bytes - markLeft };
 }
 
 /** The start (or end) of `text` within `keep` UTF-8 bytes, whole characters only. */
