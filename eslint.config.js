@@ -21,16 +21,6 @@ export default tseslint.config(
     rules: {
       // A function reads as named steps: past about 60 lines, split it into the steps it has.
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          paths: ['http', 'node:http'].map((path) => ({
-            name: path,
-            allowTypeImports: true,
-            message: 'require it, as src/supervisor/http/server.ts does',
-          })),
-        },
-      ],
     },
   },
   {

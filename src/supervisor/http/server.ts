@@ -1,7 +1,6 @@
 // The HTTP surface: /mcp (MCP streamable HTTP, each POST to the era it is of), /healthz, /metrics and /todos, behind the request guard.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import type { SessionManager } from '../mcp/sessions.js';
 import { isStatelessRequest } from '../mcp/protocol-versions.js';
@@ -23,11 +22,6 @@ import { UnsentAnswers } from './unsent-answers.js';
 import type { RequestGuard } from './guard.js';
 import type { OperatorRoutes } from './operator-routes.js';
 import type { TaskCallers } from '../callers/task-callers.js';
-
-// Required, not imported: an import of node:http reads every export of the module, and on Node 22
-// and later three of them (WebSocket, CloseEvent, MessageEvent) are getters that load Node's own
-// undici, with web streams, HTTP/2 and TLS (76 more of Node's modules on Node 24).
-const { createServer, STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** A run's command is at most 256 KiB; JSON escaping can grow it sixfold. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
