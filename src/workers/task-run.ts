@@ -36,6 +36,8 @@ const OUTPUT_DRAIN_MS = 100;
 const INPUT_WAIT_MS = 1000;
 /** The least time a shim has, after a SIGKILL, to end its task before it is killed (the kill grace if longer). */
 const SHIM_KILL_WAIT_MS = 1000;
+/** The longest delay a Node timer holds: 2^31 - 1 ms; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Whether an OOM kill ended the task (its watcher saw one), and how to stop watching. */
 interface OomWatch {
@@ -284,9 +286,20 @@ export class TaskRun {
 
   private onStart({ pid, pgid, namespacePid, startedAt, shimPid }: LeaderStart): void {
     this.report({ type: 'started', pid, pgid, namespacePid, startedAt, shimPid });
-    if (this.spec.timeoutMs !== null && !this.exited) {
-      this.timer = setTimeout(() => this.startTermination('timed_out', 'SIGTERM'), this.spec.timeoutMs);
-    }
+    if (this.spec.timeoutMs !== null && !this.exited) this.endAfter(this.spec.timeoutMs);
+  }
+
+  /**
+   * Ends the task as timed out `ms` from now. Node's timers hold at most 2^31 - 1 ms (24.8 days):
+   * a longer one fired at once (a timeout of 3,000,000 s ended its task after 3 ms), so it waits
+   * in steps.
+   */
+  private endAfter(ms: number): void {
+    const step = Math.min(ms, MAX_TIMER_MS);
+    this.timer = setTimeout(() => {
+      if (ms > step) this.endAfter(ms - step);
+      else this.startTermination('timed_out', 'SIGTERM');
+    }, step);
   }
 
   onControl(message: ControlMessage): void {
