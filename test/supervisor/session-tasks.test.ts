@@ -115,6 +115,28 @@ test('tasks/cancel kills a task of the session; another session cannot see it', 
   assert.equal(result.structuredContent.state, 'killed');
 });
 
+test("a run of a finished task's name by another session replaces it for that session alone: the first sees it gone", async (t) => {
+  const daemon = await startTestDaemon(t);
+  const first = await openSession(daemon.url);
+  const call = (command: string) => ({ name: 'run', arguments: { command, name: 'shared' }, task: {} });
+  const { taskId } = (await first.rpc('tools/call', call('echo first'))).result.task;
+  assert.equal((await first.rpc('tasks/result', { taskId })).result.structuredContent.stdout_tail, 'first\n');
+
+  const second = await openSession(daemon.url);
+  const rerun = (await second.rpc('tools/call', call('echo second-private'))).result.task;
+  assert.equal(rerun.taskId, taskId, 'the same name, the same id');
+  assert.equal((await second.rpc('tasks/result', { taskId })).result.structuredContent.stdout_tail, 'second-private\n');
+
+  // Before, the first session's tasks/get, tasks/result and tasks/list showed the second's run.
+  for (const method of ['tasks/get', 'tasks/result']) {
+    const seen = await first.rpc(method, { taskId });
+    assert.equal(seen.error?.code, -32602, `${method}: ${JSON.stringify(seen).slice(0, 300)}`);
+    assert.match(seen.error.message, /a run of its name replaces it/);
+  }
+  assert.deepEqual((await first.rpc('tasks/list', {})).result.tasks, []);
+  assert.equal((await second.rpc('tasks/list', {})).result.tasks.length, 1);
+});
+
 test('bad task params are refused, naming the field, echoing the value and saying what is accepted', async (t) => {
   const daemon = await startTestDaemon(t);
   const session = await openSession(daemon.url);

@@ -89,6 +89,16 @@ export class McpTasks {
     return this.notification(taskId, false) !== null;
   }
 
+  /** The run of task `taskId` (a rerun of its name is another), or null when it is not known. */
+  runOf(taskId: string): string | null {
+    try {
+      return this.tasks.get(taskId).runKey;
+    } catch (error) {
+      if (error instanceof UnknownTaskError) return null;
+      throw error;
+    }
+  }
+
   /** The task with what its status carries: its result once it ended, its forms while it waits (to a client that `canAsk`). */
   private detailed(current: TaskRecord, canAsk: boolean): Record<string, unknown> {
     const { task, snapshot } = this.describe(current);

@@ -26,8 +26,12 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 type Notify = (method: string, params: Record<string, unknown>) => void;
 
 export class SessionTasks {
-  /** The tasks this session made, each with the status its stream was last told (or its create said). */
-  private readonly owned = new Map<string, string>();
+  /**
+   * The tasks this session made: each one's run (a run of its name by another session replaces a
+   * finished task under the same id, and is not this session's), and the status its stream was
+   * last told (or its create said).
+   */
+  private readonly owned = new Map<string, { run: string; status: string }>();
   /** What ends the watches of the session's tasks and of tasks/result calls that wait. */
   private readonly unwatches = new Set<() => void>();
 
@@ -51,7 +55,7 @@ export class SessionTasks {
     // Refused before a task existed (a bad command, a policy's no): the call's own answer.
     if (result.isError === true || typeof taskId !== 'string') return result;
     const task = this.mcpTasks.shown2025(taskId);
-    this.owned.set(taskId, task.status as string);
+    this.owned.set(taskId, { run: this.mcpTasks.runOf(taskId)!, status: task.status as string });
     if (!TERMINAL.has(task.status as string)) this.watch(taskId);
     return { task };
   }
@@ -84,7 +88,7 @@ export class SessionTasks {
         INVALID_PARAMS,
         `Invalid params: params.cursor ${echoValue(params.cursor)} is no cursor of this server; tasks/list answers every task of the session at once, with no nextCursor`,
       );
-    const tasks = [...this.owned.keys()].filter((id) => this.mcpTasks.knows(id));
+    const tasks = [...this.owned.keys()].filter((id) => this.isOwn(id));
     return { tasks: tasks.map((id) => this.mcpTasks.shown2025(id)) };
   }
 
@@ -106,12 +110,19 @@ export class SessionTasks {
   private watch(taskId: string): void {
     const unwatch = this.push.watch(taskId, (event) => {
       if (event.kind === 'ended') this.unwatches.delete(unwatch);
-      const task = this.mcpTasks.knows(taskId) ? this.mcpTasks.shown2025(taskId) : null;
-      if (task === null || task.status === this.owned.get(taskId)) return;
-      this.owned.set(taskId, task.status as string);
+      const task = this.isOwn(taskId) ? this.mcpTasks.shown2025(taskId) : null;
+      const owned = this.owned.get(taskId);
+      if (task === null || owned === undefined || task.status === owned.status) return;
+      owned.status = task.status as string;
       this.notify(STATUS_METHOD, task);
     });
     this.unwatches.add(unwatch);
+  }
+
+  /** Whether task `taskId` is known and is the run this session made. */
+  private isOwn(taskId: string): boolean {
+    const owned = this.owned.get(taskId);
+    return owned !== undefined && this.mcpTasks.runOf(taskId) === owned.run;
   }
 
   /** The task params.taskId names, when this session made it; else INVALID_PARAMS. */
@@ -121,10 +132,10 @@ export class SessionTasks {
         INVALID_PARAMS,
         `Invalid params: params.taskId must be a string, the taskId a tools/call of ${TASK_TOOL} with params.task answered; got ${echoValue(taskId)}`,
       );
-    if (!this.owned.has(taskId) || !this.mcpTasks.knows(taskId))
+    if (!this.isOwn(taskId))
       throw new RpcError(
         INVALID_PARAMS,
-        `Invalid params: params.taskId ${echoValue(taskId)} names no task of this session (a task is seen only by the session whose ${TASK_TOOL} made it, until the retention period prunes it)`,
+        `Invalid params: params.taskId ${echoValue(taskId)} names no task of this session (a task is seen only by the session whose ${TASK_TOOL} made it, until the retention period prunes it or a run of its name replaces it)`,
       );
     return taskId;
   }
