@@ -72,7 +72,12 @@ export class ByteLines implements ChunkLines {
 const SPAN_BLOCK_BYTES = 64 * 1024;
 const SPAN_BLOCK_LINES = 256;
 
-/** A chunk decoded to text (and, from a terminal `columns` wide, cleaned line by line), searched with the expression itself. */
+/**
+ * A chunk decoded to text, searched with the expression itself; from a terminal `columns` wide, each
+ * line cleaned as it is asked for (lineText), and every line a candidate for a pattern. Cleaned
+ * whole, a chunk of 9-byte lines that move the cursor 999 columns was 111 times its size: one
+ * `output` of a 1.8 MB file took the daemon from 105 to 549 MB, of 10.8 MB to 1.71 GB.
+ */
 export class TextLines implements ChunkLines {
   readonly length: number;
   private readonly text: string;
@@ -84,17 +89,9 @@ export class TextLines implements ChunkLines {
     private readonly bytes: Buffer,
     private readonly pattern: RegExp | null,
     private readonly mode: 'plain' | 'raw' | 'terminal',
-    columns: number,
+    private readonly columns: number,
   ) {
-    const decoded = bytes.toString('utf8');
-    // Cleaning keeps every line a line: the line numbers stay the file's.
-    this.text =
-      mode === 'terminal'
-        ? decoded
-            .split('\n')
-            .map((line) => cleanTerminalLine(line, columns))
-            .join('\n')
-        : decoded;
+    this.text = bytes.toString('utf8');
     this.length = this.text.length;
   }
 
@@ -112,17 +109,20 @@ export class TextLines implements ChunkLines {
     return count;
   }
 
+  /** Bytes of [start, end) in the file (a terminal's line as written, before it is cleaned). */
   bytesOf(start: number, end: number): number {
     return Buffer.byteLength(this.text.slice(start, end));
   }
 
   lineText(start: number, end: number): string {
     const text = this.text.slice(start, end);
+    // Cleaning keeps every line a line: the line numbers stay the file's.
+    if (this.mode === 'terminal') return cleanTerminalLine(text, this.columns);
     return this.mode === 'plain' ? withoutReturn(text) : text;
   }
 
   nextCandidate(from: number): number {
-    if (this.pattern === null) return from;
+    if (this.pattern === null || this.mode === 'terminal') return from;
     this.pattern.lastIndex = from;
     return this.pattern.exec(this.text)?.index ?? -1;
   }

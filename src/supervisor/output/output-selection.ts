@@ -19,6 +19,8 @@ export interface SelectedLine {
   end?: number;
   /** With grep: the mark after its number (`4321:`, `4320-`), which its text starts with. */
   mark?: ':' | '-';
+  /** Its bytes in the file, without the newline, where its text is not them (a terminal's clean text). */
+  fileBytes?: number;
 }
 
 /** A line to read again: its bytes in the file, and its number and mark for grep's. */
@@ -177,12 +179,15 @@ export class Selection {
     this.openLine = entry.partial === true ? entry.line : null;
     const { bytes: shownBytes, cost } = measure(entry.text, entry.partial === true);
     // Its bytes in the file: grep's number and mark are not, nor is its "--".
+    const newline = entry.partial === true ? 0 : 1;
     const bytes =
       entry.line === null
         ? 0
-        : entry.mark === undefined
-          ? shownBytes
-          : shownBytes - `${entry.line}${entry.mark}`.length;
+        : entry.fileBytes !== undefined
+          ? entry.fileBytes + newline
+          : entry.mark === undefined
+            ? shownBytes
+            : shownBytes - `${entry.line}${entry.mark}`.length;
     // One shape for every line (a spread of `entry` cost 1.8 µs a line here).
     const held: Held = {
       text: entry.text,
@@ -379,7 +384,7 @@ function cutLine(held: Shown, budget: number, fromEnd: boolean): Shown {
   const mark = measure(held.text, held.partial).bytes - held.bytes;
   const cutAway = Buffer.byteLength(held.text) - Buffer.byteLength(text);
   const markLeft = fromEnd ? Math.max(0, mark - cutAway) : Math.min(mark, Buffer.byteLength(text));
-  return { ...held, text, cost: shown.cost, bytes: shown.bytes - markLeft };
+  return { ...held, text, cost: shown.cost, bytes: Math.min(held.bytes, Math.max(0, shown.bytes - markLeft)) };
 }
 
 /** The start (or end) of `text` within `keep` UTF-8 bytes, whole characters only. */

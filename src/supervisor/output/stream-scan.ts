@@ -153,6 +153,8 @@ interface WalkedLine {
   partial: boolean;
   start: number;
   end: number;
+  /** A terminal's line: its bytes in the file (its text is its clean text). */
+  fileBytes?: number;
 }
 
 /** Walks chunks of whole lines, carrying grep's context from one chunk to the next. */
@@ -222,9 +224,10 @@ class LineWalker {
     partial: boolean,
   ): WalkedLine {
     const text = chunk.lineText(start, end);
-    if (!this.selection.keepsPlaces) return { text, line, partial, start: -1, end: -1 };
+    const fileBytes = this.request.mode === 'terminal' ? chunk.bytesOf(start, end) : undefined;
+    if (!this.selection.keepsPlaces) return { text, line, partial, start: -1, end: -1, fileBytes };
     const [from, to] = chunk.byteSpan(index, start, end);
-    return { text, line, partial, start: this.offset + from, end: this.offset + to };
+    return { text, line, partial, start: this.offset + from, end: this.offset + to, fileBytes };
   }
 
   /** A matching line, after the lines before it not shown yet (from this chunk or the last). */
@@ -251,10 +254,10 @@ class LineWalker {
     this.contextUntil = number + context;
   }
 
-  private show({ text, line, partial, start, end }: WalkedLine, mark: ':' | '-'): void {
+  private show({ text, line, partial, start, end, fileBytes }: WalkedLine, mark: ':' | '-'): void {
     if (this.request.grep!.context > 0 && this.lastShown > 0 && line > this.lastShown + 1)
       this.selection.add({ text: '--', line: null });
-    this.selection.add({ text: `${line}${mark}${text}`, line, partial, start, end, mark });
+    this.selection.add({ text: `${line}${mark}${text}`, line, partial, start, end, mark, fileBytes });
     this.lastShown = line;
   }
 
