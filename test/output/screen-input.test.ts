@@ -128,3 +128,16 @@ test('a terminal fed the filtered text, in any pieces, shows what one fed the ra
     params(150),
   );
 });
+
+test('a run of combining marks keeps its first 30, wherever the reads cut it; shorter runs pass whole', () => {
+  const marks = (count: number, mark = '\u0301') => mark.repeat(count);
+  assert.equal(filtered(`a${marks(8000)}b`), `a${marks(30)}b`);
+  for (const cut of [1, 11, 31, 32, 4000])
+    assert.equal(filtered(`a${marks(8000)}b${marks(40)}`, 80, [cut]), `a${marks(30)}b${marks(30)}`, `cut at ${cut}`);
+  assert.equal(
+    filtered(`e${marks(3, '\u0301\u0323')}\u{1d165}${marks(2, '\u{1d167}')}`),
+    `e${marks(3, '\u0301\u0323')}\u{1d165}${marks(2, '\u{1d167}')}`,
+  );
+  const astral = marks(40, '\u{1d167}');
+  assert.equal(filtered(`x${astral}`, 80, [23]), `x${marks(30, '\u{1d167}')}`, 'marks outside the BMP count once');
+});

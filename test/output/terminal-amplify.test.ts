@@ -31,3 +31,20 @@ test(`an output of ${LINES} lines that each move the cursor 999 columns holds a 
   // By hand, before: about 270 MB further for a file of this size.
   assert.ok(grownMb < 100, `one output took the daemon ${grownMb} MB further`);
 });
+
+test('a letter followed by 200,000 combining marks: the screen shows it with its first 30', async (t) => {
+  const daemon = await startTestDaemon(t);
+  const tools = await connectClient(t, daemon.url);
+  const command = String.raw`python3 -c "import sys; sys.stdout.write('a' + '\u0301' * 200000 + '\nb')"`;
+  await tools.ok('run', { command, name: 'marks', pty: true, cols: 80, rows: 5, wait_seconds: 30 });
+  let screen: any = null;
+  while (screen === null) {
+    const answer = await tools.call('output', { id: 'marks', screen: true });
+    if (!answer.isError) screen = answer.structured.screen;
+    else assert.equal(answer.structured.error.code, 'ERR_SCREEN_TOO_COSTLY', answer.text);
+  }
+  const rows = screen.text.split('\n');
+  // Before, the first row held all 200,000 marks (a screen answer of 400 KB and more).
+  assert.equal(rows[0], `a${'\u0301'.repeat(30)}`);
+  assert.equal(rows[1], 'b');
+});

@@ -6,7 +6,10 @@
 // colours); a private CSI's (ESC[?1049h) are a mode's, and stay. An OSC, DCS, SOS, PM or APC
 // string keeps its first 4096 characters: xterm.js gathers ten million of an unfinished one, which
 // took 317 MB of heap. The states follow xterm.js's parser (its VT500 table), so that every CSI it
-// runs went through here; elsewhere the text passes as it is.
+// runs went through here; elsewhere the text passes as it is, but for combining marks: a cell
+// keeps the marks that follow its character, without bound in xterm.js (four letters each followed
+// by 8 million U+0301 took the daemon to 2 GB, and made screens of 85 MB), so a run of them keeps
+// its first 30, as Unicode's Stream-Safe Text Format (UAX #15) does.
 
 /** The characters an OSC, DCS, SOS, PM or APC string keeps (a title, a link, a colour). */
 const KEPT_STRING_CHARS = 4096;
@@ -24,6 +27,9 @@ const STRING_STOP = /[\x18\x1a\x1b\x80-\x9f]/g;
 const OSC_STOP = /[\x07\x18\x1a\x1b\x80-\x9f]/g;
 /** The bound is 255 or more: a number of two digits is always kept. */
 const LONG_NUMBER = /[0-9]{3}/;
+/** The combining marks a run keeps (UAX #15's Stream-Safe Text Format), and runs of them. */
+const KEPT_MARKS = 30;
+const MARKS = /\p{M}+/gu;
 
 const enum State {
   Ground,
@@ -48,6 +54,8 @@ export class ScreenInput {
 
   /** The largest number a CSI keeps. */
   private readonly bound: number;
+  /** Combining marks at the end of the text filtered last: a run that goes on in the next keeps fewer. */
+  private marksBefore = 0;
 
   /** For a terminal whose larger side is `largestSide`. */
   constructor(largestSide: number) {
@@ -91,7 +99,26 @@ export class ScreenInput {
       passed = at + 1;
     }
     parts.push(text.slice(passed));
-    return parts.join('');
+    return this.capMarks(parts.join(''));
+  }
+
+  /** `text` with each run of combining marks cut to its first KEPT_MARKS, counting those the last text ended in. */
+  private capMarks(text: string): string {
+    let endsInMarks = 0;
+    const capped = text.replace(MARKS, (run: string, at: number) => {
+      const before = at === 0 ? this.marksBefore : 0;
+      // The first marks (code points) that fit, and whether any does not: never the whole run read.
+      let kept = 0;
+      let end = 0;
+      while (end < run.length && before + kept < KEPT_MARKS) {
+        end += (run.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
+        kept++;
+      }
+      if (at + run.length === text.length) endsInMarks = end < run.length ? KEPT_MARKS : before + kept;
+      return end < run.length ? run.slice(0, end) : run;
+    });
+    this.marksBefore = endsInMarks;
+    return capped;
   }
 
   /** Where the string's body that starts at `at` ends: the next character that ends or breaks into it, or the text's end. */
