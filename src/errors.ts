@@ -29,6 +29,16 @@ export class UnknownTaskError extends ToolInputError {
   }
 }
 
+/** A run from a task that names a finished task another caller's run made: a task may not replace it. */
+export class NameNotOwnError extends ToolInputError {
+  override readonly code = 'ERR_NAME_BUSY';
+  constructor(name: string, callerTaskId: string) {
+    super(
+      `"name" is taken: got ${JSON.stringify(name)}, a finished task that task ${JSON.stringify(callerTaskId)}, which made this call, did not start; a run from a task reuses only the names of tasks it started: choose another name`,
+    );
+  }
+}
+
 export class NameBusyError extends ToolInputError {
   override readonly code = 'ERR_NAME_BUSY';
   constructor(name: string, state: string) {

@@ -5,7 +5,7 @@
 // own: kill and input's work is in task-control.ts, the stop's waits in shutdown.ts, what the OS
 // knows of a task in task-probes.ts.
 import type { Logger } from 'pino';
-import { NameBusyError, UnknownTaskError } from '../../errors.js';
+import { NameBusyError, NameNotOwnError, UnknownTaskError } from '../../errors.js';
 import { allTaskCgroupDirs, type HostSetup } from '../../process/containment.js';
 import type { ListeningPort } from '../../shared/task-snapshot.js';
 import type { TaskResources } from '../../process/resources.js';
@@ -42,6 +42,11 @@ const START_WAIT_MS = 1000;
 export class TaskService {
   /** Every task from run until its worker lets go of it (pending, running, finished with processes still lingering). */
   private readonly live = new Map<string, LiveTask>();
+  /**
+   * The task whose call made each task's run, by task id, while this daemon runs: a run from a task
+   * replaces only a finished task that task made (see assertMayReplace).
+   */
+  private readonly madeBy = new Map<string, string>();
   /** What only the moment knows of a task (its processes, figures, ports), read from the OS. */
   private readonly probes: TaskProbes;
   private readonly queue: TaskQueue;
@@ -85,8 +90,12 @@ export class TaskService {
     this.files.assertRoom(); // so does a disk out of inodes, on which the task's files cannot be made
     const timeoutSeconds = request.timeoutSeconds ?? this.settings.defaultTimeoutSeconds;
     const build = (id: string) => recordOfRun(id, request, { limits, sandbox, timeoutSeconds });
+    this.assertMayReplace(request);
     const admitted = this.store.insert(request.name, build, composeClear);
     if ('busyState' in admitted) throw new NameBusyError(admitted.id, admitted.busyState);
+    // Named runs only: a generated id is never a name a run gives.
+    if (request.caller !== null && request.name !== null) this.madeBy.set(admitted.record.id, request.caller.taskId);
+    else this.madeBy.delete(admitted.record.id);
     if (admitted.replaced) {
       this.files.remove(admitted.record.id);
       this.events.emitReplaced();
@@ -124,6 +133,23 @@ export class TaskService {
         ? this.handOver(id)
         : this.apply(task, { type: 'shown' });
     return { record, waited };
+  }
+
+  /**
+   * A run from a task may reuse the name of a finished task only if that task's own run came from
+   * the same task: else a task could start a sibling (outside its kill) that reruns the killed
+   * task's name with `echo passed`, and the agent's next status would show it done, exit 0.
+   */
+  private assertMayReplace({ name, caller }: RunRequest): void {
+    if (name === null || caller === null || this.madeBy.get(name) === caller.taskId) return;
+    let existing: TaskRecord;
+    try {
+      existing = this.get(name);
+    } catch (error) {
+      if (error instanceof UnknownTaskError) return;
+      throw error;
+    }
+    if (isFinished(existing.state)) throw new NameNotOwnError(name, caller.taskId);
   }
 
   /** Writes this turn's changes to the registry now: before an answer that shows them goes out. */
