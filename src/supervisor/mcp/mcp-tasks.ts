@@ -76,27 +76,18 @@ export class McpTasks {
    * result over), or null for a task that is not (or no longer) known.
    */
   notification(taskId: string, canAsk: boolean): Record<string, unknown> | null {
-    try {
-      return this.detailed(this.tasks.get(taskId), canAsk);
-    } catch (error) {
-      if (error instanceof UnknownTaskError) return null;
-      throw error;
-    }
+    const record = this.tasks.find(taskId);
+    return record === null ? null : this.detailed(record, canAsk);
   }
 
   /** Whether task `taskId` is known (tasks/get would find it). */
   knows(taskId: string): boolean {
-    return this.notification(taskId, false) !== null;
+    return this.tasks.find(taskId) !== null;
   }
 
   /** The run of task `taskId` (a rerun of its name is another), or null when it is not known. */
   runOf(taskId: string): string | null {
-    try {
-      return this.tasks.get(taskId).runKey;
-    } catch (error) {
-      if (error instanceof UnknownTaskError) return null;
-      throw error;
-    }
+    return this.tasks.find(taskId)?.runKey ?? null;
   }
 
   /** The task with what its status carries: its result once it ended, its forms while it waits (to a client that `canAsk`). */

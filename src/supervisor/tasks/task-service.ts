@@ -142,14 +142,8 @@ export class TaskService {
    */
   private assertMayReplace({ name, caller }: RunRequest): void {
     if (name === null || caller === null || this.madeBy.get(name) === caller.taskId) return;
-    let existing: TaskRecord;
-    try {
-      existing = this.get(name);
-    } catch (error) {
-      if (error instanceof UnknownTaskError) return;
-      throw error;
-    }
-    if (isFinished(existing.state)) throw new NameNotOwnError(name, caller.taskId);
+    const existing = this.find(name);
+    if (existing !== null && isFinished(existing.state)) throw new NameNotOwnError(name, caller.taskId);
   }
 
   /** Writes this turn's changes to the registry now: before an answer that shows them goes out. */
@@ -231,9 +225,14 @@ export class TaskService {
 
   /** The task's current record: live from memory, finished from the registry. */
   get(id: string): TaskRecord {
-    const record = this.live.get(id)?.record ?? this.store.get(id);
+    const record = this.find(id);
     if (!record) throw new UnknownTaskError(id);
     return record;
+  }
+
+  /** The task's current record, or null for a task that is not (or no longer) known. */
+  find(id: string): TaskRecord | null {
+    return this.live.get(id)?.record ?? this.store.get(id) ?? null;
   }
 
   /** What status shows of `record`: its figures read now, the last `tailBytes` of its output, its ports as last looked for. */
