@@ -61,6 +61,8 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     );
   });
   const group = child.pid === undefined ? null : groupTarget(child.pid);
+  // Not `request` in what outlives this call: its `env` may be megabytes, and a task may run for days.
+  const marker = runMarker(request.env[RUN_MARKER_NAME] ?? '');
   return {
     stdout: child.stdout,
     stderr: child.stderr,
@@ -73,9 +75,7 @@ export function launchNode(request: LaunchRequest): LaunchedTask {
     endStuck() {},
     cpuMsSoFar: () => null,
     countAlive: async () =>
-      child.pid === undefined
-        ? 0
-        : (await readTaskProcesses({ pgid: child.pid }, runMarker(request.env[RUN_MARKER_NAME] ?? ''))).pids.length,
+      child.pid === undefined ? 0 : (await readTaskProcesses({ pgid: child.pid }, marker)).pids.length,
     limitFigures: () => NO_LIMIT_FIGURES,
     teardown: () => Promise.resolve(NO_FINAL_FIGURES),
     // The daemon refuses a policy without the native spawner, whose shim enforces it.

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
-import { NO_LIMITS } from '../../src/process/limits.js';
-import type { ReportEnvelope, TaskSpec } from '../../src/workers/protocol.js';
+import type { ReportEnvelope } from '../../src/workers/protocol.js';
 import { TaskRun } from '../../src/workers/task-run.js';
 import { withTimeout } from '../../src/with-timeout.js';
 import { killMarkedProcesses, waitFor } from '../helpers/processes.js';
+import { testTaskSpec } from '../helpers/task-spec.js';
 
 type Report = ReportEnvelope['message'];
 
@@ -56,29 +56,17 @@ function startHeldRun(t: TestContext, command: string, options: { interactive?: 
   const release = holdThreadPool(dir);
   const stdoutPath = join(dir, 'out');
   const [name, value] = marker.split('=') as [string, string];
-  const spec: TaskSpec = {
+  const spec = testTaskSpec({
     taskId: 'held',
     runKey: 'held-1',
     command,
     cwd: dir,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [name]: value },
-    stdin: null,
     interactive: options.interactive ?? false,
-    terminal: null,
     stdoutPath,
     stderrPath: join(dir, options.stderrIn ?? '', 'err'),
-    maxOutputBytes: 0,
-    timeoutMs: null,
-    killGraceMs: 5000,
-    spawner: 'node',
-    namespaceFd: null,
-    cpuWeight: { via: 'none', reason: "Node's spawn" },
-    sandbox: null,
-    sandboxWithoutNamespaces: false,
-    cgroups: { v2: null, v1: [] },
-    limits: NO_LIMITS,
-    policy: null,
-  };
+  });
+
   const reports: Report[] = [];
   port2.on('message', (envelope: ReportEnvelope) => reports.push(envelope.message));
   const run = new TaskRun(spec, port1);

@@ -147,15 +147,17 @@ export class WorkerPool {
    * `released`, or `worker-failed` when the worker's run failed.
    */
   dispatch(spec: TaskSpec, onReport: (message: PoolReport) => void): DispatchedTask {
+    // Not `spec` in what outlives this call: its `env` and `stdin` may be megabytes, and a task may run for days.
+    const { runKey } = spec;
     const entry: Dispatched = { onReport, port: null, queued: [] };
-    this.dispatched.set(spec.runKey, entry);
+    this.dispatched.set(runKey, entry);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     // A successful run's answer says nothing its `released` report has not (the two travel on
     // different channels, so the answer may even come first): only a failure is read here.
     const failed = (error: string) => {
-      if (this.dispatched.get(spec.runKey) !== entry) return;
-      this.dispatched.delete(spec.runKey);
+      if (this.dispatched.get(runKey) !== entry) return;
+      this.dispatched.delete(runKey);
       this.armIdleStop();
       onReport({ type: 'worker-failed', error });
     };
@@ -166,7 +168,7 @@ export class WorkerPool {
         (error: Error) => failed(`worker thread failed: ${error.message}`),
       );
     const send = (message: ControlMessage) => {
-      if (entry.port) entry.port.postMessage({ runKey: spec.runKey, message });
+      if (entry.port) entry.port.postMessage({ runKey, message });
       else entry.queued.push(message);
     };
     return { send };
