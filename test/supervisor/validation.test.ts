@@ -70,12 +70,12 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: 'true', env: { 'A=B': 'x' } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object) (its member "A=B" is not a name it accepts)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object) (its member "A=B" is not a name it accepts)',
     ],
     [
       'run',
       { command: 'true', env: { A: 1 } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object) (its member "A" is 1 (number))',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object) (its member "A" is 1 (number))',
     ],
     [
       'run',
@@ -125,6 +125,15 @@ test('every bad input gets an error that names the field, echoes the value and s
     await tools.error('run', { command: 'true', env: { ...many, LAST: 'a\0b' } }),
     /\(its member "LAST" is "a\\u0000b" \(string\)\)$/,
   );
+  // One variable longer than the kernel passes to an exec (MAX_ARG_STRLEN) is refused by name: it
+  // failed the task's exec with exit 126 before. The largest it passes runs.
+  assert.match(
+    await tools.error('run', { command: 'true', env: { ...many, HUGE: 'x'.repeat(128 * 1024 - 5) } }),
+    /\(its member "HUGE" is "x+"\.\.\. \(string of 131067 characters\)\)$/,
+  );
+  const largest = await tools.call('run', { command: 'echo ${#HUGE}', env: { HUGE: 'x'.repeat(128 * 1024 - 6) } });
+  assert.equal(largest.structured?.exit_code, 0, largest.text);
+  assert.match(largest.text, /131066/);
   // A tool that does not exist is a protocol error (-32602), not a tool error: the client's list is stale.
   await assert.rejects(tools.call('launch', {}), (error: { code?: number; message?: string }) => {
     assert.equal(error.code, -32602);

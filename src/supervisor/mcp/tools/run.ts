@@ -33,9 +33,16 @@ const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A run's own variables at most: past about 2 MiB of strings an exec fails anyway (E2BIG). */
 const MAX_ENV_VARIABLES = 4096;
 const MAX_ENV_BYTES = 1024 * 1024;
-/** The bytes of `env` as an exec's environment holds it: NAME=VALUE and a NUL each. */
+/**
+ * One variable at most, as an exec takes it (NAME=VALUE and its NUL): the kernel's bound on one
+ * string of an exec (MAX_ARG_STRLEN, 32 pages of 4 KiB). A longer one failed the task's exec with
+ * "Argument list too long", exit 126.
+ */
+const MAX_ENV_STRING_BYTES = 128 * 1024;
+/** The bytes of one variable as an exec's environment holds it: NAME=VALUE and a NUL. */
+const variableBytes = (name: string, value: string): number => Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
 const envBytes = (env: Record<string, string>): number =>
-  Object.entries(env).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(value) + 2, 0);
+  Object.entries(env).reduce((sum, [name, value]) => sum + variableBytes(name, value), 0);
 
 const terminalSizeField = (name: string, defaultSize: number) =>
   field(
@@ -73,9 +80,14 @@ const inputSchema = z.strictObject({
   env: field(
     z
       .record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul))
+      .superRefine((env, context) => {
+        for (const [name, value] of Object.entries(env))
+          if (variableBytes(name, value) > MAX_ENV_STRING_BYTES)
+            context.addIssue({ code: 'custom', path: [name], message: 'a variable the kernel cannot pass' });
+      })
       .refine((env) => Object.keys(env).length <= MAX_ENV_VARIABLES && envBytes(env) <= MAX_ENV_BYTES)
       .optional(),
-    `an object of at most ${MAX_ENV_VARIABLES} variables (${MAX_ENV_BYTES} bytes in all, as an exec takes them) mapping names (letters, digits and _, not starting with a digit) to string values without NUL`,
+    `an object of at most ${MAX_ENV_VARIABLES} variables (${MAX_ENV_BYTES} bytes in all and ${MAX_ENV_STRING_BYTES} each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL`,
     'Variables to add.',
   ),
   stdin: inputTextField('Text for stdin, then closed (default /dev/null).', false),
