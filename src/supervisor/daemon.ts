@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { VERSION } from '../shared/version.js';
 import { createRequestGuard } from './http/guard.js';
 import { createHttpServer } from './http/server.js';

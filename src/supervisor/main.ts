@@ -4,7 +4,7 @@
 // in readiness/wait-pattern.ts) and the heap's bounds (HEAP_FLAGS in heap-flags.ts) when this file
 // runs as the command npm links or installs; `env -S` splits them into words.
 import { ConfigError, StateDirBusyError } from '../errors.js';
-import { helpText, loadConfig, type Config } from './config.js';
+import { helpText, loadConfig, type Config } from './config/config.js';
 import { VERSION } from '../shared/version.js';
 import { isLoopbackHost } from './http/guard.js';
 import { readRegularFile, TOKEN_FILE } from '../shared/regular-file.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/errors.js';
-import { loadConfig, type Config } from '../../src/supervisor/config.js';
+import { loadConfig, type Config } from '../../src/supervisor/config/config.js';
 import { runDaemonBinary, startTestDaemon } from '../helpers/daemon.js';
 import { connectClient } from '../helpers/mcp-client.js';
 

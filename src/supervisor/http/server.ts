@@ -15,7 +15,7 @@ import {
   sendRpcError,
   transportRefusal,
 } from '../mcp/json-rpc.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { DaemonMetrics } from '../metrics.js';
 import { ConnectionTable } from './connections.js';
 import { UnsentAnswers } from './unsent-answers.js';

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { SessionEndpoint } from './session-endpoint.js';
 import { isInitializeRequest } from './session-methods.js';
 import { SESSION_NOT_FOUND, sendRpcError, transportRefusal } from './json-rpc.js';

@@ -1,7 +1,7 @@
 // The operator's command policy, read and checked once at start (--policy FILE): each mistake is a
 // ConfigError naming the rule's index and field, and the daemon does not start.
 import { ConfigError } from '../../errors.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { compileExecPolicy } from '../../process/exec-policy.js';
 import {
   describeRuleWords,

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../../errors.js';
 import { envName, OPTION_INFO } from './config-option.js';
 import { OPTIONS } from './config-options.js';
 

@@ -1,6 +1,6 @@
 // What a flag's text must be, as zod schemas that turn it into its value.
 import { z } from 'zod';
-import { MAX_CPU_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
+import { MAX_CPU_LIMIT, MIN_CPU_LIMIT } from '../../process/limits.js';
 
 export const integer = (min: number, max: number) =>
   z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));

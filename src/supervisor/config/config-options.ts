@@ -4,12 +4,12 @@
 import { z } from 'zod';
 import { option } from './config-option.js';
 import { CLIENT_LIMIT_OPTIONS } from './client-limit-options.js';
-import { POLICY_OPTIONS } from './policy/policy-options.js';
+import { POLICY_OPTIONS } from './policy-options.js';
 import { cpus, integer, jsonOf, positiveNumber, text } from './option-schemas.js';
-import { sandboxSchema } from './tasks/task-sandbox.js';
-import { TASKS_MAY_CALL } from './callers/task-callers.js';
-import { DECLINE_DISCOVER } from './mcp/channel-clients.js';
-import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../process/limits.js';
+import { sandboxSchema } from '../tasks/task-sandbox.js';
+import { TASKS_MAY_CALL } from '../callers/task-callers.js';
+import { DECLINE_DISCOVER } from '../mcp/channel-clients.js';
+import { MAX_CPU_LIMIT, MAX_MEMORY_LIMIT_MB, MAX_PROCESSES_LIMIT, MIN_CPU_LIMIT } from '../../process/limits.js';
 
 /** What pending runs hold at most by default: 64 runs at the most stdin one run may give, or 256 at the longest command. */
 const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;

@@ -1,6 +1,6 @@
 // The flags of the operator's command policy: the file, and how long an exec that asks waits for a person.
-import { option } from '../config-option.js';
-import { integer, text } from '../option-schemas.js';
+import { option } from './config-option.js';
+import { integer, text } from './option-schemas.js';
 
 export const POLICY_OPTIONS = {
   policyFile: option(
