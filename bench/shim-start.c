@@ -7,8 +7,11 @@
  * Each task is run to its end, one at a time; "parent" is this process's CPU (the spawner's share),
  * "children" what it reaped (the shim, and the leader the shim reaped), from getrusage.
  *
- *   gcc -O2 -std=gnu11 -o /tmp/shim-start bench/shim-start.c native/src/shim-fork.c \
- *       native/src/shim.c native/src/tree.c native/src/spawn.c
+ *   cd native/src && gcc -O2 -std=gnu11 -o /tmp/shim-start ../../bench/shim-start.c shim-fork.c spawn.c \
+ *       shim.c shim-leader.c shim-signals.c shim-status.c shim-output.c tree.c sandbox.c sandbox-mounts.c \
+ *       sandbox-kernel.c sandbox-privileges.c vfork-into.c exec-policy.c exec-notify.c exec-resolve.c \
+ *       exec-rules.c exec-text.c exec-identity.c exec-views.c exec-unwrap.c exec-mask.c sha256.c
+ *   (the shim's sources in binding.gyp, shim-main.c aside, with shim-fork.c and spawn.c)
  *   /tmp/shim-start TASKS ROUNDS SHIM_EXECUTABLE PROGRAM [ARG...]   (absolute paths: tasks start in /)
  *   e.g. /tmp/shim-start 1000 3 $PWD/native/build/Release/hive-task-shim /bin/bash -c 'echo hello' */
 #define _GNU_SOURCE
