@@ -4,7 +4,7 @@
 // socket:[INODE]). The socket is looked up in the kernel's connection hash through sock_diag (the
 // native addon), else found in the tables /proc/net/tcp and tcp6.
 import { endianness, networkInterfaces } from 'node:os';
-import { isIPv4 } from 'node:net';
+import { isIPv4, type Socket } from 'node:net';
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { loadNative, type NativeAddon } from './native.js';
 
@@ -14,6 +14,23 @@ export interface TcpEnds {
   localPort: number;
   remoteAddress: string;
   remotePort: number;
+}
+
+/** The two ends of `socket`; null once its caller has closed it (Node no longer says them). */
+export function endsOf({ localAddress, localPort, remoteAddress, remotePort }: Socket): TcpEnds | null {
+  if (localAddress === undefined || localPort === undefined || remoteAddress === undefined || remotePort === undefined)
+    return null;
+  return { localAddress, localPort, remoteAddress, remotePort };
+}
+
+/** The uid of the process that made the calling end of `socket`, where sock_diag tells it; else null. */
+export function peerUserOf(socket: Socket): number | null {
+  const ends = endsOf(socket);
+  try {
+    return ends === null ? null : (findPeerSocket(ends)?.uid ?? null);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -28,6 +28,7 @@ import { readProcessEntry, SHIM_PROCESS_NAME } from '../../process/process-table
 import { findCgroupById, isAlive, readAncestry } from './process-clues.js';
 import type { Sandbox } from '../../shared/sandbox.js';
 import {
+  endsOf,
   findOwnSocketCgroup,
   findHolderOf,
   findPeerSocket,
@@ -157,15 +158,9 @@ export class TaskCallers {
   }
 
   private identify(socket: Socket): Caller {
-    const { localAddress, localPort, remoteAddress, remotePort } = socket;
-    if (
-      localAddress === undefined ||
-      localPort === undefined ||
-      remoteAddress === undefined ||
-      remotePort === undefined
-    )
-      return unknown('a connection its caller has closed');
-    const ends = { localAddress, localPort, remoteAddress, remotePort };
+    const ends = endsOf(socket);
+    if (ends === null) return unknown('a connection its caller has closed');
+    const { remoteAddress } = ends;
     let peer: PeerHolder | null;
     try {
       const socket = findPeerSocket(ends);

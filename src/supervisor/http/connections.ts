@@ -2,7 +2,10 @@
 // room for a new one: clients that open connections and send nothing, or their headers a line at a
 // time, cannot lock a well-behaved client out, and never run the daemon out of file descriptors;
 // nor can one of the daemon's own tasks that holds every connection with a request in flight (a
-// status wait of 30 s, sent again when answered: 892 of 922 /healthz probes failed before).
+// status wait of 30 s, sent again when answered: 892 of 922 /healthz probes failed before), nor
+// another user's processes doing the same from outside the tasks. A flood by the processes of the
+// newcomer's own user is not told from that user's other clients: those processes may end the
+// daemon anyway (docs/http.md).
 import type { Socket } from 'node:net';
 
 export interface ConnectionLimits {
@@ -14,6 +17,8 @@ interface Connection {
   peer: string;
   /** Requests received whole and not answered yet: while one is, the connection is not closed to make room. */
   inFlight: number;
+  /** The user whose process made its calling end, once looked up (null: it cannot be told). */
+  user?: number | null;
 }
 
 /**
@@ -32,6 +37,9 @@ export function peerOf(socket: Socket): string {
  * connection up once); null when it was not looked up and `lookUp` is false.
  */
 export type TaskConnection = (socket: Socket, lookUp: boolean) => boolean | null;
+
+/** The uid of the process that made a connection's calling end (sock_diag, src/process/tcp-peer.ts), or null: not on this host, or not told. */
+export type ConnectionUser = (socket: Socket) => number | null;
 
 /**
  * Connections looked up, at most, each time room is wanted: a lookup reads /proc, and a task's
@@ -52,19 +60,25 @@ export class ConnectionTable {
   private readonly idle = new Set<Socket>();
   private closedForRoom = 0;
   private cutFromTasks = 0;
+  private cutFromUsers = 0;
   private refused = 0;
 
   constructor(
     private readonly limits: ConnectionLimits,
     private readonly fromTask: TaskConnection = () => false,
+    private readonly userOf: ConnectionUser = () => null,
   ) {}
 
-  /** For /healthz: connections open, closed to make room (`cut_from_tasks` of them with a task's request in flight), and closed at once for want of it. */
-  counts(): { open: number; closed_for_room: number; cut_from_tasks: number; refused: number } {
+  /**
+   * For /healthz: connections open, closed to make room (`cut_from_tasks` of them with a task's
+   * request in flight, `cut_from_users` with another user's), and closed at once for want of it.
+   */
+  counts(): { open: number; closed_for_room: number; cut_from_tasks: number; cut_from_users: number; refused: number } {
     return {
       open: this.open.size,
       closed_for_room: this.closedForRoom,
       cut_from_tasks: this.cutFromTasks,
+      cut_from_users: this.cutFromUsers,
       refused: this.refused,
     };
   }
@@ -72,7 +86,7 @@ export class ConnectionTable {
   /** Takes a new connection in, closing another to make room where a limit is reached; closes `socket` itself when none may go. */
   admit(socket: Socket): void {
     const peer = peerOf(socket);
-    if (!this.makeRoom(peer)) {
+    if (!this.makeRoom(peer, socket)) {
       this.refused++;
       socket.destroy();
       return;
@@ -107,23 +121,54 @@ export class ConnectionTable {
     this.closing.add(socket);
   }
 
-  private makeRoom(peer: string): boolean {
-    if ((this.perPeer.get(peer) ?? 0) >= this.limits.perPeer && !this.closeForRoom(peer)) return false;
-    return this.open.size < this.limits.total || this.closeForRoom(null);
+  private makeRoom(peer: string, socket: Socket): boolean {
+    if ((this.perPeer.get(peer) ?? 0) >= this.limits.perPeer && !this.closeForRoom(peer, socket)) return false;
+    return this.open.size < this.limits.total || this.closeForRoom(null, socket);
   }
 
   /**
-   * Closes one connection (of `peer`, unless null) for a new one: one being closed; else one of a
-   * task's; else the first in line of those that have not sent a whole request, then of those
-   * idle. False when none may go.
+   * Closes one connection (of `peer`, unless null) for new connection `socket`: one being closed;
+   * else one of a task's; else the first in line of those that have not sent a whole request, then
+   * of those idle; else, when every one has a request in flight, the newest of the user who holds
+   * the most, if that user holds more than the newcomer's. A newcomer whose user holds the most
+   * already makes room only among that user's own: its flood cannot close another user's connection
+   * while it waits in line. False when none may go.
    */
-  private closeForRoom(peer: string | null): boolean {
-    return (
-      this.closeFirstOf(this.closing, peer) ||
-      this.cutTask(peer) ||
-      this.closeFirstOf(this.unanswered, peer) ||
-      this.closeFirstOf(this.idle, peer)
-    );
+  private closeForRoom(peer: string | null, socket: Socket): boolean {
+    if (this.closeFirstOf(this.closing, peer) || this.cutTask(peer)) return true;
+    const users = this.usersOf(peer, socket);
+    const own = users !== null && users.newcomerHolds > 0 && users.newcomerHolds >= users.heaviest.count;
+    const mayGo = (open: Socket) => !own || this.open.get(open)?.user === users.newcomer;
+    if (this.closeFirstOf(this.unanswered, peer, mayGo) || this.closeFirstOf(this.idle, peer, mayGo)) return true;
+    if (users === null || users.heaviest.newest === null || users.heaviest.count <= users.newcomerHolds) return false;
+    this.cutFromUsers++;
+    this.close(users.heaviest.newest);
+    return true;
+  }
+
+  /**
+   * Who holds the connections (of `peer`, unless null) by user: the newcomer `socket`'s user and how
+   * many it holds, and the user who holds the most (other than the newcomer's) with its newest
+   * connection; null when the newcomer's user cannot be told (a client on another host). Each
+   * connection's user is looked up once (sock_diag, about 0.1 ms), and only here: past a limit.
+   */
+  private usersOf(
+    peer: string | null,
+    socket: Socket,
+  ): { newcomer: number; newcomerHolds: number; heaviest: { count: number; newest: Socket | null } } | null {
+    const newcomer = this.userOf(socket);
+    if (newcomer === null) return null;
+    const held = new Map<number, { count: number; newest: Socket | null }>();
+    for (const [open, connection] of this.open) {
+      if (peer !== null && connection.peer !== peer) continue;
+      if (connection.user === undefined) connection.user = this.userOf(open);
+      if (connection.user === null) continue;
+      // The table is in the order connections came: the last one seen of a user is its newest.
+      held.set(connection.user, { count: (held.get(connection.user)?.count ?? 0) + 1, newest: open });
+    }
+    let heaviest: { count: number; newest: Socket | null } = { count: 0, newest: null };
+    for (const [user, holds] of held) if (user !== newcomer && holds.count > heaviest.count) heaviest = holds;
+    return { newcomer, newcomerHolds: held.get(newcomer)?.count ?? 0, heaviest };
   }
 
   /**
@@ -152,10 +197,10 @@ export class ConnectionTable {
     return false;
   }
 
-  /** Closes the first connection of `line` (of `peer`, unless null); false when it has none. */
-  private closeFirstOf(line: Set<Socket>, peer: string | null): boolean {
+  /** Closes the first connection of `line` (of `peer`, unless null) that `mayGo`; false when it has none. */
+  private closeFirstOf(line: Set<Socket>, peer: string | null, mayGo = (_socket: Socket) => true): boolean {
     for (const socket of line) {
-      if (peer !== null && this.open.get(socket)?.peer !== peer) continue;
+      if ((peer !== null && this.open.get(socket)?.peer !== peer) || !mayGo(socket)) continue;
       this.close(socket);
       return true;
     }

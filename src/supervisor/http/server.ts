@@ -17,6 +17,7 @@ import {
 } from '../mcp/json-rpc.js';
 import type { Config } from '../config/config.js';
 import type { DaemonMetrics } from '../metrics.js';
+import { peerUserOf } from '../../process/tcp-peer.js';
 import { ConnectionTable } from './connections.js';
 import { UnsentAnswers } from './unsent-answers.js';
 import type { RequestGuard } from './guard.js';
@@ -85,6 +86,7 @@ export function createHttpServer(routes: HttpRoutes): Server {
     connections: new ConnectionTable(
       { total: limits.maxConnections, perPeer: limits.maxConnectionsPerPeer },
       (socket, lookUp) => routes.callers.fromTask(socket, lookUp),
+      peerUserOf,
     ),
     bodies: { held: 0 },
     unsent: new UnsentAnswers(),
