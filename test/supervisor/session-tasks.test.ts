@@ -107,6 +107,7 @@ test('tasks/cancel kills a task of the session; another session cannot see it', 
 
   const cancelled = await session.rpc('tasks/cancel', { taskId });
   assert.equal(cancelled.result.status, 'cancelled');
+  assert.match(cancelled.result.statusMessage, /^task \S+ cancelled: its processes are sent SIGINT/, 'not "running"');
   await stream.next(statusOf(taskId, 'cancelled'), `the cancel of ${taskId}`);
   assert.equal((await session.rpc('tasks/get', { taskId })).result.status, 'cancelled');
   const again = await session.rpc('tasks/cancel', { taskId });

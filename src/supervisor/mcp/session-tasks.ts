@@ -73,7 +73,9 @@ export class SessionTasks {
         `Invalid params: task ${JSON.stringify(taskId)} of params.taskId has already ended (${String(task.status)}); only a working task can be cancelled`,
       );
     this.mcpTasks.cancel(taskId);
-    return { ...task, status: 'cancelled' };
+    // Its status said it was running: the answer tells the cancel instead (its end follows on the stream).
+    const statusMessage = `task ${taskId} cancelled: its processes are sent SIGINT, and SIGKILL after the grace period`;
+    return { ...task, status: 'cancelled', statusMessage };
   }
 
   /** Ends every watch (the session closed): a tasks/result still waiting is answered by nothing. */
