@@ -357,11 +357,11 @@ test('bad pty and input fields are refused with the field, the value and what is
   );
   assert.match(
     await tools.error('run', { command: 'cat', stdin: 'x'.repeat(1024 * 1024 + 1) }),
-    /"stdin" must be a string of at most 1048576 bytes; got "x{60}"\.\.\. \(string of 1048577 characters\)/,
+    /"stdin" must be a string of at most 1048576 bytes with no lone surrogate; got "x{60}"\.\.\. \(string of 1048577 characters\)/,
   );
   assert.match(
     await tools.error('input', { id: 'a', text: 5 }),
-    /"text" must be a string of at most 1048576 bytes; got 5 \(number\)/,
+    /"text" must be a string of at most 1048576 bytes with no lone surrogate; got 5 \(number\)/,
   );
   assert.match(
     await tools.error('input', { id: 'a', text: 'x', eof: 'no' }),

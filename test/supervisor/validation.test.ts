@@ -10,22 +10,22 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: '' },
-      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "" (string)',
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character or lone surrogate; got "" (string)',
     ],
     [
       'run',
       { command: 'echo a\0b' },
-      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got "echo a\\u0000b" (string)',
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character or lone surrogate; got "echo a\\u0000b" (string)',
     ],
     [
       'run',
       {},
-      'Invalid run input: "command" is required: a non-empty string of at most 262144 bytes with no NUL character',
+      'Invalid run input: "command" is required: a non-empty string of at most 262144 bytes with no NUL character or lone surrogate',
     ],
     [
       'run',
       { command: 42 },
-      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character; got 42 (number)',
+      'Invalid run input: "command" must be a non-empty string of at most 262144 bytes with no NUL character or lone surrogate; got 42 (number)',
     ],
     [
       'run',
@@ -70,12 +70,12 @@ test('every bad input gets an error that names the field, echoes the value and s
     [
       'run',
       { command: 'true', env: { 'A=B': 'x' } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A=B":"x"} (object) (its member "A=B" is not a name it accepts)',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL or lone surrogates; got {"A=B":"x"} (object) (its member "A=B" is not a name it accepts)',
     ],
     [
       'run',
       { command: 'true', env: { A: 1 } },
-      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL; got {"A":1} (object) (its member "A" is 1 (number))',
+      'Invalid run input: "env" must be an object of at most 4096 variables (1048576 bytes in all and 131072 each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL or lone surrogates; got {"A":1} (object) (its member "A" is 1 (number))',
     ],
     [
       'run',
@@ -125,6 +125,21 @@ test('every bad input gets an error that names the field, echoes the value and s
     await tools.error('run', { command: 'true', env: { ...many, LAST: 'a\0b' } }),
     /\(its member "LAST" is "a\\u0000b" \(string\)\)$/,
   );
+  // A lone surrogate (a JSON string may hold one) would reach the task as U+FFFD: refused where it is.
+  assert.match(
+    await tools.error('run', { command: 'echo \ud800' }),
+    /"command" must be .* or lone surrogate; got "echo \\ud800" \(string\)$/,
+  );
+  assert.match(
+    await tools.error('run', { command: 'true', env: { A: 'x\udc00' } }),
+    /\(its member "A" is "x\\udc00" \(string\)\)$/,
+  );
+  assert.match(
+    await tools.error('run', { command: 'cat', stdin: '\ud83d' }),
+    /"stdin" must be a string of at most 1048576 bytes with no lone surrogate; got "\\ud83d" \(string\)$/,
+  );
+  const pair = await tools.call('run', { command: 'cat', stdin: '\ud83d\ude00' });
+  assert.equal(pair.structured?.stdout_tail, '\ud83d\ude00', 'a surrogate pair is one character, taken');
   // One variable longer than the kernel passes to an exec (MAX_ARG_STRLEN) is refused by name: it
   // failed the task's exec with exit 126 before. The largest it passes runs.
   assert.match(

@@ -33,11 +33,24 @@ export const tailBytesField = () =>
 /** stdin and input text: a pipe or terminal takes it in pieces, so one call carries a bounded amount. */
 export const MAX_INPUT_BYTES = 1024 * 1024;
 
+/**
+ * Text that UTF-8 can carry: no lone surrogate, which a JSON string may hold (`"\ud800"`) and which
+ * would reach the task as U+FFFD, its bytes not the ones sent.
+ */
+export const wellFormed = (text: string): boolean => !/\p{Cs}/u.test(text);
+
 export function inputTextField(description: string, required: true): z.ZodString;
 export function inputTextField(description: string, required: false): z.ZodOptional<z.ZodString>;
 export function inputTextField(description: string, required: boolean): z.ZodType {
-  const text = z.string().refine((value) => Buffer.byteLength(value) <= MAX_INPUT_BYTES);
-  return field(required ? text : text.optional(), `a string of at most ${MAX_INPUT_BYTES} bytes`, description);
+  const text = z
+    .string()
+    .refine(wellFormed)
+    .refine((value) => Buffer.byteLength(value) <= MAX_INPUT_BYTES);
+  return field(
+    required ? text : text.optional(),
+    `a string of at most ${MAX_INPUT_BYTES} bytes with no lone surrogate`,
+    description,
+  );
 }
 
 export const waitForField = () =>

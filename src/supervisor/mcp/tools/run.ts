@@ -19,6 +19,7 @@ import {
   waitForPortField,
   waitOutcomeFields,
   waitSecondsField,
+  wellFormed,
 } from '../shared-fields.js';
 import { assertPortFree } from '../../readiness/exclusive-port.js';
 import { awaitReadiness } from '../../readiness/readiness.js';
@@ -50,15 +51,16 @@ const terminalSizeField = (name: string, defaultSize: number) =>
     `an integer from 1 to ${MAX_TERMINAL_SIZE}, given only with pty: true`,
     `pty ${name}, 1-${MAX_TERMINAL_SIZE} (default ${defaultSize}).`,
   );
-const noNul = (text: string) => !text.includes('\0');
+/** Text an exec can carry: no NUL, and no lone surrogate (wellFormed). */
+const execText = (text: string) => !text.includes('\0') && wellFormed(text);
 const inputSchema = z.strictObject({
   command: field(
     z
       .string()
       .min(1)
-      .refine(noNul)
+      .refine(execText)
       .refine((text) => Buffer.byteLength(text) <= MAX_COMMAND_BYTES),
-    `a non-empty string of at most ${MAX_COMMAND_BYTES} bytes with no NUL character`,
+    `a non-empty string of at most ${MAX_COMMAND_BYTES} bytes with no NUL character or lone surrogate`,
     'Shell command, at most 256 KiB.',
   ),
   name: field(
@@ -73,13 +75,13 @@ const inputSchema = z.strictObject({
     'Seconds until it is ended (timed_out); default none.',
   ),
   cwd: field(
-    z.string().min(1).refine(noNul).optional(),
+    z.string().min(1).refine(execText).optional(),
     'the path of an existing directory',
     "Working directory (default the daemon's).",
   ),
   env: field(
     z
-      .record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(noNul))
+      .record(z.string().regex(ENV_NAME_PATTERN), z.string().refine(execText))
       .superRefine((env, context) => {
         for (const [name, value] of Object.entries(env))
           if (variableBytes(name, value) > MAX_ENV_STRING_BYTES)
@@ -87,7 +89,7 @@ const inputSchema = z.strictObject({
       })
       .refine((env) => Object.keys(env).length <= MAX_ENV_VARIABLES && envBytes(env) <= MAX_ENV_BYTES)
       .optional(),
-    `an object of at most ${MAX_ENV_VARIABLES} variables (${MAX_ENV_BYTES} bytes in all and ${MAX_ENV_STRING_BYTES} each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL`,
+    `an object of at most ${MAX_ENV_VARIABLES} variables (${MAX_ENV_BYTES} bytes in all and ${MAX_ENV_STRING_BYTES} each, as an exec takes them: NAME=VALUE and a NUL) mapping names (letters, digits and _, not starting with a digit) to string values without NUL or lone surrogates`,
     'Variables to add.',
   ),
   stdin: inputTextField('Text for stdin, then closed (default /dev/null).', false),
