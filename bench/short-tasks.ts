@@ -12,6 +12,10 @@
 // and xargs with its bash; plus the cores the rest of the machine kept busy meanwhile. A fifth side,
 // `files`, is a floor: what creating a task's two empty output files costs on the file system of
 // the daemon's state directory (in its output directory), which no change of the daemon's removes.
+// A sixth side, `bare`, is the bare exec MCP server (bench/bare-exec-server.ts: over stdio, it runs
+// `bash -c COMMAND` and answers its output, nothing more) driven by one SDK client with CLIENTS
+// calls in flight: `bare_ratio` is the daemon's rate against it, `bare_cpu_ratio` the CPU a task of
+// the daemon's whole tree (daemon, spawners, shims, bash) against the bare server's and its bash.
 // --retention-count N runs the daemon at a retention count that every task's end prunes past
 // (a long-lived daemon's state: each new task's files come as an old one's go); by default nothing
 // is pruned.
@@ -20,11 +24,14 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { awaitReaped, daemonCpuMeter, readMachineCpu, readProcessCpu } from './cpu.js';
 import { Pool } from 'undici';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   alternateRounds,
   connectClients,
@@ -64,7 +71,7 @@ const LATENCY_CALLS = Math.min(200, TASKS);
 const SPACED_PAUSE_MS = 50;
 
 interface Row {
-  side: 'xargs' | 'files' | 'daemon' | 'sdk' | 'sandboxed';
+  side: 'xargs' | 'files' | 'daemon' | 'sdk' | 'sandboxed' | 'bare';
   tasks_per_s: number;
   /** CPU ms per task, by whom. */
   cpu_ms: Record<string, number>;
@@ -121,6 +128,57 @@ function measureFileCreation(dir: string): Row {
   };
 }
 
+/** The bare exec server, started by an SDK client over stdio, and its pid. */
+async function startBareServer(): Promise<{ client: Client; pid: number }> {
+  const path = join(dirname(fileURLToPath(import.meta.url)), 'bare-exec-server.js');
+  const transport = new StdioClientTransport({ command: process.execPath, args: [path] });
+  const client = new Client({ name: 'short-tasks', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, pid: transport.pid! };
+}
+
+/** `total` calls of `exec` of `echo hello` on the bare server, CLIENTS in flight at once. */
+async function runBareTasks(client: Client, total: number): Promise<number> {
+  let next = 0;
+  let failures = 0;
+  const caller = async () => {
+    for (; next < total; next++) {
+      const result = await client.callTool({ name: 'exec', arguments: { command: 'echo hello' } });
+      if (result.isError || (result.structuredContent as { stdout?: string } | undefined)?.stdout !== 'hello\n')
+        failures++;
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, caller));
+  return failures;
+}
+
+function measureBare(bare: { client: Client; pid: number }) {
+  return async (): Promise<Row> => {
+    const machine = readMachineCpu();
+    const before = readProcessCpu(bare.pid);
+    const generator = generatorCpu();
+    const start = process.hrtime.bigint();
+    const failures = await runBareTasks(bare.client, TASKS);
+    const seconds = secondsSince(start);
+    const after = readProcessCpu(bare.pid);
+    const perTask = (value: number) => (value * 1000) / TASKS;
+    const cpuMs = {
+      server: perTask(after.own - before.own),
+      bash: perTask(after.children - before.children),
+      load_generator: perTask(generatorCpu() - generator),
+    };
+    const total = Object.values(cpuMs).reduce((sum, value) => sum + value, 0);
+    const busy = readMachineCpu().busy - machine.busy;
+    return {
+      side: 'bare',
+      tasks_per_s: TASKS / seconds,
+      cpu_ms: { ...cpuMs, all: total },
+      others_cores: (busy - (total * TASKS) / 1000) / seconds,
+      failures,
+    };
+  };
+}
+
 const daemon = await startBenchDaemon([
   '--max-running',
   values['max-running'],
@@ -137,7 +195,10 @@ let sides: Record<string, Row[]> = {};
 let rssMb = 0;
 let pool: Pool | undefined;
 let latency: Record<string, { p50_ms: number; p99_ms: number }> = {};
+let bare: { client: Client; pid: number } | undefined;
 try {
+  bare = await startBareServer();
+  await runBareTasks(bare.client, WARM_UP_TASKS);
   const clients = await connectClients(daemon.url, CLIENTS);
   pool = new Pool(new URL(daemon.url).origin, { connections: CLIENTS });
   const lean = statelessCaller(pool);
@@ -182,14 +243,19 @@ try {
     daemon: measureDaemon('daemon'),
     sdk: measureDaemon('sdk'),
     sandboxed: measureDaemon('sandboxed'),
+    bare: measureBare(bare),
   });
   rows = sides.xargs!.flatMap((row, round) =>
-    (['xargs', 'files', 'daemon', 'sdk', 'sandboxed'] as const).map((side) => ({ ...sides[side]![round]!, round })),
+    (['xargs', 'files', 'daemon', 'sdk', 'sandboxed', 'bare'] as const).map((side) => ({
+      ...sides[side]![round]!,
+      round,
+    })),
   );
   latency = await measureLatency(lean, await openRawSession(pool));
   rssMb = rssMegabytes(daemon.pid);
   await Promise.all(clients.map((client) => client.close()));
 } finally {
+  await bare?.client.close();
   await pool?.close();
   await daemon.stop();
 }
@@ -257,8 +323,9 @@ const files = summary('files');
 const through = summary('daemon');
 const sdk = summary('sdk');
 const sandboxed = summary('sandboxed');
+const bareSide = summary('bare');
 console.table(
-  [xargs, files, through, sdk, sandboxed].map(({ cpu_ms_per_task, ...rest }) => ({
+  [xargs, files, through, sdk, sandboxed, bareSide].map(({ cpu_ms_per_task, ...rest }) => ({
     ...rest,
     ...Object.fromEntries(Object.entries(cpu_ms_per_task).map(([who, ms]) => [`${who}_ms`, ms])),
   })),
@@ -274,6 +341,16 @@ const sandboxRatio = roundRatios(
 const sdkRatio = roundRatios(
   of('sdk').map((row) => row.tasks_per_s),
   of('xargs').map((row) => row.tasks_per_s),
+);
+const bareRatio = roundRatios(
+  of('daemon').map((row) => row.tasks_per_s),
+  of('bare').map((row) => row.tasks_per_s),
+);
+/** The CPU a task of the daemon's whole tree: the daemon, its spawners, the shims and bash. */
+const daemonTreeMs = (row: Row) => row.cpu_ms.daemon! + row.cpu_ms.spawners! + row.cpu_ms.shims_and_bash!;
+const bareCpuRatio = roundRatios(
+  of('daemon').map(daemonTreeMs),
+  of('bare').map((row) => row.cpu_ms.server! + row.cpu_ms.bash!),
 );
 console.table(Object.entries(latency).map(([call, figures]) => ({ call, ...figures })));
 console.log(
@@ -303,11 +380,23 @@ console.log(
     // The sandboxed tasks' rate against the same daemon's unsandboxed ones, round by round.
     sandboxed_tasks_per_s: sandboxed.median_tasks_per_s,
     sandbox_ratio: sandboxRatio.median,
+    // Against the bare exec MCP server (goal, issue 54: rate at least 0.8x, CPU a task at most 1.25x).
+    bare_tasks_per_s: bareSide.median_tasks_per_s,
+    bare_ratio: bareRatio.median,
+    bare_ratio_min: bareRatio.min,
+    bare_ratio_max: bareRatio.max,
+    bare_cpu_ratio: bareCpuRatio.median,
+    bare_cpu_ratio_min: bareCpuRatio.min,
+    bare_cpu_ratio_max: bareCpuRatio.max,
     xargs,
     daemon: through,
     sdk,
     sandboxed,
+    bare: bareSide,
     daemon_rss_mb_after: round2(rssMb),
-    failures: [...of('daemon'), ...of('sdk'), ...of('sandboxed')].reduce((sum, row) => sum + row.failures, 0),
+    failures: [...of('daemon'), ...of('sdk'), ...of('sandboxed'), ...of('bare')].reduce(
+      (sum, row) => sum + row.failures,
+      0,
+    ),
   }),
 );
