@@ -150,7 +150,7 @@ export class ConnectionTable {
    * Who holds the connections (of `peer`, unless null) by user: the newcomer `socket`'s user and how
    * many it holds, and the user who holds the most (other than the newcomer's) with its newest
    * connection; null when the newcomer's user cannot be told (a client on another host). Each
-   * connection's user is looked up once (sock_diag, about 0.1 ms), and only here: past a limit.
+   * connection's user is looked up once (sock_diag: 512 took 11 ms here), and only here: past a limit.
    */
   private usersOf(
     peer: string | null,
