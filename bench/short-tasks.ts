@@ -142,7 +142,9 @@ async function runBareTasks(client: Client, total: number): Promise<number> {
   let next = 0;
   let failures = 0;
   const caller = async () => {
-    for (; next < total; next++) {
+    // A call's turn is taken before it is made: 16 callers checking `next` at once would make more.
+    while (next < total) {
+      next++;
       const result = await client.callTool({ name: 'exec', arguments: { command: 'echo hello' } });
       if (result.isError || (result.structuredContent as { stdout?: string } | undefined)?.stdout !== 'hello\n')
         failures++;
